@@ -1,0 +1,81 @@
+"""graphlab: capture, draw and time CUDA Graphs for PyTorch inference, from a notebook.
+
+`import graphlab` is light: it imports neither torch nor any widget or plotting library. Every public
+name below loads its module on first use (PEP 562), so GPU and UI features cost nothing until used
+and fail, when they must, with one clear error at the point of use.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from graphlab.errors import (
+    CaptureError,
+    DotParseError,
+    GPUUnavailableError,
+    GraphlabError,
+    RecordingError,
+)
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY: dict[str, str] = {
+    # layer 0: pure core
+    "CudaGraph": "graphlab.core.model",
+    "Graph": "graphlab.core.model",
+    "Node": "graphlab.core.model",
+    "Edge": "graphlab.core.model",
+    "NodeKind": "graphlab.core.model",
+    "ConditionalType": "graphlab.core.model",
+    "parse_dot": "graphlab.core.dot_parser",
+    "read_dot": "graphlab.core.dot_parser",
+    "diff": "graphlab.core.diff",
+    "GraphDiff": "graphlab.core.diff",
+    "Recording": "graphlab.core.recordings",
+    "load_recording": "graphlab.core.recordings",
+    "list_recordings": "graphlab.core.recordings",
+    "Sweep": "graphlab.core.results",
+    "check_claims": "graphlab.core.claims",
+    # layer 1: adapters
+    "render": "graphlab.render.drawing",
+    "render_diff": "graphlab.render.drawing",
+    "plot_latency": "graphlab.render.plots",
+    "plot_timeline": "graphlab.render.plots",
+    # layer 2: GPU
+    "capture": "graphlab.gpu.capture",
+    "capturing": "graphlab.gpu.capture",
+    "CapturedGraph": "graphlab.gpu.capture",
+    "sweep": "graphlab.gpu.timing",
+    "record_timeline": "graphlab.gpu.timeline",
+    # layer 3: UI
+    "inspect": "graphlab.ui.inspector",
+    "latency_lab": "graphlab.ui.latency_lab",
+    # environment
+    "about": "graphlab.env",
+    "has_cuda": "graphlab.env",
+}
+
+__all__ = sorted(
+    [*_LAZY, "CaptureError", "DotParseError", "GPUUnavailableError", "GraphlabError", "RecordingError", "__version__"]
+)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphlab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext graphlab` registers the `%%cudagraph` cell magic."""
+    from graphlab.ui.magic import load_ipython_extension as _load
+
+    _load(ipython)

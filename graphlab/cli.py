@@ -1,0 +1,145 @@
+"""The `graphlab` command line.
+
+    graphlab parse FILE.dot            print the parsed graph as JSON
+    graphlab render FILE.dot -o OUT    write OUT as .svg, .png or .gv (by suffix)
+    graphlab about                     what this machine can do
+    graphlab record [--out DIR] ...    (GPU) write recordings of the model zoo
+    graphlab tour [--out DIR]          execute the tutorial notebooks and write the executed copies
+
+Contract: bad input or a missing file exits with status 2 and one line on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from graphlab.errors import GraphlabError
+
+RENDER_SUFFIXES = (".svg", ".png", ".gv", ".dot")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors follow the one-line, exit-2 contract."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    from graphlab.core.dot_parser import read_dot
+
+    graph = read_dot(args.file)
+    json.dump(graph.to_dict(), sys.stdout, indent=None if args.compact else 1)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from graphlab.core.dot_parser import read_dot
+    from graphlab.render.drawing import render
+
+    out = Path(args.output)
+    if out.suffix.lower() not in RENDER_SUFFIXES:
+        raise GraphlabError(f"cannot tell the format of {out}: use a name ending in .svg, .png or .gv")
+    graph = read_dot(args.file)
+    drawing = render(graph, collapse=not args.no_collapse)
+    if out.suffix.lower() in (".gv", ".dot"):
+        out.write_text(drawing.source, encoding="utf-8")
+    else:
+        out.write_bytes(drawing.pipe(format=out.suffix.lower()[1:]))
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_about(args: argparse.Namespace) -> int:
+    from graphlab.env import environment
+
+    env = environment()
+    if args.json:
+        json.dump(env.to_dict(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(env)
+    return 0
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    from graphlab.gpu.record import record_main
+
+    return record_main(args)
+
+
+def _cmd_tour(args: argparse.Namespace) -> int:
+    from graphlab.tour import run_tour
+
+    return run_tour(out_dir=Path(args.out), notebooks=args.notebooks, timeout_s=args.timeout)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="graphlab", description="Capture, draw and time CUDA Graphs for PyTorch inference.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("parse", help="parse a cudaGraphDebugDotPrint dump and print it as JSON")
+    p.add_argument("file", help="a .dot file written by cudaGraphDebugDotPrint")
+    p.add_argument("--compact", action="store_true", help="one line of JSON")
+    p.set_defaults(func=_cmd_parse)
+
+    p = sub.add_parser("render", help="draw a DOT dump as .svg, .png or .gv")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", required=True, help="output file; the suffix picks the format")
+    p.add_argument("--no-collapse", action="store_true", help="draw repeated blocks one by one")
+    p.set_defaults(func=_cmd_render)
+
+    p = sub.add_parser("about", help="what this machine can do")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_about)
+
+    p = sub.add_parser("record", help="(GPU) record the model zoo: DOT dumps, models, latency sweeps")
+    p.add_argument("--out", default="data/recordings", help="root folder (default data/recordings)")
+    p.add_argument("--models", nargs="+", default=None, help="zoo models to record (default: all)")
+    p.add_argument("--batch-sizes", nargs="+", type=int, default=None, help="batch sizes (default per model)")
+    p.add_argument("--no-sweep", action="store_true", help="graphs only, skip the latency sweeps")
+    p.add_argument("--repeats", type=int, default=None, help="timed repetitions per point (default per sweep)")
+    p.set_defaults(func=_cmd_record)
+
+    p = sub.add_parser("tour", help="execute the tutorial notebooks and write executed copies")
+    p.add_argument("--out", default="out/tour", help="folder for the executed notebooks (default out/tour)")
+    p.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
+    p.add_argument("notebooks", nargs="*", help="notebooks to run (default: all in notebooks/)")
+    p.set_defaults(func=_cmd_tour)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        func: Callable[[argparse.Namespace], int] = args.func
+        return func(args)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except (GraphlabError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        print(f"graphlab: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("graphlab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror}"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

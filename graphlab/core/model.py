@@ -1,0 +1,280 @@
+"""The typed graph model: a captured CUDA graph as nodes, edges and nested body graphs.
+
+Layer 0 (pure): standard library only; must not import torch, graphviz, plotly or widgets.
+
+Vocabulary follows CUDA's own: a `CudaGraph` is what one `cudaGraphDebugDotPrint` call wrote; it holds
+the root `Graph` and every body `Graph` nested in it (child-graph bodies, conditional bodies). Each
+`Node` belongs to exactly one `Graph`; `Edge`s join nodes of the same graph. Body graphs are linked to
+the node that owns them through `Node.body_graph_ids` / `Graph.parent_node_id`.
+"""
+from __future__ import annotations
+
+import enum
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+
+class NodeKind(str, enum.Enum):
+    """Node kinds, named as in torch's `get_graph_data` and CUDA's `cudaGraphNodeType`."""
+
+    KERNEL = "kernel"
+    MEMCPY = "memcpy"
+    MEMSET = "memset"
+    HOST = "host"
+    CHILD_GRAPH = "child_graph"
+    EMPTY = "empty"
+    WAIT_EVENT = "wait_event"
+    EVENT_RECORD = "event_record"
+    EXT_SEMAS_SIGNAL = "ext_semas_signal"
+    EXT_SEMAS_WAIT = "ext_semas_wait"
+    MEM_ALLOC = "mem_alloc"
+    MEM_FREE = "mem_free"
+    BATCH_MEM_OP = "batch_mem_op"
+    CONDITIONAL = "conditional"
+
+    def __str__(self) -> str:  # "kernel", not "NodeKind.KERNEL"
+        return self.value
+
+
+class ConditionalType(str, enum.Enum):
+    """The four conditional node types (CUDA 12.3+: IF, WHILE; 12.8+: IF/ELSE, SWITCH)."""
+
+    IF = "IF"
+    IF_ELSE = "IF/ELSE"
+    WHILE = "WHILE"
+    SWITCH = "SWITCH"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+Dim3 = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node of a CUDA graph.
+
+    Only the fields that make sense for `kind` are set; the others stay None.
+
+    Attributes:
+        id: the node's DOT name, e.g. "graph_1_node_3"; unique within a `CudaGraph`.
+        graph_id: id of the graph the node belongs to, e.g. "graph_1".
+        index: the node's index within its graph, in creation (= capture) order.
+        kind: what the node does (`NodeKind`).
+        topo_id: the driver's topological id (printed with the verbose flag), else None.
+        name: kernel only, the mangled kernel name as the driver reports it.
+        demangled_name: kernel only, the demangled C++ name (same as `name` when not mangled).
+        short_name: kernel only, a readable name such as "gemm 32x32 (cuBLAS)".
+        family: kernel only, the library family ("cuBLAS", "ATen elementwise", "NCCL", ...).
+        grid, block: kernel only, launch dimensions (x, y, z), when the dump shows them.
+        shared_bytes: kernel only, dynamic shared memory in bytes, when the dump shows it.
+        copy_direction: memcpy only, "HtoD", "DtoH", "DtoD", "HtoH" or "Default".
+        copy_bytes: memcpy only, bytes copied, when the dump shows it.
+        memset_bytes: memset only, bytes written (elementSize * width * height), when shown.
+        memset_value: memset only, the value written, when shown.
+        conditional_type: conditional only (`ConditionalType`).
+        body_graph_ids: child_graph and conditional only, ids of the body graphs, in order
+            (IF/ELSE: then, else; SWITCH: case 0, 1, ...).
+        handle: the node handle ("0x..."), when the dump shows handles.
+        details: every other field the dump printed for this node, as text (e.g. "event",
+            "bytesize", "dptr"), so nothing the driver wrote is lost.
+    """
+
+    id: str
+    graph_id: str
+    index: int
+    kind: NodeKind
+    topo_id: int | None = None
+    name: str | None = None
+    demangled_name: str | None = None
+    short_name: str | None = None
+    family: str | None = None
+    grid: Dim3 | None = None
+    block: Dim3 | None = None
+    shared_bytes: int | None = None
+    copy_direction: str | None = None
+    copy_bytes: int | None = None
+    memset_bytes: int | None = None
+    memset_value: int | None = None
+    conditional_type: ConditionalType | None = None
+    body_graph_ids: tuple[str, ...] = ()
+    handle: str | None = None
+    details: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def label(self) -> str:
+        """A one-line readable label: the kernel's short name, else the kind."""
+        if self.kind is NodeKind.KERNEL:
+            return self.short_name or self.demangled_name or self.name or "kernel"
+        if self.kind is NodeKind.MEMCPY and self.copy_direction:
+            return f"memcpy {self.copy_direction}"
+        if self.kind is NodeKind.CONDITIONAL and self.conditional_type:
+            return f"conditional {self.conditional_type}"
+        return self.kind.value
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: `id` and `kind` always, other fields only when set."""
+        out: dict[str, Any] = {"id": self.id, "kind": self.kind.value}
+        for key in ("graph_id", "index", "topo_id", "name", "demangled_name", "short_name", "family"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        for key in ("grid", "block"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value)
+        for key in ("shared_bytes", "copy_direction", "copy_bytes", "memset_bytes", "memset_value"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.conditional_type is not None:
+            out["conditional_type"] = self.conditional_type.value
+        if self.body_graph_ids:
+            out["body_graph_ids"] = list(self.body_graph_ids)
+        if self.handle is not None:
+            out["handle"] = self.handle
+        if self.details:
+            out["details"] = dict(self.details)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Node:
+        """Inverse of `to_dict`."""
+        kwargs = dict(data)
+        kwargs["kind"] = NodeKind(kwargs["kind"])
+        for key in ("grid", "block"):
+            if kwargs.get(key) is not None:
+                kwargs[key] = tuple(kwargs[key])
+        if kwargs.get("conditional_type") is not None:
+            kwargs["conditional_type"] = ConditionalType(kwargs["conditional_type"])
+        kwargs["body_graph_ids"] = tuple(kwargs.get("body_graph_ids", ()))
+        kwargs["details"] = dict(kwargs.get("details", {}))
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A dependency: `dst` runs after `src` (both node ids of the same graph)."""
+
+    src: str
+    dst: str
+
+
+@dataclass(frozen=True)
+class Graph:
+    """One CUDA graph: the root, or the body of a child-graph or conditional node.
+
+    Attributes:
+        id: the graph's name in the dump, e.g. "graph_1". The number is a process-wide counter,
+            not a capture index.
+        nodes: nodes in creation order.
+        edges: dependencies between those nodes.
+        parent_node_id: for a body graph, the id of the node that owns it; None for the root.
+    """
+
+    id: str
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    parent_node_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "nodes": [node.to_dict() for node in self.nodes],
+            "edges": [[edge.src, edge.dst] for edge in self.edges],
+        }
+        if self.parent_node_id is not None:
+            out["parent_node_id"] = self.parent_node_id
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Graph:
+        return cls(
+            id=data["id"],
+            nodes=tuple(Node.from_dict(n) for n in data["nodes"]),
+            edges=tuple(Edge(src, dst) for src, dst in data["edges"]),
+            parent_node_id=data.get("parent_node_id"),
+        )
+
+
+@dataclass(frozen=True)
+class CudaGraph:
+    """Everything one DOT dump holds: the root graph and all body graphs nested in it.
+
+    Attributes:
+        graphs: the root graph first, then body graphs in the order the dump lists them.
+        source: where the dump came from (a file name, or "<string>").
+    """
+
+    graphs: tuple[Graph, ...]
+    source: str = "<string>"
+    _index: dict[str, Node] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        for graph in self.graphs:
+            for node in graph.nodes:
+                self._index[node.id] = node
+
+    # -- access ---------------------------------------------------------------------------
+    @property
+    def root(self) -> Graph:
+        """The top-level graph (the one no node owns)."""
+        for graph in self.graphs:
+            if graph.parent_node_id is None:
+                return graph
+        return self.graphs[0]
+
+    def graph(self, graph_id: str) -> Graph:
+        """The graph named `graph_id`; KeyError if there is none."""
+        for graph in self.graphs:
+            if graph.id == graph_id:
+                return graph
+        raise KeyError(graph_id)
+
+    def node(self, node_id: str) -> Node:
+        """The node named `node_id`, in any graph; KeyError if there is none."""
+        return self._index[node_id]
+
+    def nodes(self) -> Iterator[Node]:
+        """Every node of every graph, bodies included, each once."""
+        for graph in self.graphs:
+            yield from graph.nodes
+
+    def edges(self) -> Iterator[Edge]:
+        """Every edge of every graph."""
+        for graph in self.graphs:
+            yield from graph.edges
+
+    def kernels(self) -> list[Node]:
+        """All kernel nodes, bodies included, in dump order."""
+        return [n for n in self.nodes() if n.kind is NodeKind.KERNEL]
+
+    def count_by_kind(self) -> dict[str, int]:
+        """{"kernel": 12, "memcpy": 1, ...} over all graphs, most common first."""
+        return dict(Counter(n.kind.value for n in self.nodes()).most_common())
+
+    def count_by_family(self) -> dict[str, int]:
+        """{"cuBLAS": 4, "ATen elementwise": 6, ...} over all kernels, most common first."""
+        return dict(Counter(n.family or "other" for n in self.kernels()).most_common())
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    # -- serialisation --------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI's JSON shape: {"graphs": [{"id", "nodes", "edges"}, ...]}."""
+        return {"source": self.source, "graphs": [g.to_dict() for g in self.graphs]}
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CudaGraph:
+        return cls(graphs=tuple(Graph.from_dict(g) for g in data["graphs"]), source=data.get("source", "<json>"))
+
+    @classmethod
+    def from_json(cls, text: str) -> CudaGraph:
+        return cls.from_dict(json.loads(text))

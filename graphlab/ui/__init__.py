@@ -1,0 +1,1 @@
+"""Layer 3: notebook user interface (widgets, the %%cudagraph magic)."""
