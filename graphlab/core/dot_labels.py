@@ -1,0 +1,375 @@
+"""Read one node's label from a `cudaGraphDebugDotPrint` dump: its kind and every field it prints.
+
+Layer 0 (pure): standard library only. Used by `graphlab.core.dot_parser`.
+
+Two label styles exist, and one dump can mix them (the flags pick per node type):
+
+* terse: `shape="octagon" label="3\\nmy_kernel\\<\\<\\<32,128,0\\>\\>\\>\\n"`, one fact per line;
+  memcpy/memset/rectangles are `"<i>\\nMEMCPY\\n(HtoD,4096)\\n"`, a child graph is `"<i>\\ngraph_7\\n"`;
+* verbose: `shape="record"` with Graphviz record syntax, `{KERNEL | {ID | 1 (topoId: 3) | name...} |
+  {{node handle | func handle} | {0x.. | 0x..}} | ...}`, where `\\{ \\} \\| \\< \\>` are escaped text.
+
+`read_label` raises ValueError with a one-line reason; the parser adds source and line.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Union
+
+from graphlab.core.kernel_names import describe_kernel
+from graphlab.core.model import ConditionalType, Dim3, Node, NodeKind
+
+# the header word each node type prints -> our kind (several spellings seen across drivers/flags)
+KIND_WORDS: dict[str, NodeKind] = {
+    "KERNEL": NodeKind.KERNEL,
+    "MEMCPY": NodeKind.MEMCPY,
+    "MEMSET": NodeKind.MEMSET,
+    "HOST": NodeKind.HOST,
+    "HOST_FUNC": NodeKind.HOST,
+    "GRAPH": NodeKind.CHILD_GRAPH,
+    "CHILD_GRAPH": NodeKind.CHILD_GRAPH,
+    "EMPTY": NodeKind.EMPTY,
+    "EVENT_WAIT": NodeKind.WAIT_EVENT,
+    "WAIT_EVENT": NodeKind.WAIT_EVENT,
+    "EVENT_RECORD": NodeKind.EVENT_RECORD,
+    "EXT_SEMAS_SIGNAL": NodeKind.EXT_SEMAS_SIGNAL,
+    "EXT_SEMAS_WAIT": NodeKind.EXT_SEMAS_WAIT,
+    "EXTERNAL_SEMAPHORES_SIGNAL": NodeKind.EXT_SEMAS_SIGNAL,
+    "EXTERNAL_SEMAPHORES_WAIT": NodeKind.EXT_SEMAS_WAIT,
+    "MEM_ALLOC": NodeKind.MEM_ALLOC,
+    "MEM_FREE": NodeKind.MEM_FREE,
+    "BATCH_MEM_OP": NodeKind.BATCH_MEM_OP,
+    "CONDITIONAL": NodeKind.CONDITIONAL,
+}
+_SHAPE_KIND = {"octagon": NodeKind.KERNEL, "trapezium": NodeKind.MEMCPY, "invtrapezium": NodeKind.MEMSET}
+_CONDITIONAL_TYPES = {"IF": ConditionalType.IF, "IF/ELSE": ConditionalType.IF_ELSE, "IF_ELSE": ConditionalType.IF_ELSE,
+                      "IFELSE": ConditionalType.IF_ELSE, "WHILE": ConditionalType.WHILE, "SWITCH": ConditionalType.SWITCH}
+_DIRECTIONS = {"HTOD": "HtoD", "DTOH": "DtoH", "DTOD": "DtoD", "HTOH": "HtoH", "DEFAULT": "Default"}
+
+_GRAPH_REF = re.compile(r"^graph_\d+$")
+_ID_CELL = re.compile(r"^(\d+)\s*(?:\(topoId:\s*(-?\d+)\))?$")
+_TOPO = re.compile(r"topoId:\s*(-?\d+)")
+_LAUNCH = re.compile(r"^(.*?)\s*<<<(.*)>>>\s*$", re.DOTALL)
+_PAREN_PAIR = re.compile(r"^\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)$")
+_LINE_SPLIT = re.compile(r"\\[nlr]|\n")
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_RECORD_TOKEN = re.compile(r"(?:[^\\{}|]|\\.)+|[{}|]", re.DOTALL)
+
+Tree = Union[str, list["Tree"]]
+
+
+@dataclass
+class NodeFields:
+    """What a label says about a node, before it gets its id and graph."""
+
+    kind: NodeKind
+    topo_id: int | None = None
+    name: str | None = None
+    grid: Dim3 | None = None
+    block: Dim3 | None = None
+    shared_bytes: int | None = None
+    copy_direction: str | None = None
+    copy_bytes: int | None = None
+    memset_bytes: int | None = None
+    memset_value: int | None = None
+    conditional_type: ConditionalType | None = None
+    bodies: list[tuple[str, str]] = field(default_factory=list)  # (row key, graph id)
+    handle: str | None = None
+    details: dict[str, str] = field(default_factory=dict)
+
+    def to_node(self, node_id: str, graph_id: str, index: int) -> Node:
+        kernel = describe_kernel(self.name) if self.kind is NodeKind.KERNEL and self.name else None
+        return Node(
+            id=node_id, graph_id=graph_id, index=index, kind=self.kind, topo_id=self.topo_id,
+            name=self.name, demangled_name=kernel.demangled if kernel else None,
+            short_name=kernel.short_name if kernel else None, family=kernel.family if kernel else None,
+            grid=self.grid, block=self.block, shared_bytes=self.shared_bytes,
+            copy_direction=self.copy_direction, copy_bytes=self.copy_bytes,
+            memset_bytes=self.memset_bytes, memset_value=self.memset_value,
+            conditional_type=self.conditional_type, body_graph_ids=self._ordered_bodies(),
+            handle=self.handle, details=self.details,
+        )
+
+    def _ordered_bodies(self) -> tuple[str, ...]:
+        def rank(item: tuple[int, tuple[str, str]]) -> tuple[int, int]:
+            position, (key, _) = item
+            if key.lower() == "true":
+                return (0, 0)
+            if key.lower() == "false":
+                return (0, 1)
+            return (0, int(key)) if key.lstrip("-").isdigit() else (1, position)
+
+        return tuple(gid for _, (_, gid) in sorted(enumerate(self.bodies), key=rank))
+
+
+# -- small value readers -------------------------------------------------------------------
+def _int(text: str) -> int | None:
+    text = text.strip()
+    try:
+        return int(text, 16) if text.lower().startswith("0x") else int(text)
+    except ValueError:
+        return None
+
+
+def _dim3(text: str) -> Dim3:
+    parts = [p for p in text.strip().strip("{}").split(",")]
+    values = [_int(p) for p in parts]
+    if not 1 <= len(values) <= 3 or any(v is None for v in values):
+        raise ValueError(f"cannot read launch dimensions {text!r}")
+    return tuple(values + [1] * (3 - len(values)))  # type: ignore[return-value]
+
+
+def _split_launch(params: str) -> list[str]:
+    """'{16,10,2},128,0' -> ['{16,10,2}', '128', '0'] (commas inside braces stay)."""
+    out, depth, start = [], 0, 0
+    for i, char in enumerate(params):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            out.append(params[start:i])
+            start = i + 1
+    out.append(params[start:])
+    return out
+
+
+def _read_kernel_cell(fields: NodeFields, text: str) -> None:
+    """'name<<<grid,block,smem>>>' or just 'name'."""
+    match = _LAUNCH.match(text)
+    if match is None:
+        fields.name = text.strip()
+        return
+    fields.name = match.group(1).strip()
+    parts = _split_launch(match.group(2))
+    if len(parts) != 3:
+        raise ValueError(f"cannot read kernel launch parameters <<<{match.group(2)}>>>")
+    fields.grid, fields.block = _dim3(parts[0]), _dim3(parts[1])
+    fields.shared_bytes = _int(parts[2])
+    if fields.shared_bytes is None:
+        raise ValueError(f"cannot read dynamic shared memory {parts[2]!r}")
+
+
+def _unescape(text: str) -> str:
+    return _UNESCAPE.sub(r"\1", text) if "\\" in text else text
+
+
+# -- record labels --------------------------------------------------------------------------
+def _record_tree(label: str) -> list[Tree]:
+    """Graphviz record text -> nested lists of cell texts (escapes removed, cells stripped)."""
+    stack: list[list[Tree]] = [[]]
+    cell: list[str] = []
+    for token in _RECORD_TOKEN.findall(label):
+        if token == "{":
+            stack.append([])
+        elif token == "}":
+            if cell:
+                stack[-1].append(_unescape("".join(cell)).strip())
+                cell = []
+            if len(stack) == 1:
+                raise ValueError("unbalanced '}' in a record label")
+            done = stack.pop()
+            stack[-1].append(done)
+        elif token == "|":
+            if cell:
+                stack[-1].append(_unescape("".join(cell)).strip())
+                cell = []
+        elif token.strip():
+            cell.append(token)
+    if len(stack) != 1:
+        raise ValueError("unbalanced '{' in a record label")
+    if cell:
+        stack[0].append(_unescape("".join(cell)).strip())
+    return [t for t in stack[0] if t != ""]
+
+
+def _unwrap(tree: Tree) -> Tree:
+    while isinstance(tree, list) and len(tree) == 1:
+        tree = tree[0]
+    return tree
+
+
+def _key_names(tree: Tree, prefix: str) -> list[str]:
+    """Key cells of a header row; a pair [heading, group] names the group's keys
+    ('{location | {type | id}}' -> 'location.type', 'location.id')."""
+    if isinstance(tree, str):
+        return [prefix + tree]
+    if len(tree) == 2 and isinstance(tree[0], str) and isinstance(tree[1], list):
+        return _key_names(tree[1], f"{prefix}{tree[0]}.")
+    return [name for item in tree for name in _key_names(item, prefix)]
+
+
+def _leaves(tree: Tree) -> list[str]:
+    if isinstance(tree, str):
+        return [tree]
+    return [leaf for item in tree for leaf in _leaves(item)]
+
+
+def _row_pairs(row: Tree) -> list[tuple[str, str]]:
+    """One top-level record row -> (key, value) pairs."""
+    row = _unwrap(row)
+    if isinstance(row, str):
+        return [("", row)]
+    if all(isinstance(item, str) for item in row):
+        key = row[0]  # type: ignore[assignment]
+        return [(key, value) for value in row[1:]] or [("", key)]  # type: ignore[misc]
+    if len(row) == 2 and all(isinstance(item, list) for item in row):
+        keys, values = _key_names(row[0], ""), _leaves(row[1])
+        if len(keys) == len(values):
+            return list(zip(keys, values))
+    if len(row) == 3 and isinstance(row[0], str) and all(isinstance(item, list) for item in row[1:]):
+        keys, values = _key_names(row[1], f"{row[0]}."), _leaves(row[2])
+        if len(keys) == len(values):
+            return list(zip(keys, values))
+    if isinstance(row[0], str) and len(row) == 2:  # 'Extent | {1|2|3}'-like: heading then group
+        return [(f"{row[0]}[{i}]" if len(_leaves(row[1])) > 1 else row[0], v) for i, v in enumerate(_leaves(row[1]))]
+    return [("", " | ".join(_leaves(row)))]
+
+
+def _read_record(label: str, shape: str | None) -> NodeFields:
+    tree = _record_tree(label)
+    top = _unwrap(tree)
+    rows: list[Tree] = top if isinstance(top, list) else [top]
+    if not rows or not isinstance(rows[0], str):
+        raise ValueError("record label without a node type header")
+    header = rows[0].split()[0] if rows[0].split() else ""
+    kind = KIND_WORDS.get(header.upper())
+    if kind is None:
+        raise ValueError(f"unknown node type {rows[0][:40]!r}")
+    fields = NodeFields(kind=kind)
+    pairs = [pair for row in rows[1:] for pair in _row_pairs(row)]
+    if kind is NodeKind.KERNEL:  # the ID row carries the name: {ID | 1 (topoId: 19) | name<<<...>>>}
+        for i, (key, value) in enumerate(pairs):
+            if key == "ID" and i + 1 < len(pairs) and pairs[i + 1][0] == "ID":
+                _read_kernel_cell(fields, pairs[i + 1][1])
+                del pairs[i + 1]
+                break
+    _apply_pairs(fields, pairs)
+    return fields
+
+
+# -- terse (plain text) labels ---------------------------------------------------------------
+def _read_plain(label: str, shape: str | None) -> NodeFields:
+    lines = [_unescape(line).strip() for line in _LINE_SPLIT.split(label)]
+    lines = [line for line in lines if line]
+    if not lines:
+        raise ValueError("empty label")
+    pairs: list[tuple[str, str]] = []
+    if _ID_CELL.match(lines[0]):
+        pairs.append(("ID", lines.pop(0)))
+    if not lines:
+        raise ValueError(f"label {label[:40]!r} names no node type")
+    head = lines.pop(0)
+    kind = KIND_WORDS.get(head.upper())
+    shape_kind = _SHAPE_KIND.get((shape or "").lower())
+    if _GRAPH_REF.match(head) and shape_kind is None:
+        fields = NodeFields(kind=NodeKind.CHILD_GRAPH, bodies=[("", head)])
+    elif kind is not None:
+        fields = NodeFields(kind=kind)
+    elif shape_kind is NodeKind.KERNEL:
+        fields = NodeFields(kind=NodeKind.KERNEL)
+        _read_kernel_cell(fields, head)
+    else:
+        raise ValueError(f"unknown node type {head[:40]!r}")
+    for line in lines:
+        paren = _PAREN_PAIR.match(line)
+        if paren and fields.kind in (NodeKind.MEMCPY, NodeKind.MEMSET):
+            first, second = paren.groups()
+            if fields.kind is NodeKind.MEMCPY:
+                pairs += [("kind", first), ("bytes", second)]
+            else:
+                pairs += [("value", first), ("width", second)]
+        elif ":" in line:
+            key, _, value = line.partition(":")
+            pairs.append((key.strip(), value.strip()))
+        elif fields.kind is NodeKind.KERNEL and line.startswith("<<<"):
+            _read_kernel_cell(fields, (fields.name or "") + line)
+        elif _GRAPH_REF.match(line):
+            pairs.append(("", line))
+        else:
+            pairs.append(("", line))
+    _apply_pairs(fields, pairs)
+    return fields
+
+
+# -- shared field interpretation --------------------------------------------------------------
+def _apply_pairs(fields: NodeFields, pairs: list[tuple[str, str]]) -> None:
+    """Put known keys into model fields and every other one into `details`."""
+    details = fields.details
+    memset: dict[str, int | None] = {}
+    for key, value in pairs:
+        lowered = key.lower()
+        if lowered == "id":
+            topo = _TOPO.search(value)
+            if topo:
+                fields.topo_id = int(topo.group(1))
+            continue
+        if lowered == "topoid":
+            fields.topo_id = _int(value)
+            continue
+        if lowered == "node handle":
+            fields.handle = value
+            continue
+        if _GRAPH_REF.match(value) and fields.kind in (NodeKind.CONDITIONAL, NodeKind.CHILD_GRAPH):
+            fields.bodies.append((key, value))
+            continue
+        if fields.kind is NodeKind.CONDITIONAL and lowered in ("conditional type", "type"):
+            ctype = _CONDITIONAL_TYPES.get(value.strip().upper().replace(" ", ""))
+            if ctype is None:
+                raise ValueError(f"unknown conditional type {value!r}")
+            fields.conditional_type = ctype
+            continue
+        if fields.kind is NodeKind.MEMCPY and lowered in ("kind", "direction"):
+            word = value.split()[0] if value.split() else value
+            fields.copy_direction = _DIRECTIONS.get(word.upper().replace("TO", "TO"), word)
+        elif fields.kind is NodeKind.MEMCPY and lowered in ("bytes", "bytesize", "size", "count"):
+            fields.copy_bytes = _int(value)
+        elif fields.kind is NodeKind.MEMSET and lowered in ("value", "elementsize", "width", "height"):
+            memset[lowered] = _int(value)
+        if key:
+            if key in details and details[key] != value:
+                suffix = 2
+                while f"{key}#{suffix}" in details:
+                    suffix += 1
+                key = f"{key}#{suffix}"
+            details[key] = value
+        elif value:
+            details["text"] = f"{details['text']}\n{value}" if "text" in details else value
+    if fields.kind is NodeKind.MEMSET:
+        fields.memset_value = memset.get("value")
+        width = memset.get("width")
+        if width is not None:
+            fields.memset_bytes = width * (memset.get("elementsize") or 1) * (memset.get("height") or 1)
+    if fields.kind is NodeKind.MEMCPY and fields.copy_bytes is None:
+        fields.copy_bytes = _extent_bytes(details)
+
+
+def _extent_bytes(details: dict[str, str]) -> int | None:
+    """Bytes of a verbose memcpy from its extent (width is in bytes for linear memory)."""
+    dims: list[int] = []
+    for name in ("width", "height", "depth"):
+        for key, value in details.items():
+            if key.lower().rsplit(".", 1)[-1] == name and "extent" in key.lower():
+                number = _int(value)
+                if number is not None:
+                    dims.append(number)
+                break
+    if not dims:
+        return None
+    total = 1
+    for dim in dims:
+        total *= max(dim, 1)
+    return total
+
+
+def read_label(attrs: dict[str, str]) -> NodeFields:
+    """The kind and fields of one node from its DOT attributes (`shape`, `label`)."""
+    label = attrs.get("label")
+    if label is None:
+        raise ValueError("node has no label")
+    shape = attrs.get("shape")
+    stripped = label.lstrip()
+    if (shape or "").lower() in ("record", "mrecord") or stripped.startswith("{"):
+        return _read_record(label, shape)
+    return _read_plain(label, shape)
