@@ -1,0 +1,87 @@
+"""Run the tutorial notebooks without a browser (`graphlab tour`): for servers, CI and a quick check.
+
+Each notebook is executed top to bottom in a fresh kernel (live on a GPU machine, recorded mode
+without one); the executed copy is written as .ipynb and .html to the output folder. Widget state is
+not stored (it would add megabytes of JavaScript to each file); figures and drawings are kept.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from graphlab.errors import GraphlabError
+
+
+def notebooks_dir() -> Path:
+    """The tutorial notebooks: the copy installed with the package, else `notebooks/` of a checkout."""
+    package_dir = Path(__file__).resolve().parent
+    installed = package_dir / "_data" / "notebooks"
+    if installed.is_dir():
+        return installed
+    return package_dir.parent / "notebooks"
+
+
+def find_notebooks(names: Sequence[str] = ()) -> list[Path]:
+    """Notebook paths: the ones named (paths or names under notebooks/), else all, in reading order."""
+    base = notebooks_dir()
+    if not names:
+        found = sorted(p for p in base.glob("*.ipynb") if not p.name.startswith("_"))
+        if not found:
+            raise GraphlabError(f"no notebooks found under {base}")
+        return found
+    paths = []
+    for name in names:
+        path = Path(name)
+        if not path.exists():
+            path = base / (name if name.endswith(".ipynb") else f"{name}.ipynb")
+        if not path.exists():
+            raise GraphlabError(f"no notebook {name!r} (looked in . and {base})")
+        paths.append(path)
+    return paths
+
+
+def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
+    """Execute one notebook in a fresh kernel, write `<out_dir>/<name>.ipynb` and `.html`; return seconds."""
+    import nbclient
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=timeout_s,
+        kernel_name="python3",
+        store_widget_state=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as exc:
+        nbformat.write(nb, out_dir / path.name)
+        first_line = str(exc).strip().splitlines()[-1] if str(exc).strip() else "cell failed"
+        raise GraphlabError(f"{path.name}: a cell failed ({first_line}); partial output in {out_dir / path.name}") from None
+    seconds = time.perf_counter() - started
+    nbformat.write(nb, out_dir / path.name)
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    (out_dir / path.with_suffix(".html").name).write_text(html, encoding="utf-8")
+    return seconds
+
+
+def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600) -> int:
+    """Execute the notebooks in order; print one line each; return a process exit status."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars are for people, not logs
+    failures = 0
+    for path in find_notebooks(notebooks):
+        try:
+            seconds = execute_notebook(path, out_dir, timeout_s)
+        except GraphlabError as exc:
+            failures += 1
+            print(f"FAIL {exc}", file=sys.stderr)
+            continue
+        print(f"ok   {path.name} ({seconds:.1f} s) -> {out_dir / path.name}")
+    return 1 if failures else 0

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Set up graphlab on a fresh Debian/Ubuntu machine: system packages, a virtual environment in .venv,
+# PyTorch, and graphlab itself with its test extras. Safe to run again (it skips what is done).
+#
+#   GRAPHLAB_TORCH   the torch requirement to install (default: torch==2.13.0; on a GPU machine set it
+#                    to the CUDA build that matches your driver, or leave torch installed as it is)
+#   GRAPHLAB_BROWSER =1 also installs Chromium and the npm packages of the real-browser test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)
+if [ "${GRAPHLAB_BROWSER:-0}" = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+  command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "== installing system packages: ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv"
+  "$PY" -m venv .venv
+fi
+if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+  echo "== installing ${GRAPHLAB_TORCH:-torch==2.13.0}"
+  .venv/bin/pip install -q "${GRAPHLAB_TORCH:-torch==2.13.0}"
+fi
+echo "== installing graphlab (editable, with test extras)"
+.venv/bin/pip install -q -e ".[test]"
+
+if [ "${GRAPHLAB_BROWSER:-0}" = 1 ] && [ -f tests/browser/package-lock.json ]; then
+  echo "== installing the browser test's npm packages"
+  (cd tests/browser && npm ci --silent --no-audit --no-fund)
+fi
+.venv/bin/graphlab about
