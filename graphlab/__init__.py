@@ -35,6 +35,7 @@ _LAZY: dict[str, str] = {
     "Recording": "graphlab.core.recordings",
     "load_recording": "graphlab.core.recordings",
     "list_recordings": "graphlab.core.recordings",
+    "recordings_table": "graphlab.core.recordings",
     "Sweep": "graphlab.core.results",
     "check_claims": "graphlab.core.claims",
     # layer 1: adapters

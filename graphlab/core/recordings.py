@@ -280,4 +280,25 @@ __all__ = [
     "recordings_root",
     "write_recording",
     "gpu_slug",
+    "recordings_table",
 ]
+
+
+def recordings_table(root: str | Path | None = None) -> list[dict[str, Any]]:
+    """One row per recording (GPU, name, graphs, results, torch, date), e.g. for a DataFrame."""
+    rows = []
+    for rec in list_recordings(root):
+        prov = rec.provenance
+        rows.append(
+            {
+                "gpu": rec.gpu,
+                "name": rec.name,
+                "graphs": ", ".join(rec.graph_names),
+                "results": ", ".join(rec.result_names),
+                "torch": prov["torch"],
+                "driver": prov["driver"],
+                "date": str(prov["date"])[:10],
+                "description": rec.description,
+            }
+        )
+    return rows
