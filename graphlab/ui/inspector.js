@@ -1,0 +1,353 @@
+// graphlab inspector: the front end of graphlab.ui.inspector.Inspector (an anywidget).
+//
+// Python holds all state (svg, selected, search, filters, expanded blocks) as synced traits and
+// computes details, matches and the summary; this file only draws them and turns clicks, typing,
+// wheel and drag into trait changes. No imports, no CDN: it must work offline in JupyterLab 4.
+
+const MIN_SCALE = 0.02;
+const MAX_SCALE = 8;
+const CLICK_SLOP_PX = 4;
+
+function h(tag, attrs = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (value !== false && value !== null && value !== undefined) node.setAttribute(key, value);
+  }
+  for (const child of [].concat(children)) if (child) node.append(child);
+  return node;
+}
+
+function fmtBytes(n) {
+  if (n === null || n === undefined) return "";
+  const units = ["B", "KiB", "MiB", "GiB"];
+  let v = n, i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
+  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]} (${n.toLocaleString()} B)`;
+}
+
+function buildToolbar(model, ui) {
+  ui.search = h("input", {
+    type: "search", class: "gl-search", placeholder: "Search kernels (text or regex)",
+    "aria-label": "search kernel names", spellcheck: "false",
+  });
+  ui.search.value = model.get("search");
+  let timer = null;
+  ui.search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { model.set("search", ui.search.value); model.save_changes(); }, 150);
+  });
+  ui.search.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter") return;
+    const matches = model.get("matches");
+    if (!matches.length) return;
+    const at = matches.indexOf(model.get("selected"));
+    const next = matches[(at + (ev.shiftKey ? matches.length - 1 : 1)) % matches.length];
+    model.set("selected", next); model.save_changes();
+  });
+  ui.regex = h("input", { type: "checkbox", title: "treat the search text as a regular expression" });
+  ui.regex.checked = model.get("search_regex");
+  ui.regex.addEventListener("change", () => { model.set("search_regex", ui.regex.checked); model.save_changes(); });
+  ui.matchCount = h("span", { class: "gl-count" });
+
+  ui.kindMenu = h("details", { class: "gl-menu" });
+  ui.familyMenu = h("details", { class: "gl-menu" });
+  ui.collapse = h("input", { type: "checkbox", title: "draw repeated blocks (e.g. transformer layers) as one node" });
+  ui.collapse.checked = model.get("collapse");
+  ui.collapse.addEventListener("change", () => { model.set("collapse", ui.collapse.checked); model.save_changes(); });
+  ui.rankdir = h("select", { title: "layout direction", "aria-label": "layout direction" }, [
+    h("option", { value: "TB", text: "top → bottom" }), h("option", { value: "LR", text: "left → right" }),
+  ]);
+  ui.rankdir.value = model.get("rankdir");
+  ui.rankdir.addEventListener("change", () => { model.set("rankdir", ui.rankdir.value); model.save_changes(); });
+
+  const zoom = (f) => () => ui.zoomBy(f);
+  const exportBtn = (fmt) => h("button", {
+    class: "gl-btn", text: fmt.toUpperCase(), title: `save the drawing as ${fmt.toUpperCase()}`,
+    onclick: () => model.send({ event: "export", format: fmt }),
+  });
+  const canSearch = model.get("mode") === "graph";
+  return h("div", { class: "gl-toolbar" }, [
+    h("div", { class: "gl-group" }, canSearch ? [ui.search, h("label", { class: "gl-check" }, [ui.regex, "regex"]), ui.matchCount] : []),
+    h("div", { class: "gl-group" }, canSearch ? [ui.kindMenu, ui.familyMenu,
+      h("label", { class: "gl-check" }, [ui.collapse, "collapse repeats"]), ui.rankdir] : [ui.rankdir]),
+    h("div", { class: "gl-group" }, [
+      h("button", { class: "gl-btn", text: "−", title: "zoom out", onclick: zoom(1 / 1.25) }),
+      h("button", { class: "gl-btn", text: "fit", title: "fit the whole graph", onclick: () => ui.fit() }),
+      h("button", { class: "gl-btn", text: "+", title: "zoom in", onclick: zoom(1.25) }),
+      h("span", { class: "gl-sep", text: "export" }),
+      exportBtn("svg"), exportBtn("png"), exportBtn("dot"), exportBtn("json"),
+    ]),
+  ]);
+}
+
+function fillMenu(model, menu, label, options, trait) {
+  const hidden = new Set(model.get(trait));
+  const shown = options.filter((o) => !hidden.has(o.name)).length;
+  menu.replaceChildren(h("summary", { text: `${label} (${shown}/${options.length}) ▾` }));
+  const list = h("div", { class: "gl-menu-list" });
+  for (const opt of options) {
+    const box = h("input", { type: "checkbox" });
+    box.checked = !hidden.has(opt.name);
+    box.addEventListener("change", () => {
+      const now = new Set(model.get(trait));
+      if (box.checked) now.delete(opt.name); else now.add(opt.name);
+      model.set(trait, [...now]); model.save_changes();
+    });
+    list.append(h("label", { class: "gl-check" }, [box, `${opt.name} `, h("span", { class: "gl-dim", text: `${opt.count}` })]));
+  }
+  menu.append(list);
+}
+
+function detailRows(d) {
+  const rows = [];
+  const add = (k, v) => { if (v !== null && v !== undefined && v !== "") rows.push([k, v]); };
+  add("kind", d.kind);
+  add("family", d.family);
+  add("grid", d.grid && `(${d.grid.join(", ")})`);
+  add("block", d.block && `(${d.block.join(", ")})`);
+  add("shared memory", d.shared_bytes !== undefined && d.shared_bytes !== null ? fmtBytes(d.shared_bytes) : null);
+  add("copy", d.copy_direction);
+  add("bytes copied", d.copy_bytes !== undefined ? fmtBytes(d.copy_bytes) : null);
+  add("bytes set", d.memset_bytes !== undefined ? fmtBytes(d.memset_bytes) : null);
+  add("value", d.memset_value);
+  add("condition", d.conditional_type);
+  add("bodies", d.body_graph_ids && d.body_graph_ids.join(", "));
+  add("topological order", d.topo_position && `${d.topo_position} of ${d.topo_total}`);
+  add("level (depth)", d.level !== undefined ? d.level : null);
+  add("graph", d.graph_id);
+  add("node id", d.id);
+  for (const [k, v] of Object.entries(d.extra || {})) add(k, v);
+  return rows;
+}
+
+function renderDetails(model, ui) {
+  const d = model.get("details");
+  const panel = ui.details;
+  if (!d || !d.id) {
+    panel.replaceChildren(h("p", { class: "gl-hint", text: model.get("mode") === "diff"
+      ? "Click a node to see it in both graphs. Green: only in B, red: only in A."
+      : "Click a node to see its details. Drag to pan, scroll to zoom." }));
+    return;
+  }
+  const head = [h("div", { class: "gl-title", text: d.label || d.id })];
+  if (d.demangled_name) head.push(h("div", { class: "gl-kname", text: d.demangled_name, title: "full demangled kernel name" }));
+  if (d.name && d.name !== d.demangled_name) head.push(h("div", { class: "gl-mangled", text: d.name, title: "mangled name, as the driver reports it" }));
+  if (d.note) head.push(h("p", { class: "gl-note", text: d.note }));
+  if (d.block_id) {
+    head.push(h("button", { class: "gl-btn gl-wide", text: d.expanded ? "collapse this block" : "expand this block",
+      onclick: () => {
+        const now = new Set(model.get("expanded"));
+        if (now.has(d.block_id)) now.delete(d.block_id); else now.add(d.block_id);
+        model.set("expanded", [...now]); model.save_changes();
+      } }));
+  }
+  const table = h("table", { class: "gl-kv" });
+  for (const [k, v] of detailRows(d)) table.append(h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]));
+  const links = (title, items) => {
+    if (!items) return null;
+    const box = h("div", { class: "gl-links" }, [h("div", { class: "gl-sub", text: `${title} (${items.length})` })]);
+    if (!items.length) box.append(h("span", { class: "gl-dim", text: "none" }));
+    for (const it of items.slice(0, 50)) {
+      box.append(h("button", { class: "gl-link", text: it.label, title: it.id,
+        onclick: () => { model.set("selected", it.id); model.save_changes(); } }));
+    }
+    if (items.length > 50) box.append(h("span", { class: "gl-dim", text: `… ${items.length - 50} more` }));
+    return box;
+  };
+  panel.replaceChildren(...head, table, links("predecessors", d.predecessors), links("successors", d.successors),
+    ...(d.sides || []).map((s) => h("div", { class: "gl-side-block" }, [
+      h("div", { class: "gl-sub", text: s.title }),
+      h("table", { class: "gl-kv" }, detailRows(s).map(([k, v]) => h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]))),
+    ])));
+}
+
+function renderSummary(model, ui) {
+  const s = model.get("summary");
+  const box = ui.summary;
+  box.replaceChildren();
+  if (!s || !s.rows) return;
+  box.append(h("div", { class: "gl-sub", text: s.title || "summary" }));
+  const table = h("table", { class: "gl-kv" });
+  for (const [k, v] of s.rows) table.append(h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]));
+  box.append(table);
+  for (const [title, counts] of s.tables || []) {
+    const t = h("table", { class: "gl-kv gl-counts" }, [h("caption", { text: title })]);
+    for (const [k, v] of counts) t.append(h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]));
+    box.append(t);
+  }
+}
+
+function setupCanvas(model, ui) {
+  const canvas = ui.canvas;
+  let svg = null, base = null, vb = null;
+  const apply = () => { if (svg && vb) svg.setAttribute("viewBox", `${vb.x} ${vb.y} ${vb.w} ${vb.h}`); };
+  const box = () => canvas.getBoundingClientRect();
+  ui.fit = () => { if (base) { vb = { ...base }; apply(); } };
+  // Initial view: the whole graph if it is readable at that size, else its top at a readable scale.
+  ui.home = () => {
+    if (!base) return;
+    const r = box();
+    const scale = Math.min(r.width / base.w, r.height / base.h); // px per svg unit when fitted
+    if (scale >= 0.55 || !r.width) { ui.fit(); return; }
+    const s = Math.min(1.0, Math.max(r.width / base.w, 0.55));
+    vb = { x: base.x, y: base.y, w: r.width / s, h: r.height / s };
+    if (vb.w > base.w) vb.x = base.x - (vb.w - base.w) / 2;
+    apply();
+  };
+  ui.zoomBy = (factor, cx, cy) => {
+    if (!vb) return;
+    const r = box();
+    const fx = cx === undefined ? 0.5 : (cx - r.left) / r.width;
+    const fy = cy === undefined ? 0.5 : (cy - r.top) / r.height;
+    const w = Math.min(Math.max(vb.w / factor, base.w * MIN_SCALE), base.w / MIN_SCALE);
+    const hgt = vb.h * (w / vb.w);
+    vb = { x: vb.x + (vb.w - w) * fx, y: vb.y + (vb.h - hgt) * fy, w, h: hgt };
+    apply();
+  };
+  ui.centerOn = (g) => {
+    if (!vb || !g || typeof g.getBBox !== "function") return;
+    const b = g.getBBox();
+    const ctm = g.getCTM && svg.getCTM ? svg.getCTM().inverse().multiply(g.getCTM()) : null;
+    const cx = ctm ? ctm.a * (b.x + b.width / 2) + ctm.e : b.x + b.width / 2;
+    const cy = ctm ? ctm.d * (b.y + b.height / 2) + ctm.f : b.y + b.height / 2;
+    if (cx < vb.x || cx > vb.x + vb.w || cy < vb.y || cy > vb.y + vb.h) {
+      vb = { ...vb, x: cx - vb.w / 2, y: cy - vb.h / 2 };
+      apply();
+    }
+  };
+  ui.mount = () => {
+    const t0 = performance.now();
+    canvas.innerHTML = model.get("svg");
+    svg = canvas.querySelector("svg");
+    if (!svg) { base = vb = null; return; }
+    const parts = (svg.getAttribute("viewBox") || "0 0 100 100").trim().split(/[\s,]+/).map(Number);
+    base = { x: parts[0], y: parts[1], w: parts[2] || 1, h: parts[3] || 1 };
+    svg.removeAttribute("width"); svg.removeAttribute("height");
+    svg.setAttribute("preserveAspectRatio", "xMidYMin meet");
+    svg.classList.add("gl-svg");
+    ui.home();
+    ui.mark();
+    ui.el.dataset.mountMs = (performance.now() - t0).toFixed(1);
+  };
+  // Pan by dragging; a press that barely moves is a click on whatever is under it.
+  let drag = null;
+  canvas.addEventListener("pointerdown", (ev) => {
+    if (ev.button !== 0 || !vb) return;
+    drag = { x: ev.clientX, y: ev.clientY, vb: { ...vb }, moved: false };
+  });
+  canvas.addEventListener("pointermove", (ev) => {
+    if (!drag) return;
+    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < CLICK_SLOP_PX) return;
+    if (!drag.moved) { drag.moved = true; canvas.setPointerCapture(ev.pointerId); canvas.classList.add("gl-panning"); }
+    const r = box();
+    const k = Math.max(drag.vb.w / r.width, drag.vb.h / r.height);
+    vb = { ...drag.vb, x: drag.vb.x - dx * k, y: drag.vb.y - dy * k };
+    apply();
+  });
+  const end = (ev) => {
+    if (!drag) return;
+    const wasDrag = drag.moved;
+    drag = null;
+    canvas.classList.remove("gl-panning");
+    if (wasDrag) { ev.preventDefault(); return; }
+    const g = ev.target.closest && ev.target.closest("g.node");
+    if (g && canvas.contains(g)) { model.set("selected", g.id); model.save_changes(); }
+  };
+  canvas.addEventListener("pointerup", end);
+  canvas.addEventListener("pointercancel", () => { drag = null; canvas.classList.remove("gl-panning"); });
+  canvas.addEventListener("wheel", (ev) => {
+    if (!vb) return;
+    ev.preventDefault();
+    ui.zoomBy(Math.exp(-ev.deltaY * 0.0015), ev.clientX, ev.clientY);
+  }, { passive: false });
+}
+
+function markNodes(model, ui) {
+  const canvas = ui.canvas;
+  for (const cls of ["gl-selected", "gl-match", "gl-neighbor"]) {
+    canvas.querySelectorAll(`.${cls}`).forEach((n) => n.classList.remove(cls));
+  }
+  const byId = (id) => canvas.querySelector(`g.node[id="${CSS.escape(id)}"]`);
+  const matches = model.get("matches");
+  canvas.classList.toggle("gl-searching", model.get("search") !== "" && !model.get("search_error"));
+  for (const id of matches) { const g = byId(id); if (g) g.classList.add("gl-match"); }
+  const d = model.get("details");
+  for (const it of [...(d.predecessors || []), ...(d.successors || [])]) {
+    const g = byId(it.id); if (g) g.classList.add("gl-neighbor");
+  }
+  const sel = model.get("selected");
+  const g = sel ? byId(sel) : null;
+  if (g) { g.classList.add("gl-selected"); ui.centerOn(g); }
+  const err = model.get("search_error");
+  if (ui.matchCount) {
+    ui.matchCount.textContent = err ? err : (model.get("search") ? `${matches.length} match${matches.length === 1 ? "" : "es"}` : "");
+    ui.matchCount.classList.toggle("gl-error", Boolean(err));
+  }
+}
+
+function render({ model, el }) {
+  const ui = { el };
+  el.classList.add("gl-inspector");
+  ui.canvas = h("div", { class: "gl-canvas", tabindex: "0", "aria-label": "graph drawing" });
+  ui.details = h("div", { class: "gl-details" });
+  ui.summary = h("div", { class: "gl-summary" });
+  ui.status = h("div", { class: "gl-status" });
+  const toolbar = buildToolbar(model, ui);
+  const title = h("div", { class: "gl-head", text: model.get("title") });
+  el.replaceChildren(title, toolbar,
+    h("div", { class: "gl-body" }, [ui.canvas, h("div", { class: "gl-side" }, [ui.details, ui.summary])]),
+    ui.status);
+  ui.mark = () => markNodes(model, ui);
+  setupCanvas(model, ui);
+
+  const menus = () => {
+    if (model.get("mode") !== "graph") return;
+    fillMenu(model, ui.kindMenu, "kinds", model.get("kind_options"), "hide_kinds");
+    fillMenu(model, ui.familyMenu, "families", model.get("family_options"), "hide_families");
+  };
+  const status = () => {
+    ui.status.replaceChildren(h("span", { text: model.get("status") }));
+  };
+  const sync = () => {
+    ui.search.value === model.get("search") || (ui.search.value = model.get("search"));
+    ui.regex.checked = model.get("search_regex");
+    ui.collapse.checked = model.get("collapse");
+    ui.rankdir.value = model.get("rankdir");
+    title.textContent = model.get("title");
+  };
+  // First paint after layout so the canvas has its size (the initial view depends on it).
+  requestAnimationFrame(() => ui.mount());
+  menus(); renderDetails(model, ui); renderSummary(model, ui); status();
+
+  const handlers = [
+    ["change:svg", () => ui.mount()],
+    ["change:details", () => { renderDetails(model, ui); ui.mark(); }],
+    ["change:selected", () => ui.mark()],
+    ["change:matches", () => ui.mark()],
+    ["change:search_error", () => ui.mark()],
+    ["change:summary", () => renderSummary(model, ui)],
+    ["change:kind_options change:family_options change:hide_kinds change:hide_families", menus],
+    ["change:search change:search_regex change:collapse change:rankdir change:title", sync],
+    ["change:status", status],
+  ];
+  for (const [name, fn] of handlers) model.on(name, fn);
+
+  // Export replies: Python wrote the file; offer the same bytes as a browser download too.
+  const onMsg = (msg) => {
+    if (!msg || msg.event !== "exported") return;
+    const bytes = msg.base64 ? Uint8Array.from(atob(msg.data), (c) => c.charCodeAt(0)) : msg.data;
+    const url = URL.createObjectURL(new Blob([bytes], { type: msg.mime }));
+    const link = h("a", { href: url, download: msg.filename, class: "gl-download", text: `download ${msg.filename}` });
+    ui.status.replaceChildren(h("span", { text: `${model.get("status")} · ` }), link);
+  };
+  model.on("msg:custom", onMsg);
+  return () => {
+    for (const [name, fn] of handlers) model.off(name, fn);
+    model.off("msg:custom", onMsg);
+  };
+}
+
+export default { render };

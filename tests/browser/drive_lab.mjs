@@ -1,0 +1,87 @@
+// Drive a running JupyterLab in Debian's headless Chromium (playwright-core; no browser download).
+//
+// Called by test_inspector_browser.py with one JSON argument:
+//   {base, token, notebook, screenshot, pick, timeout_ms}
+// It opens the notebook, runs every cell, waits for the first graphlab inspector to draw, clicks a
+// node of it (`pick`: a node id, or "" for the first kernel node drawn), waits for the details
+// panel, saves a screenshot and prints one JSON line with what it saw and how long each step took.
+import { chromium } from "playwright-core";
+
+const args = JSON.parse(process.argv[2]);
+const timeout = args.timeout_ms || 120000;
+const times = {};
+const t0 = Date.now();
+const lap = (name, since) => { times[name] = Date.now() - since; };
+
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+const result = { ok: false, console_errors: [] };
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page.setDefaultTimeout(timeout);
+  page.on("console", (msg) => { if (msg.type() === "error") result.console_errors.push(msg.text().slice(0, 300)); });
+  const url = `${args.base}/lab/workspaces/graphlab-test/tree/${args.notebook}?reset&token=${args.token}`;
+  let t = Date.now();
+  await page.goto(url);
+  await page.waitForFunction(() => window.jupyterapp);
+  await page.evaluate(() => window.jupyterapp.started);
+  await page.waitForFunction((nb) => {
+    const w = window.jupyterapp.shell.currentWidget;
+    return w?.context?.path === nb && w?.sessionContext?.session?.kernel?.status === "idle";
+  }, args.notebook);
+  lap("lab_ready_ms", t);
+
+  t = Date.now();
+  await page.evaluate(() => window.jupyterapp.commands.execute("notebook:run-all-cells"));
+  const inspector = page.locator(".gl-inspector").first();
+  await inspector.locator("svg.gl-svg g.node").first().waitFor({ state: "attached" });
+  lap("first_inspector_drawn_ms", t);
+  // Wait for the whole notebook: the kernel goes idle and no cell still shows [*].
+  await page.waitForFunction(() => {
+    const w = window.jupyterapp.shell.currentWidget;
+    const busy = [...document.querySelectorAll(".jp-InputPrompt")].some((p) => p.textContent.includes("*"));
+    return w?.sessionContext?.session?.kernel?.status === "idle" && !busy;
+  });
+  lap("run_all_ms", t);
+  result.errors_in_outputs = await page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count();
+  result.tracebacks = await page.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']").allTextContents();
+  result.inspectors = await page.locator(".gl-inspector").count();
+
+  await inspector.scrollIntoViewIfNeeded();
+  const node = args.pick
+    ? inspector.locator(`g.node[id="${args.pick}"]`)
+    : inspector.locator("svg.gl-svg g.node.kind-kernel").first();
+  await node.waitFor({ state: "visible" });
+  result.clicked = await node.getAttribute("id");
+  t = Date.now();
+  await node.click();
+  const kname = inspector.locator(".gl-details .gl-kname");
+  await kname.waitFor({ state: "visible" });
+  await page.waitForFunction(
+    ([el, id]) => el.querySelector(`g.node.gl-selected[id="${id}"]`) !== null,
+    [await inspector.elementHandle(), result.clicked],
+  );
+  lap("click_to_details_ms", t);
+  result.details_title = await inspector.locator(".gl-details .gl-title").textContent();
+  result.details_kernel = await kname.textContent();
+  result.details_text = await inspector.locator(".gl-details").innerText();
+  result.mount_ms = Number(await inspector.getAttribute("data-mount-ms"));
+  await page.waitForTimeout(300); // let the highlight paint before the picture
+  await inspector.screenshot({ path: args.screenshot });
+  result.screenshot = args.screenshot;
+  if (args.page_screenshot) {
+    await page.screenshot({ path: args.page_screenshot });
+    result.page_screenshot = args.page_screenshot;
+  }
+  result.ok = true;
+} catch (err) {
+  result.error = String(err && err.stack ? err.stack : err).slice(0, 2000);
+} finally {
+  lap("total_ms", t0);
+  result.times = times;
+  await browser.close();
+  console.log(JSON.stringify(result));
+}

@@ -1,0 +1,196 @@
+"""The inspector in a real browser: JupyterLab 4 on 127.0.0.1, driven by Debian's headless Chromium.
+
+Needs `/usr/bin/chromium`, node and `npm ci` in tests/browser (`scripts/browser_test.sh` does it all).
+Each test starts its own `jupyter lab` (free port, random token, temporary root, config and
+settings folders, news off), copies a notebook in, and runs `drive_lab.mjs` (playwright-core),
+which runs the notebook, clicks a node of the first inspector and saves a screenshot.
+Timings are printed (run with `-s`), never asserted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import nbformat
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+NOTEBOOK = REPO / "notebooks" / "04_reading_the_graph.ipynb"
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(os.environ.get("GRAPHLAB_SCREENSHOT_DIR", REPO / "out" / "browser"))
+
+pytestmark = pytest.mark.browser
+
+
+def _missing() -> str | None:
+    if not CHROMIUM.exists():
+        return "needs Debian's chromium (apt-get install chromium)"
+    if shutil.which("node") is None:
+        return "needs node (apt-get install nodejs npm)"
+    if not (HERE / "node_modules" / "playwright-core").is_dir():
+        return "needs playwright-core: run scripts/browser_test.sh (npm ci in tests/browser)"
+    return None
+
+
+if _missing():
+    pytestmark = [pytest.mark.browser, pytest.mark.skip(reason=_missing())]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Lab:
+    """A JupyterLab server on 127.0.0.1 serving `root`."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.port = _free_port()
+        self.token = secrets.token_hex(16)
+        self.base = f"http://127.0.0.1:{self.port}"
+        config = root.parent / "jupyter-config"
+        config.mkdir(exist_ok=True)
+        # news and update checks off: no network, and no toast over the screenshot
+        (config / "jupyter_lab_config.py").write_text(
+            "c.LabApp.news_url = None\n"
+            "c.LabApp.check_for_updates_class = 'jupyterlab.NeverCheckForUpdate'\n"
+        )
+        env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "TQDM_DISABLE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+        self.log = (root.parent / "lab.log").open("w")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+                f"--port={self.port}", f"--ServerApp.token={self.token}", f"--ServerApp.root_dir={root}",
+                f"--LabApp.workspaces_dir={root.parent / 'workspaces'}",
+                f"--LabApp.user_settings_dir={root.parent / 'settings'}",
+                "--LabApp.expose_app_in_browser=True", "--ServerApp.open_browser=False",
+            ],
+            stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=root,
+        )
+        self._wait_ready()
+
+    def _wait_ready(self, timeout_s: float = 90) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited early; see {self.log.name}")
+            try:
+                with urllib.request.urlopen(f"{self.base}/api/status?token={self.token}", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"jupyter lab did not start in {timeout_s} s; see {self.log.name}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Lab]:
+    root = tmp_path / "root"
+    root.mkdir()
+    server = Lab(root)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def drive(lab: Lab, notebook: str, name: str, pick: str = "") -> dict:
+    """Run drive_lab.mjs against `lab`; return its JSON report."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOTS / f"{name}.png"
+    args = {
+        "base": lab.base, "token": lab.token, "notebook": notebook, "pick": pick, "timeout_ms": 150_000,
+        "screenshot": str(shot), "page_screenshot": str(SCREENSHOTS / f"{name}-page.png"),
+    }
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        ["node", str(HERE / "drive_lab.mjs"), json.dumps(args)], capture_output=True, text=True, timeout=300, cwd=HERE
+    )
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    assert lines, f"driver printed no report:\n{done.stdout}\n{done.stderr}"
+    report = json.loads(lines[-1])
+    report["driver_s"] = round(time.perf_counter() - t0, 1)
+    print(f"\n[{name}] screenshot: {shot}\n[{name}] timings: {json.dumps(report.get('times'))}, "
+          f"svg mount {report.get('mount_ms')} ms, driver {report['driver_s']} s")
+    assert report["ok"], report.get("error")
+    return report
+
+
+def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
+    """Run notebook 04 in JupyterLab, click a kernel node, and see its full name in the details panel."""
+    shutil.copy(NOTEBOOK, lab.root / NOTEBOOK.name)
+    report = drive(lab, NOTEBOOK.name, "reading_the_graph")
+    assert report["tracebacks"] == [], report["tracebacks"]
+    assert report["inspectors"] >= 2  # the graph and the batch-size diff
+    import graphlab as gl
+
+    graph = _notebook_graph(gl)
+    node = graph.node(report["clicked"])
+    assert node.kind.value == "kernel"
+    assert report["details_kernel"].strip() == node.demangled_name
+    assert node.label in report["details_title"]
+    assert f"of {len(graph.root.nodes)}" in report["details_text"]  # position in topological order
+
+
+def _notebook_graph(gl):  # type: ignore[no-untyped-def]
+    """The graph notebook 04 opens first: the GPT recording at batch 1, else the H200 fixture."""
+    try:
+        return gl.load_recording("gpt").graph("b1")
+    except gl.RecordingError:
+        return gl.read_dot(REPO / "tests" / "fixtures" / "h200" / "models" / "gpt_b1__verbose.dot")
+
+
+def _big_graph_notebook(root: Path, nodes_wanted: int = 1000) -> str:
+    """A notebook that opens a ~1,000-node graph: the real GPT capture repeated end to end."""
+    import graphlab as gl
+    from graphlab.core.model import CudaGraph, Edge, Graph
+
+    base = _notebook_graph(gl).root
+    copies = -(-nodes_wanted // len(base.nodes))
+    nodes, edges, prev_tail = [], [], None
+    for c in range(copies):
+        rename = {n.id: f"graph_1_node_{c * len(base.nodes) + n.index}" for n in base.nodes}
+        for n in base.nodes:
+            data = {**n.to_dict(), "id": rename[n.id], "graph_id": "graph_1", "index": c * len(base.nodes) + n.index}
+            nodes.append(type(n).from_dict(data))
+        edges += [Edge(rename[e.src], rename[e.dst]) for e in base.edges]
+        if prev_tail is not None:
+            edges.append(Edge(prev_tail, rename[base.nodes[0].id]))
+        prev_tail = rename[base.nodes[-1].id]
+    big = CudaGraph((Graph("graph_1", tuple(nodes), tuple(edges)),), source="gpt_x12.dot")
+    (root / "big.json").write_text(big.to_json(indent=None))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("import graphlab as gl\nbig = gl.CudaGraph.from_json(open('big.json').read())\nlen(big)"),
+        nbformat.v4.new_code_cell("w = gl.inspect(big, collapse=False)\nw"),
+        nbformat.v4.new_code_cell("print(f'python layout {w.render_ms:.0f} ms')"),
+    ]
+    nbformat.write(nb, root / "big_graph.ipynb")
+    return "big_graph.ipynb"
+
+
+def test_thousand_node_graph_opens_and_responds(lab: Lab) -> None:
+    """A ~1,000-node graph drawn in full: record how long it takes to appear and to answer a click."""
+    notebook = _big_graph_notebook(lab.root)
+    report = drive(lab, notebook, "thousand_nodes")
+    assert report["tracebacks"] == [], report["tracebacks"]
+    assert report["details_kernel"].strip()
