@@ -1,0 +1,384 @@
+"""Eager vs graph-replay latency over batch sizes, measured the honest way.
+
+Layer 2 (GPU): torch is imported inside functions only. Never imports plotly, graphviz or widgets.
+
+Method (docs/latency-method.md explains each choice):
+- inputs are random (several sets, rotated call by call), never zeros;
+- warm-up calls first (lazy init, cuBLAS handles, allocator), and the very first call is kept
+  apart as `first_call_us`;
+- every timed call is synchronised: host wall time from the call to `torch.cuda.synchronize()`
+  returning (what a request sees) and, in the same loop, CUDA events around the call (GPU side);
+- repetitions per run are chosen so a run lasts about `run_s` seconds (within bounds), and the
+  run is repeated `runs` times; the spread between run medians is the noise floor;
+- kernel count and GPU-busy time come from one profiled call (torch.profiler), capture time and
+  graph memory from a separate reference capture with `torch.cuda.CUDAGraph`.
+
+Example (on a GPU):
+    >>> import graphlab as gl
+    >>> from graphlab.gpu.zoo import get_model
+    >>> zm = get_model("mlp")
+    >>> result = gl.sweep(zm.build(), zm.make_inputs, [1, 8, 64], name="mlp")   # doctest: +SKIP
+    >>> print(result.table())                                                     # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Sequence
+
+from graphlab.core.results import LatencyPoint, Sweep
+from graphlab.core.stats import median, overhead_share_pct, run_spread_pct, summarize
+from graphlab.errors import GraphlabError
+
+DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
+INPUT_SETS = 3
+
+
+class TimingError(GraphlabError, ValueError):
+    """A sweep was asked for something it cannot measure (zero inputs, no batch sizes, ...)."""
+
+
+@dataclass
+class GraphCall:
+    """A ready-to-call graph: `call(inputs)` copies inputs in, replays, and returns the outputs."""
+
+    call: Callable[[Sequence[Any]], Any]
+    source: str
+    kernel_nodes: int | None = None
+    capture_ms: float | None = None
+
+
+@dataclass
+class GraphCost:
+    """What capturing one graph cost, measured around a plain `torch.cuda.CUDAGraph` capture."""
+
+    capture_ms: float
+    pool_bytes: int
+    exec_bytes: int | None
+
+
+def _as_tuple(inputs: Any) -> tuple[Any, ...]:
+    return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+
+
+def run_conditions(torch: Any) -> dict[str, Any]:
+    """GPU, driver, torch and CUDA of this run, for the `conditions` of a result."""
+    from graphlab.env import environment
+
+    env = environment()
+    return {
+        "gpu": env.gpus[0] if env.gpus else None,
+        "driver": env.driver,
+        "torch": env.torch,
+        "cuda": env.torch_cuda,
+        "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+    }
+
+
+def _raw_capture(torch: Any, fn: Callable[..., Any], static_in: Sequence[Any], warmup: int = 3) -> tuple[Any, Any, GraphCost]:
+    """Warm up on a side stream, capture `fn(*static_in)`, instantiate; return (graph, output, cost)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            fn(*static_in)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    keep = "keep_graph" in inspect.signature(torch.cuda.CUDAGraph).parameters
+    graph = torch.cuda.CUDAGraph(keep_graph=True) if keep else torch.cuda.CUDAGraph()
+    torch.cuda.empty_cache()
+    reserved0 = torch.cuda.memory_reserved()
+    start = time.perf_counter()
+    with torch.cuda.graph(graph):
+        out = fn(*static_in)
+    torch.cuda.synchronize()
+    captured = time.perf_counter()
+    exec_bytes = None
+    if keep and hasattr(graph, "instantiate"):
+        free0 = torch.cuda.mem_get_info()[0]
+        graph.instantiate()
+        torch.cuda.synchronize()
+        exec_bytes = int(free0 - torch.cuda.mem_get_info()[0])
+    done = time.perf_counter()
+    del captured
+    cost = GraphCost((done - start) * 1e3, int(torch.cuda.memory_reserved() - reserved0), exec_bytes)
+    return graph, out, cost
+
+
+def build_graph_call(fn: Callable[..., Any], example: Sequence[Any]) -> GraphCall:
+    """Capture `fn(*example)` with graphlab's capture engine when present, else with torch directly."""
+    import torch
+
+    try:
+        from graphlab.gpu.capture import capture
+    except ImportError:
+        capture = None
+    if capture is not None:
+        cg = capture(fn, *example)
+        kernels = None
+        try:
+            kernels = len(cg.graph.kernels())
+        except Exception:  # the DOT export needs cuda-bindings; counting is optional here
+            kernels = None
+        return GraphCall(lambda inputs: cg(*inputs), "graphlab.capture", kernels, getattr(cg, "capture_ms", None))
+    static_in = tuple(x.clone() for x in example)
+    graph, out, cost = _raw_capture(torch, fn, static_in)
+
+    def call(inputs: Sequence[Any]) -> Any:
+        for dst, src in zip(static_in, inputs):
+            dst.copy_(src)
+        graph.replay()
+        return out
+
+    return GraphCall(call, "torch.cuda.CUDAGraph", None, cost.capture_ms)
+
+
+def _check_inputs(torch: Any, inputs: Sequence[Any], batch_size: int) -> None:
+    for x in inputs:
+        if torch.is_tensor(x) and x.numel() > 0 and int(torch.count_nonzero(x)) == 0:
+            raise TimingError(
+                f"make_inputs({batch_size}) returned an all-zero tensor: use random inputs (zeros can take fast paths)"
+            )
+
+
+def _time_loop(torch: Any, call: Callable[[Sequence[Any]], Any], input_sets: list[Sequence[Any]], repetitions: int) -> tuple[list[float], list[float]]:
+    """Time `repetitions` synchronised calls; return (wall_us, event_us)."""
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repetitions)]
+    wall: list[float] = []
+    torch.cuda.synchronize()
+    for i, (start, end) in enumerate(events):
+        inputs = input_sets[i % len(input_sets)]
+        t0 = time.perf_counter_ns()
+        start.record()
+        call(inputs)
+        end.record()
+        torch.cuda.synchronize()
+        wall.append((time.perf_counter_ns() - t0) / 1000.0)
+    return wall, [s.elapsed_time(e) * 1000.0 for s, e in events]
+
+
+def _measure(torch: Any, call: Callable[[Sequence[Any]], Any], input_sets: list[Sequence[Any]], *, mode: str,
+             batch_size: int, warmup: int, repetitions: int | None, runs: int, run_s: float,
+             profile: bool, first_call_us: float | None, **extra: Any) -> LatencyPoint:
+    for i in range(warmup):
+        call(input_sets[i % len(input_sets)])
+    torch.cuda.synchronize()
+    if repetitions is None:  # aim for ~run_s seconds per run, from a short probe
+        probe, _ = _time_loop(torch, call, input_sets, 10)
+        repetitions = int(min(2000, max(50, run_s * 1e6 / max(median(probe), 1.0))))
+    wall_all: list[float] = []
+    gpu_all: list[float] = []
+    run_medians: list[float] = []
+    for _ in range(runs):
+        wall, gpu = _time_loop(torch, call, input_sets, repetitions)
+        wall_all += wall
+        gpu_all += gpu
+        run_medians.append(median(wall))
+    w, g = summarize(wall_all), summarize(gpu_all)
+    kernels, busy = extra.pop("kernel_count", None), None
+    if profile:
+        from graphlab.gpu.timeline import kernel_count, profile_call
+
+        trace = profile_call(lambda: call(input_sets[0]), mode)
+        if trace.kernels:
+            busy = sum(k.duration_us for k in trace.kernels)
+            kernels = kernel_count(trace) if mode == "eager" or kernels is None else kernels
+    return LatencyPoint(
+        batch_size=batch_size, mode=mode, p10_us=w.p10_us, p50_us=w.p50_us, p90_us=w.p90_us,
+        gpu_p10_us=g.p10_us, gpu_p50_us=g.p50_us, gpu_p90_us=g.p90_us, repetitions=repetitions, runs=runs,
+        run_p50_us=tuple(run_medians), spread_pct=run_spread_pct(run_medians), first_call_us=first_call_us,
+        kernel_count=kernels, gpu_busy_us=busy,
+        launch_overhead_pct=None if busy is None else overhead_share_pct(busy, w.p50_us), **extra,
+    )
+
+
+def _call_make_inputs(make_inputs: Callable[..., Any], batch_size: int, seed: int) -> tuple[Any, ...]:
+    try:
+        takes_seed = "seed" in inspect.signature(make_inputs).parameters
+    except (TypeError, ValueError):
+        takes_seed = False
+    return _as_tuple(make_inputs(batch_size, seed=seed) if takes_seed else make_inputs(batch_size))
+
+
+def sweep(
+    model: Any,
+    make_inputs: Callable[..., Any] | None = None,
+    batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
+    *,
+    name: str | None = None,
+    repetitions: int | None = None,
+    runs: int = 5,
+    warmup: int = 20,
+    run_s: float = 0.1,
+    profile: bool = True,
+    check_weights: bool = True,
+    progress: bool = True,
+    on_point: Callable[[LatencyPoint], None] | None = None,
+) -> Sweep:
+    """Measure eager and graph latency of `model` at each batch size.
+
+    Args:
+        model: an `nn.Module` / callable of CUDA tensors, or a zoo name ("mlp", "gpt", ...).
+        make_inputs: `make_inputs(batch_size, seed=...)` -> tensor or tuple of tensors (random);
+            optional for zoo names.
+        batch_sizes: batch sizes to measure, in order.
+        repetitions: timed calls per run (default: enough for ~`run_s` seconds, 50..2000).
+        runs: repeated runs per point; their spread is reported as `spread_pct`.
+        warmup: untimed calls before timing, per mode and batch size.
+        profile: also profile one call per point (kernel count, GPU-busy time, overhead share).
+        check_weights: also probe what a graph does when weights change (`probe_weight_update`).
+        progress: show a tqdm.auto bar over batch sizes.
+        on_point: called with each `LatencyPoint` as soon as it is measured (the widget uses it).
+
+    Returns:
+        A `Sweep` with an eager and a graph point per batch size.
+    """
+    from graphlab.env import require_cuda
+
+    torch = require_cuda("sweep")
+    if isinstance(model, str):
+        from graphlab.gpu.zoo import get_model
+
+        zoo_model = get_model(model)
+        name = name or zoo_model.name
+        make_inputs = make_inputs or zoo_model.make_inputs
+        model = zoo_model.build()
+    if make_inputs is None:
+        raise TimingError("sweep() needs make_inputs(batch_size, seed=...) unless model is a zoo name")
+    if not batch_sizes:
+        raise TimingError("sweep() needs at least one batch size, e.g. [1, 8, 64]")
+    if hasattr(model, "eval"):
+        model.eval()
+    name = name or type(model).__name__
+    common = dict(warmup=warmup, repetitions=repetitions, runs=runs, run_s=run_s, profile=profile)
+    points: list[LatencyPoint] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(batch_sizes), desc=f"{name}: eager vs graph", unit="batch size")
+    with torch.no_grad():
+        for batch_size in batch_sizes:
+            input_sets = [_call_make_inputs(make_inputs, batch_size, seed) for seed in range(INPUT_SETS)]
+            _check_inputs(torch, input_sets[0], batch_size)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter_ns()
+            model(*input_sets[0])
+            torch.cuda.synchronize()
+            first_us = (time.perf_counter_ns() - t0) / 1000.0
+            eager = _measure(torch, lambda xs: model(*xs), input_sets, mode="eager", batch_size=batch_size,
+                             first_call_us=first_us, **common)
+            _, _, cost = _raw_capture(torch, model, tuple(x.clone() for x in input_sets[0]))
+            torch.cuda.empty_cache()
+            graph_call = build_graph_call(model, input_sets[0])
+            t0 = time.perf_counter_ns()
+            graph_call.call(input_sets[0])
+            torch.cuda.synchronize()
+            graph = _measure(torch, graph_call.call, input_sets, mode="graph", batch_size=batch_size,
+                             first_call_us=(time.perf_counter_ns() - t0) / 1000.0, kernel_count=graph_call.kernel_nodes,
+                             capture_ms=cost.capture_ms, graph_memory_bytes=cost.pool_bytes,
+                             graph_exec_bytes=cost.exec_bytes, **common)
+            del graph_call
+            torch.cuda.empty_cache()
+            for point in (eager, graph):
+                points.append(point)
+                if on_point is not None:
+                    on_point(point)
+            if bar is not None:
+                bar.set_postfix_str(f"batch {batch_size}: {eager.p50_us / graph.p50_us:.2f}x")
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    conditions = {
+        **run_conditions(torch),
+        "warmup": warmup, "runs": runs, "repetitions": repetitions or f"auto (~{run_s} s per run, 50..2000)",
+        "input_sets": INPUT_SETS, "graph_call": "graphlab.capture" if _has_capture() else "torch.cuda.CUDAGraph",
+        "wall_time": "host perf_counter from call to torch.cuda.synchronize() returning",
+        "gpu_time": "CUDA events recorded on the current stream around the call",
+        "capture_ms": "reference torch.cuda.CUDAGraph capture + instantiate, warm-up excluded",
+        "graph_memory_bytes": "torch.cuda.memory_reserved() growth over that capture (the graph's private pool)",
+        "graph_exec_bytes": "drop of cudaMemGetInfo free memory over instantiate() (driver's executable graph)",
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    weights = None
+    if check_weights and hasattr(model, "parameters"):
+        weights = probe_weight_update(model, _call_make_inputs(make_inputs, batch_sizes[0], 0))
+    return Sweep(model=name, points=tuple(points), conditions=conditions, weight_update=weights)
+
+
+def _has_capture() -> bool:
+    try:
+        import graphlab.gpu.capture  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _flat_outputs(torch: Any, out: Any) -> Any:
+    if torch.is_tensor(out):
+        return out.detach().float().flatten()
+    if isinstance(out, dict):
+        out = list(out.values())
+    return torch.cat([_flat_outputs(torch, o) for o in out if torch.is_tensor(o) or isinstance(o, (list, tuple, dict))])
+
+
+def probe_weight_update(model: Any, inputs: Any, seed: int = 1) -> dict[str, Any]:
+    """Do new weights need a new capture? Measure both ways of changing them, on a copy of `model`.
+
+    A graph stores the *addresses* its kernels read. `param.copy_(new)` writes new values to the same
+    address, so a replay sees them; `module.weight = nn.Parameter(new)` points the module at new
+    memory, which the graph never reads. Returns the measured output differences (relative to the
+    output's largest magnitude) and the verdicts drawn from them.
+    """
+    import copy
+
+    import torch
+
+    args = _as_tuple(inputs)
+    work = copy.deepcopy(model).eval()
+    params = [(mod, pname, p) for mod in work.modules() for pname, p in mod.named_parameters(recurse=False)]
+    if not params:
+        return {"batch_size": None, "note": "model has no parameters; nothing to probe"}
+    gen = torch.Generator(device=params[0][2].device).manual_seed(seed)
+    tol = 1e-3
+    with torch.no_grad():
+        graph_call = build_graph_call(work, args)
+        before = _flat_outputs(torch, graph_call.call(args)).clone()
+        scale = float(before.abs().max()) or 1.0
+
+        def rel(a: Any, b: Any) -> float:
+            return float((a - b).abs().max()) / scale
+
+        for _, _, p in params:
+            if p.is_floating_point():
+                p.copy_(p + 0.5 * p.std().nan_to_num(1.0) * torch.randn(p.shape, generator=gen, device=p.device, dtype=p.dtype))
+        replay_inplace = _flat_outputs(torch, graph_call.call(args)).clone()
+        eager_inplace = _flat_outputs(torch, work(*args)).clone()
+        kept = [p for _, _, p in params]  # keep the old storage alive: the graph still reads it
+        for mod, pname, p in params:
+            if p.is_floating_point():
+                setattr(mod, pname, torch.nn.Parameter(p.detach() * -1.0 + 0.1, requires_grad=False))
+        replay_rebound = _flat_outputs(torch, graph_call.call(args)).clone()
+        eager_rebound = _flat_outputs(torch, work(*args)).clone()
+        del kept
+    changed = rel(eager_inplace, before)
+    return {
+        "batch_size": int(args[0].shape[0]) if hasattr(args[0], "shape") and args[0].dim() > 0 else None,
+        "tolerance_rel": tol,
+        "output_change_rel": changed,
+        "inplace_copy": {
+            "replay_vs_eager_new_rel": rel(replay_inplace, eager_inplace),
+            "replay_follows_new_weights": rel(replay_inplace, eager_inplace) <= tol < changed,
+        },
+        "rebind_parameter": {
+            "replay_vs_eager_new_rel": rel(replay_rebound, eager_rebound),
+            "replay_vs_old_weights_rel": rel(replay_rebound, eager_inplace),
+            "replay_follows_new_weights": rel(replay_rebound, eager_rebound) <= tol,
+        },
+        "method": "copy.deepcopy(model); new weights = old + 0.5*std*randn; rebound = -old + 0.1 as new Parameters",
+    }
+
+
+__all__ = ["DEFAULT_BATCH_SIZES", "GraphCall", "TimingError", "build_graph_call", "probe_weight_update", "run_conditions", "sweep"]

@@ -1,0 +1,109 @@
+"""GPU: a short latency sweep gives sane numbers; kernel counts agree with the captured graph.
+
+Timing *targets* live in bench/; these tests only assert what must hold on any CUDA GPU: the
+numbers are positive and ordered, the MLP at batch size 1 is faster as a graph than eagerly
+(it is launch-bound: five small kernels), and profiler and graph agree on the kernels.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphlab.core.results import Sweep, Timeline
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    from graphlab.gpu.zoo import get_model
+
+    zm = get_model("mlp")
+    return zm.build(), zm.make_inputs
+
+
+@pytest.fixture(scope="module")
+def mlp_sweep(mlp):
+    from graphlab.gpu.timing import sweep
+
+    model, make_inputs = mlp
+    return sweep(model, make_inputs, [1, 8], name="mlp", runs=3, repetitions=200, warmup=20, progress=False)
+
+
+def test_sweep_numbers_are_sane(mlp_sweep):
+    assert mlp_sweep.batch_sizes == [1, 8]
+    assert len(mlp_sweep) == 4
+    for p in mlp_sweep:
+        assert 0 < p.p10_us <= p.p50_us <= p.p90_us < 1_000_000
+        assert 0 < p.gpu_p50_us <= p.p50_us  # the events sit inside the host-timed window
+        assert p.repetitions == 200 and p.runs == 3 and len(p.run_p50_us) == 3
+        assert p.spread_pct is not None and p.spread_pct >= 0
+        assert p.kernel_count and p.kernel_count >= 3
+        assert p.gpu_busy_us and 0 < p.gpu_busy_us < p.p50_us
+        assert 0 <= p.launch_overhead_pct <= 100
+    graph = mlp_sweep.point(1, "graph")
+    assert graph.capture_ms and graph.capture_ms > 0
+    assert graph.graph_memory_bytes is not None and graph.graph_memory_bytes >= 0
+
+
+def test_graph_beats_eager_at_batch_1_for_the_mlp(mlp_sweep):
+    assert mlp_sweep.point(1, "graph").p50_us < mlp_sweep.point(1, "eager").p50_us
+    assert mlp_sweep.speedup(1) > 1.0
+
+
+def test_sweep_round_trips_through_json(mlp_sweep):
+    again = Sweep.from_dict(json.loads(json.dumps(mlp_sweep.to_dict())))
+    assert again == mlp_sweep
+    assert again.conditions["gpu"] and again.weight_update is not None
+
+
+def test_inplace_weight_copy_reaches_the_graph_but_rebinding_does_not(mlp_sweep):
+    probe = mlp_sweep.weight_update
+    assert probe["output_change_rel"] > 10 * probe["tolerance_rel"]  # the new weights matter
+    assert probe["inplace_copy"]["replay_follows_new_weights"] is True
+    assert probe["rebind_parameter"]["replay_follows_new_weights"] is False
+    assert probe["rebind_parameter"]["replay_vs_old_weights_rel"] <= probe["tolerance_rel"]
+
+
+def test_kernel_counts_match_the_captured_graph(mlp):
+    from graphlab.gpu.capture import capture
+    from graphlab.gpu.timeline import kernel_count, profile_call
+
+    import torch
+
+    model, make_inputs = mlp
+    (x,) = make_inputs(8)
+    with torch.no_grad():
+        for _ in range(3):
+            model(x)
+        cg = capture(model, x)
+        nodes = len(cg.graph.kernels())
+        eager = profile_call(lambda: model(x), "eager")
+        replay = profile_call(lambda: cg(x), "graph")
+    assert nodes >= 3
+    assert kernel_count(eager) == nodes
+    assert kernel_count(replay) == nodes
+
+
+def test_timeline_shows_fewer_launches_and_less_idle_time_for_the_graph(mlp):
+    from graphlab.gpu.timeline import kernel_count, record_timeline
+
+    model, make_inputs = mlp
+    tl = record_timeline(model, make_inputs(1), name="mlp")
+    assert Timeline.from_dict(json.loads(tl.to_json())) == tl
+    assert kernel_count(tl.eager) == kernel_count(tl.graph) >= 3
+    assert any("GraphLaunch" in s.name for s in tl.graph.launches)
+    assert len(tl.eager.launches) > len(tl.graph.launches)
+    assert tl.graph.idle_us < tl.eager.idle_us
+    assert tl.eager.busy_us > 0 and tl.graph.host_us > 0
+
+
+def test_zero_inputs_are_refused(mlp):
+    import torch
+
+    from graphlab.gpu.timing import TimingError, sweep
+
+    model, _ = mlp
+    with pytest.raises(TimingError, match="all-zero"):
+        sweep(model, lambda b: torch.zeros(b, 256, device="cuda"), [1], progress=False, profile=False)
