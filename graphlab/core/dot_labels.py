@@ -206,25 +206,40 @@ def _leaves(tree: Tree) -> list[str]:
     return [leaf for item in tree for leaf in _leaves(item)]
 
 
-def _row_pairs(row: Tree) -> list[tuple[str, str]]:
-    """One top-level record row -> (key, value) pairs."""
+def _flat(tree: Tree) -> bool:
+    return isinstance(tree, list) and all(isinstance(item, str) for item in tree)
+
+
+def _row_pairs(row: Tree, prefix: str = "") -> list[tuple[str, str]]:
+    """One record row -> (key, value) pairs, for every table layout the driver prints:
+    `{key | value}`, `{{k1 | k2} | {v1 | v2}}`, `{name | {k1 | k2} | {v1 | v2}}`,
+    `{{head1 | head2} | {sub1 | sub2 | sub1 | sub2} | {v1 | v2 | v3 | v4}}` and
+    `{name | {{k1 | v1} | {k2 | v2}}}` (nested to any depth)."""
     row = _unwrap(row)
     if isinstance(row, str):
-        return [("", row)]
-    if all(isinstance(item, str) for item in row):
-        key = row[0]  # type: ignore[assignment]
-        return [(key, value) for value in row[1:]] or [("", key)]  # type: ignore[misc]
-    if len(row) == 2 and all(isinstance(item, list) for item in row):
-        keys, values = _key_names(row[0], ""), _leaves(row[1])
+        return [(prefix.rstrip("."), row)]
+    if _flat(row):
+        key = prefix + row[0]  # type: ignore[operator]
+        return [(key, value) for value in row[1:]] or [(prefix.rstrip("."), row[0])]  # type: ignore[misc]
+    if len(row) == 2 and isinstance(row[0], list) and isinstance(row[1], list):
+        keys, values = _key_names(row[0], prefix), _leaves(row[1])
         if len(keys) == len(values):
             return list(zip(keys, values))
-    if len(row) == 3 and isinstance(row[0], str) and all(isinstance(item, list) for item in row[1:]):
-        keys, values = _key_names(row[1], f"{row[0]}."), _leaves(row[2])
+    if len(row) == 3 and isinstance(row[0], str) and isinstance(row[1], list) and isinstance(row[2], list):
+        keys, values = _key_names(row[1], f"{prefix}{row[0]}."), _leaves(row[2])
         if len(keys) == len(values):
             return list(zip(keys, values))
-    if isinstance(row[0], str) and len(row) == 2:  # 'Extent | {1|2|3}'-like: heading then group
-        return [(f"{row[0]}[{i}]" if len(_leaves(row[1])) > 1 else row[0], v) for i, v in enumerate(_leaves(row[1]))]
-    return [("", " | ".join(_leaves(row)))]
+    if len(row) == 3 and all(_flat(item) for item in row):
+        heads, subs, values = row
+        if heads and len(subs) == len(values) and len(subs) % len(heads) == 0:
+            per_head = len(subs) // len(heads)
+            keys = [f"{prefix}{heads[i // per_head]}.{sub}" for i, sub in enumerate(subs)]
+            return list(zip(keys, values))  # type: ignore[arg-type]
+    if len(row) == 2 and isinstance(row[0], str) and isinstance(row[1], list):
+        return [pair for item in row[1] for pair in _row_pairs(item, f"{prefix}{row[0]}.")]
+    if all(isinstance(item, list) for item in row):
+        return [pair for item in row for pair in _row_pairs(item, prefix)]
+    return [(prefix.rstrip("."), " | ".join(_leaves(row)))]
 
 
 def _read_record(label: str, shape: str | None) -> NodeFields:
@@ -279,7 +294,7 @@ def _read_plain(label: str, shape: str | None) -> NodeFields:
             if fields.kind is NodeKind.MEMCPY:
                 pairs += [("kind", first), ("bytes", second)]
             else:
-                pairs += [("value", first), ("width", second)]
+                pairs += [("value", first), ("bytes", second)]  # terse memset: (value, total bytes)
         elif ":" in line:
             key, _, value = line.partition(":")
             pairs.append((key.strip(), value.strip()))
@@ -325,7 +340,7 @@ def _apply_pairs(fields: NodeFields, pairs: list[tuple[str, str]]) -> None:
             fields.copy_direction = _DIRECTIONS.get(word.upper().replace("TO", "TO"), word)
         elif fields.kind is NodeKind.MEMCPY and lowered in ("bytes", "bytesize", "size", "count"):
             fields.copy_bytes = _int(value)
-        elif fields.kind is NodeKind.MEMSET and lowered in ("value", "elementsize", "width", "height"):
+        elif fields.kind is NodeKind.MEMSET and lowered in ("value", "elementsize", "width", "height", "bytes"):
             memset[lowered] = _int(value)
         if key:
             if key in details and details[key] != value:
@@ -339,10 +354,28 @@ def _apply_pairs(fields: NodeFields, pairs: list[tuple[str, str]]) -> None:
     if fields.kind is NodeKind.MEMSET:
         fields.memset_value = memset.get("value")
         width = memset.get("width")
-        if width is not None:
+        if memset.get("bytes") is not None:
+            fields.memset_bytes = memset["bytes"]
+        elif width is not None:
             fields.memset_bytes = width * (memset.get("elementsize") or 1) * (memset.get("height") or 1)
+    if fields.conditional_type is ConditionalType.IF and len(fields.bodies) == 2:
+        fields.conditional_type = ConditionalType.IF_ELSE  # CUDA 12.8+: an IF with an else body
+    if fields.kind is NodeKind.CONDITIONAL and fields.conditional_type is None:
+        fields.conditional_type = _infer_conditional_type(fields.bodies)
     if fields.kind is NodeKind.MEMCPY and fields.copy_bytes is None:
         fields.copy_bytes = _extent_bytes(details)
+
+
+def _infer_conditional_type(bodies: list[tuple[str, str]]) -> ConditionalType | None:
+    """When the dump omits the type: True/False rows mean IF(/ELSE), numbered rows mean SWITCH."""
+    keys = [key.lower() for key, _ in bodies]
+    if "false" in keys:
+        return ConditionalType.IF_ELSE
+    if "true" in keys:
+        return ConditionalType.IF
+    if keys and all(key.isdigit() for key in keys):
+        return ConditionalType.SWITCH
+    return None
 
 
 def _extent_bytes(details: dict[str, str]) -> int | None:

@@ -226,7 +226,10 @@ def _cublas(name: str, demangled: str) -> str | None:
     if "cublaslt" in low and "epilogue" in low:
         return "epilogue"
     is_gemm_name = re.match(r"^(ampere|volta|turing|maxwell|hopper|blackwell|sm\d+)_.*gemm", base) is not None
-    if base.startswith("nvjet") or is_gemm_name or "xmma_gemm" in base or "cublas" in low or base.startswith("gemm"):
+    if (
+        base.startswith("nvjet") or is_gemm_name or "xmma_gemm" in base or "cublas" in low
+        or re.match(r"^[sdhczb]?gemm", base)
+    ):
         if base.startswith("gemmsn") or base.startswith("gemmk1"):
             return "gemm small-N" if base.startswith("gemmsn") else "gemm k=1"
         tile = _tile(base)
@@ -246,9 +249,15 @@ def _cutlass(name: str, demangled: str) -> str | None:
     return "kernel"
 
 
+# ATen kernels that live in an anonymous namespace of an ATen .cu file (no at:: in the name)
+_ATEN_FILE = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(SoftMax|PersistentSoftmax|Normalization|layer_norm_kernel|"
+                        r"Indexing|Embedding|Shape|Sorting|TensorTopK|Dropout|Reduce|Loss)\w*_cu_")
+
+
 def _aten(name: str, demangled: str) -> tuple[str, str] | None:
     low = demangled.lower()
-    if not ("at::" in demangled or "c10::" in demangled or "at_cuda_detail" in low):
+    is_aten = "at::" in demangled or "c10::" in demangled or "at_cuda_detail" in low
+    if not is_aten and _ATEN_FILE.search(name) is None and not re.match(r"(?:softmax_warp_|cunn_)", _base(demangled)):
         return None
     path = function_path(demangled)
     base = path.rsplit("::", 1)[-1]
@@ -256,7 +265,7 @@ def _aten(name: str, demangled: str) -> tuple[str, str] | None:
     if base in ("reduce_kernel",) or "ReduceOp<" in demangled:
         op = _first_op(inner, _REDUCE_OP) or "reduce"
         return "ATen reduction", op
-    if "elementwise_kernel" in base or base.startswith(("vectorized_", "unrolled_")):
+    if "elementwise_kernel" in base:
         op = _first_op(inner, _ELEMENTWISE_OP) or "elementwise"
         return "ATen elementwise", op
     return "ATen other", _aten_other_op(base, low)
@@ -276,7 +285,9 @@ _ATEN_OTHER = [
     ("sort", r"sort"),
     ("topk", r"topk|gatherTopK|gathertopk"),
     ("scan", r"scan"),
-    ("scatter/gather", r"scatter_gather|scatter|gather"),
+    ("scatter/gather", r"scatter_gather"),
+    ("scatter", r"scatter"),
+    ("gather", r"gather"),
     ("triu/tril", r"triu|tril"),
     ("upsample", r"upsample"),
     ("im2col", r"im2col|col2im"),
@@ -289,8 +300,11 @@ _ATEN_OTHER = [
 
 
 def _aten_other_op(base: str, low: str) -> str:
+    if re.search(r"logsoftmax|log_softmax", low):  # the epilogue template argument tells log_softmax apart
+        return "log_softmax"
+    path = function_path(low)
     for op, pattern in _ATEN_OTHER:
-        if re.search(pattern, low):
+        if re.search(pattern, path):
             return op
     word = re.sub(r"^cunn_|(?:_kernel|kernel|_cuda|cuda)+$", "", base, flags=re.IGNORECASE)
     return _snake(word) or "kernel"
