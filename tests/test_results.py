@@ -1,0 +1,162 @@
+"""Typed results: validation, queries, JSON round-trip, pandas view, timeline gaps.
+
+The numbers here are hand-written test inputs, not measurements.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphlab.core.results import LatencyPoint, ResultsError, Span, Sweep, Timeline, Trace
+
+
+def _point(batch_size: int, mode: str, p50: float, **kw) -> LatencyPoint:
+    return LatencyPoint(batch_size=batch_size, mode=mode, p10_us=p50 * 0.9, p50_us=p50, p90_us=p50 * 1.2,
+                        gpu_p50_us=p50 * 0.8, run_p50_us=(p50, p50 * 1.01), runs=2, repetitions=100, **kw)
+
+
+@pytest.fixture
+def sweep() -> Sweep:
+    points = (
+        _point(1, "eager", 100.0, kernel_count=5),
+        _point(1, "graph", 60.0, kernel_count=5, capture_ms=12.5, graph_memory_bytes=2 << 20),
+        _point(8, "eager", 110.0),
+        _point(8, "graph", 99.0),
+        _point(64, "eager", 300.0),
+    )
+    return Sweep("mlp", points, conditions={"gpu": "test GPU"}, weight_update={"inplace_copy": {}})
+
+
+def test_queries(sweep):
+    assert sweep.batch_sizes == [1, 8, 64]
+    assert [p.batch_size for p in sweep.by_mode("graph")] == [1, 8]
+    assert sweep.has(1) and not sweep.has(64)
+    assert sweep.speedup(1) == pytest.approx(100 / 60)
+    assert sweep.speedup(1, gpu=True) == pytest.approx(100 / 60)
+    assert sweep.latency_drop_pct(1) == pytest.approx(40.0)
+    assert sweep.latency_drop_pct(8) == pytest.approx(10.0)
+    with pytest.raises(ResultsError, match="no graph point at batch size 64"):
+        sweep.point(64, "graph")
+
+
+def test_json_round_trip_keeps_everything(sweep):
+    text = sweep.to_json()
+    again = Sweep.from_json(text)
+    assert again == sweep
+    assert again.conditions == {"gpu": "test GPU"}
+    assert again.weight_update == {"inplace_copy": {}}
+    assert again.point(1, "graph").run_p50_us == (60.0, 60.6)
+    rows = json.loads(text)["rows"]
+    assert {"batch_size", "mode", "p10_us", "p50_us", "p90_us"} <= set(rows[0])
+
+
+def test_unknown_keys_are_ignored_and_missing_ones_explained():
+    row = {"batch_size": 2, "mode": "eager", "p10_us": 1.0, "p50_us": 2.0, "p90_us": 3.0, "from_the_future": 1}
+    assert LatencyPoint.from_dict(row).p50_us == 2.0
+    with pytest.raises(ResultsError, match="rows need batch_size"):
+        LatencyPoint.from_dict({"batch_size": 2, "mode": "eager"})
+    with pytest.raises(ResultsError, match="not a sweep"):
+        Sweep.from_dict({"model": "x"})
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"mode": "replay"}, "mode must be"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"p10_us": 5.0, "p50_us": 4.0}, "out of order"),
+    ],
+)
+def test_bad_points_are_refused(kwargs, match):
+    base = {"batch_size": 1, "mode": "eager", "p10_us": 1.0, "p50_us": 2.0, "p90_us": 3.0}
+    with pytest.raises(ResultsError, match=match):
+        LatencyPoint(**{**base, **kwargs})
+
+
+def test_pandas_view(sweep):
+    df = sweep.to_pandas()
+    assert len(df) == 5
+    assert list(df["mode"])[:2] == ["eager", "graph"]
+    assert (df["model"] == "mlp").all()
+    pivot = df.pivot(index="batch_size", columns="mode", values="p50_us")
+    assert pivot.loc[1, "eager"] == 100.0
+
+
+def test_table_lists_paired_batch_sizes_only(sweep):
+    text = sweep.table()
+    assert "1.67x" in text and "1.11x" in text
+    assert "\n    64" not in text
+
+
+def test_trace_gaps_merge_overlapping_kernels():
+    trace = Trace("eager", (Span("a", 5, 10), Span("b", 8, 12), Span("c", 20, 25)), host_us=30.0)
+    assert trace.gaps() == [(0.0, 5), (12, 20)]
+    assert trace.idle_us == pytest.approx(13.0)
+    assert trace.busy_us == pytest.approx(12.0)
+    assert trace.end_us == 25
+    assert Trace("graph", ()).gaps() == [] and Trace("graph", ()).end_us == 0.0
+
+
+def test_timeline_round_trip():
+    tl = Timeline(
+        "mlp", 1,
+        eager=Trace("eager", (Span("gemm", 4.0, 6.0),), (Span("cudaLaunchKernel", 1.0, 3.5),), 9.0),
+        graph=Trace("graph", (Span("gemm", 2.0, 4.0),), (Span("cudaGraphLaunch", 0.5, 1.5),), 5.0),
+        conditions={"gpu": "test GPU"},
+    )
+    again = Timeline.from_json(tl.to_json())
+    assert again == tl and again.conditions == {"gpu": "test GPU"}
+    assert again.trace("graph").launches[0].name == "cudaGraphLaunch"
+    with pytest.raises(ResultsError):
+        tl.trace("other")
+    with pytest.raises(ResultsError, match="not a timeline"):
+        Timeline.from_dict({"eager": {}})
+
+
+def test_trace_from_chrome_cuts_the_last_marked_call():
+    from graphlab.gpu.timeline import ANNOTATION, TimelineError, kernel_count, trace_from_chrome
+
+    def ev(cat, name, ts, dur):
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur}
+
+    trace = {"traceEvents": [
+        {"ph": "M", "name": "process_name"},
+        ev("user_annotation", ANNOTATION, 1000.0, 50.0),   # first call: ignored
+        ev("kernel", "early", 1010.0, 5.0),
+        ev("user_annotation", ANNOTATION, 2000.0, 40.0),   # last call: time zero
+        ev("cuda_runtime", "cudaMemcpyAsync", 2001.0, 2.0),
+        ev("cuda_runtime", "cudaGraphLaunch", 2004.0, 3.0),
+        ev("cuda_runtime", "cudaStreamSynchronize", 2008.0, 30.0),  # not a launch
+        ev("gpu_memcpy", "Memcpy DtoD (Device -> Device)", 2006.0, 1.0),
+        ev("kernel", "gemm", 2010.0, 4.0),
+        ev("kernel", "gelu", 2015.0, 2.0),
+        ev("kernel", "after", 2100.0, 2.0),               # outside the range
+    ]}
+    t = trace_from_chrome(trace, "graph")
+    assert [k.name for k in t.kernels] == ["Memcpy DtoD (Device -> Device)", "gemm", "gelu"]
+    assert t.kernels[1].start_us == 10.0 and t.kernels[1].end_us == 14.0
+    assert [s.name for s in t.launches] == ["cudaMemcpyAsync", "cudaGraphLaunch"]
+    assert t.host_us == 40.0
+    assert kernel_count(t) == 2
+    assert t.gaps() == [(0.0, 6.0), (7.0, 10.0), (14.0, 15.0)]
+    with pytest.raises(TimelineError, match="record_function"):
+        trace_from_chrome({"traceEvents": []}, "eager")
+
+
+def test_trace_from_chrome_reads_a_real_profiler_trace_on_cpu(tmp_path):
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from graphlab.gpu.timeline import ANNOTATION, trace_from_chrome
+
+    model = torch.nn.Linear(8, 8)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(2):
+            with record_function(ANNOTATION):
+                model(torch.randn(2, 8))
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    t = trace_from_chrome(json.loads(path.read_text()), "eager")
+    assert t.host_us and t.host_us > 0
+    assert t.kernels == ()  # a CPU run has no GPU activity
