@@ -1,0 +1,477 @@
+"""Draw a captured CUDA graph (or the difference between two) with Graphviz.
+
+Layer 1: imports the pure core and the `graphviz` Python package. `Drawing.source` needs nothing
+else; SVG and PNG need Graphviz's `dot` program (`apt-get install graphviz`).
+
+    >>> import graphlab as gl
+    >>> drawing = gl.render(gl.read_dot("gpt_b1.dot"))       # doctest: +SKIP
+    >>> drawing                                             # doctest: +SKIP  (shows inline in Jupyter)
+    >>> drawing.save("gpt_b1.svg")                          # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import graphviz
+
+from graphlab.core.diff import GraphDiff, diff
+from graphlab.core.model import CudaGraph, Graph, Node, NodeKind
+from graphlab.core.structure import RepeatedBlock, analyze, find_repeated_blocks
+from graphlab.errors import GraphlabError
+from graphlab.render import style
+
+COLLAPSE_MIN_SAVED_NODES = 4  # collapse a block only when that hides at least this many nodes
+SAVE_FORMATS = {".svg": "svg", ".png": "png", ".gv": "gv", ".dot": "gv", ".pdf": "pdf"}
+_SLANTED = {"parallelogram", "trapezium", "hexagon", "house", "invhouse", "diamond", "cds", "cylinder"}
+_STATUS_RANK = {"same": 0, "added": 1, "removed": 1, "changed": 2}
+
+
+class GraphvizMissingError(GraphlabError, RuntimeError):
+    """Graphviz's `dot` program is not installed, so a drawing cannot become SVG or PNG."""
+
+
+class Drawing:
+    """A rendered graph: a `graphviz.Digraph` plus what was drawn.
+
+    Shows itself inline in Jupyter as SVG, with a PNG fallback for viewers that refuse SVG.
+
+    Attributes:
+        digraph: the `graphviz.Digraph`.
+        graph: the `CudaGraph` drawn (`None` for a diff drawing; see `diff`).
+        blocks: every repeated block found (collapsed or expanded); `collapsed` holds the ids
+            of those drawn once as an "xN" cluster.
+        node_ids: model node ids drawn, in drawing order (for a diff: "a-<id>" / "b-<id>").
+        diff: for `render_diff`, the `GraphDiff`.
+    """
+
+    def __init__(
+        self,
+        digraph: graphviz.Digraph,
+        *,
+        graph: CudaGraph | None = None,
+        blocks: Iterable[RepeatedBlock] = (),
+        collapsed: Iterable[str] = (),
+        node_ids: Iterable[str] = (),
+        diff: GraphDiff | None = None,
+    ):
+        self.digraph = digraph
+        self.graph = graph
+        self.blocks = list(blocks)
+        self.collapsed = list(collapsed)
+        self.node_ids = list(node_ids)
+        self.diff = diff
+        self._piped: dict[str, bytes] = {}
+
+    @property
+    def source(self) -> str:
+        """The DOT text (no `dot` program needed)."""
+        return self.digraph.source
+
+    def pipe(self, format: str = "svg") -> bytes:  # noqa: A002 - graphviz's own name
+        """The drawing in `format` ("svg", "png", "pdf", ...), laid out by `dot`. Cached."""
+        if format not in self._piped:
+            try:
+                self._piped[format] = self.digraph.pipe(format=format)
+            except graphviz.ExecutableNotFound as exc:
+                raise GraphvizMissingError(
+                    "Graphviz's `dot` program is not installed: run `sudo apt-get install graphviz` "
+                    "(or `conda install graphviz`); Drawing.source works without it"
+                ) from exc
+        return self._piped[format]
+
+    def svg(self) -> str:
+        """The SVG text; each node's <g> carries the model node id and kind/family classes."""
+        return self.pipe("svg").decode("utf-8")
+
+    def save(self, path: str | Path) -> Path:
+        """Write `.svg`, `.png`, `.pdf` or `.gv`/`.dot` (DOT source), chosen by the suffix."""
+        out = Path(path)
+        fmt = SAVE_FORMATS.get(out.suffix.lower())
+        if fmt is None:
+            raise GraphlabError(f"cannot tell the format of {out}: use a name ending in .svg, .png, .pdf or .gv")
+        if fmt == "gv":
+            out.write_text(self.source, encoding="utf-8")
+        else:
+            out.write_bytes(self.pipe(fmt))
+        return out
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle: dict[str, Any] = {"text/plain": repr(self)}
+        try:
+            bundle["image/svg+xml"] = self.svg()
+            bundle["image/png"] = self.pipe("png")
+        except GraphvizMissingError as exc:
+            bundle["text/plain"] += f"\n{exc}"
+        if include:
+            bundle = {k: v for k, v in bundle.items() if k in include}
+        if exclude:
+            bundle = {k: v for k, v in bundle.items() if k not in exclude}
+        return bundle
+
+    def __repr__(self) -> str:
+        what = f"diff of {' and '.join(self.diff.names)}" if self.diff else (self.graph.source if self.graph else "graph")
+        folded = f", {len(self.collapsed)} repeated block(s) collapsed" if self.collapsed else ""
+        return f"<Drawing of {what}: {len(self.node_ids)} nodes drawn{folded}>"
+
+
+@dataclass
+class _Options:
+    """Everything `_Painter` needs to know besides the graph."""
+
+    collapse: bool = True
+    expand: frozenset[str] = frozenset()
+    highlight: frozenset[str] = frozenset()
+    selected: str | None = None
+    hide_kinds: frozenset[str] = frozenset()
+    hide_families: frozenset[str] = frozenset()
+    name_prefix: str = ""
+    id_prefix: str = ""
+    fill: Callable[[Node], str] | None = None
+    extra_classes: Callable[[Node], list[str]] = field(default=lambda node: [])
+
+
+class _Painter:
+    """Emits one `CudaGraph` into a Graphviz (sub)graph: nodes, nested clusters, bridged edges."""
+
+    def __init__(self, cg: CudaGraph, opts: _Options):
+        self.cg, self.opts = cg, opts
+        self.blocks = find_repeated_blocks(cg, min_saved_nodes=COLLAPSE_MIN_SAVED_NODES) if opts.collapse else []
+        self.collapsed = [b for b in self.blocks if b.id not in opts.expand]
+        self.block_at = {b.node_ids[0][0]: b for b in self.blocks}
+        self.rep: dict[str, str] = {}  # collapsed-away node -> node drawn in its place
+        self.where: dict[str, tuple[str, int]] = {}  # node in a collapsed block -> (block id, repeat)
+        for b in self.collapsed:
+            for r, nodes in enumerate(b.node_ids):
+                for offset, nid in enumerate(nodes):
+                    self.where[nid] = (b.id, r)
+                    if r:
+                        self.rep[nid] = b.node_ids[0][offset]
+        self.hidden = {n.id for n in cg.nodes() if self._is_hidden(n)}
+        self.drawn: list[str] = []
+        self.drawn_graphs: list[Graph] = []
+        self.families: set[str] = set()
+
+    def _is_hidden(self, node: Node) -> bool:
+        if node.kind.value in self.opts.hide_kinds:
+            return True
+        fam = style.family_of(node)
+        return fam is not None and style.slug(fam) in self.opts.hide_families
+
+    def name(self, node_id: str) -> str:
+        return self.opts.name_prefix + node_id
+
+    # -- nodes and clusters --------------------------------------------------------------
+    def paint(self, target: graphviz.Digraph) -> None:
+        self._graph(target, self.cg.root)
+        self._edges(target)
+
+    def _graph(self, target: graphviz.Digraph, graph: Graph) -> int:
+        """Draw the nodes of `graph` (bodies nested); returns how many nodes were drawn."""
+        self.drawn_graphs.append(graph)
+        before = len(self.drawn)
+        order = analyze(graph).order
+        pos = 0
+        while pos < len(order):
+            block = self.block_at.get(order[pos])
+            if block is None:
+                self._node(target, order[pos])
+                pos += 1
+                continue
+            self._block(target, block)
+            pos += block.count * block.period
+        return len(self.drawn) - before
+
+    def _block(self, target: graphviz.Digraph, block: RepeatedBlock) -> None:
+        pid = self.opts.id_prefix + block.id
+        if block.id not in self.opts.expand:
+            with target.subgraph(name=f"cluster_{self.opts.name_prefix}{block.id}") as sub:
+                sub.attr(
+                    label=f'<<B>x{block.count}</B>  <FONT POINT-SIZE="9">{block.period} nodes, '
+                    f"run {block.count} times</FONT>>",
+                    id=pid, tooltip=f"{block.id}: {block.count} repeats of {block.period} nodes",
+                    style="rounded,filled", fillcolor=style.BLOCK_FILL, color="#777777", penwidth="1.5",
+                    labeljust="l", **{"class": "repeated-block collapsed"},
+                )
+                for nid in block.representative:
+                    self._node(sub, nid)
+            return
+        for r, nodes in enumerate(block.node_ids):
+            if block.period < 2:  # a cluster per single node would only add clutter
+                for nid in nodes:
+                    self._node(target, nid)
+                continue
+            with target.subgraph(name=f"cluster_{self.opts.name_prefix}{block.id}_{r}") as sub:
+                sub.attr(
+                    label=f"{block.id} {r + 1}/{block.count}", id=f"{pid}-{r}", style="rounded,dashed",
+                    color="#999999", labeljust="l", fontsize="8", **{"class": "repeated-block expanded"},
+                )
+                for nid in nodes:
+                    self._node(sub, nid)
+
+    def _node(self, target: graphviz.Digraph, node_id: str) -> None:
+        if node_id in self.hidden:
+            return
+        node = self.cg.node(node_id)
+        opts = self.opts
+        classes = style.css_classes(node) + opts.extra_classes(node)
+        attrs = {
+            "id": opts.id_prefix + node.id,
+            "shape": style.KIND_SHAPES.get(node.kind, "box"),
+            "style": "filled,rounded" if node.kind is NodeKind.KERNEL else "filled",
+            "fillcolor": opts.fill(node) if opts.fill else style.fill_color(node),
+            "tooltip": style.tooltip(node),
+        }
+        if attrs["shape"] in _SLANTED:  # slanted shapes grow wide around their text: pad less
+            attrs["margin"] = "0.02,0.01"
+        if node.kind is NodeKind.EMPTY:
+            attrs.update(label="", width="0.18", height="0.18", fixedsize="true")
+        else:
+            attrs["label"] = style.html_label(*style.label_lines(node))
+        if node.kind is NodeKind.MEM_FREE:
+            attrs["style"] = "filled,dashed"
+        if node.id == opts.selected:
+            attrs.update(color=style.SELECTED_COLOR, penwidth="4")
+            classes.append("selected")
+        elif node.id in opts.highlight:
+            attrs.update(color=style.HIGHLIGHT_COLOR, penwidth="3")
+            classes.append("highlighted")
+        if node.id in self.where:
+            classes.append("in-repeated-block")
+        attrs["class"] = " ".join(classes)
+        target.node(self.name(node.id), **attrs)
+        self.drawn.append(node.id)
+        fam = style.family_of(node)
+        if fam is not None:
+            self.families.add(fam)
+        for position, body_id in enumerate(node.body_graph_ids):
+            self._body(target, node, position, self.cg.graph(body_id))
+
+    def _body(self, target: graphviz.Digraph, owner: Node, position: int, body: Graph) -> None:
+        with target.subgraph(name=f"cluster_{self.opts.name_prefix}{body.id}") as sub:
+            sub.attr(
+                label=style.body_label(owner, position), id=self.opts.id_prefix + body.id,
+                style="rounded,filled", fillcolor=style.BODY_FILL, color="#666666", labeljust="l",
+                fontsize="9", **{"class": f"body body-of-{style.slug(owner.kind.value)}"},
+            )
+            if not self._graph(sub, body):  # Graphviz drops empty clusters: keep a visible stand-in
+                sub.node(self.name(body.id + "_empty"), label="(empty)", shape="plaintext", fontsize="8",
+                         id=self.opts.id_prefix + body.id + "_empty")
+
+    # -- edges -------------------------------------------------------------------------------
+    def _edges(self, target: graphviz.Digraph) -> None:
+        drawn = set(self.drawn)
+        for graph in self.drawn_graphs:
+            edges: dict[tuple[str, str], bool] = {}  # (src, dst) -> drawn through hidden nodes only
+            for src, dst, bridged in _bridged(graph, self.hidden):
+                a, b = self.rep.get(src, src), self.rep.get(dst, dst)
+                wa, wb = self.where.get(src), self.where.get(dst)
+                if a == b or (wa and wb and wa[0] == wb[0] and wa[1] != wb[1]):
+                    continue  # inside one collapsed block, between two of its repeats
+                if a in drawn and b in drawn:
+                    edges[(a, b)] = edges.get((a, b), True) and bridged
+            for (a, b), bridged in edges.items():
+                extra = {"style": "dashed", "tooltip": "through hidden nodes"} if bridged else {}
+                target.edge(self.name(a), self.name(b), **extra)
+            if graph.parent_node_id is not None and graph.parent_node_id in drawn:
+                self._body_entry(target, graph, edges)
+
+    def _body_entry(self, target: graphviz.Digraph, body: Graph, edges: dict[tuple[str, str], bool]) -> None:
+        """Dashed arrows from the owning node to the first nodes of its body."""
+        entered = {dst for _, dst in edges}
+        drawn = set(self.drawn)
+        firsts = [nid for nid in analyze(body).order if nid in drawn and nid not in entered]
+        if not firsts and not any(n.id in drawn for n in body.nodes):
+            firsts = [body.id + "_empty"]
+        for nid in firsts:
+            target.edge(self.name(body.parent_node_id or ""), self.name(nid), style="dashed", color="#666666",
+                        arrowhead="empty", tooltip="runs the body")
+
+
+def _bridged(graph: Graph, hidden: set[str]) -> list[tuple[str, str, bool]]:
+    """Edges of `graph` among non-hidden nodes; a path through hidden nodes becomes one edge."""
+    info = analyze(graph)
+    reach: dict[str, list[str]] = {}  # hidden node -> first non-hidden nodes after it
+    for nid in reversed(info.order):
+        if nid in hidden:
+            acc: dict[str, None] = {}
+            for s in info.succs[nid]:
+                acc.update(dict.fromkeys(reach[s] if s in hidden else [s]))
+            reach[nid] = list(acc)
+    out = []
+    for nid in info.order:
+        if nid in hidden:
+            continue
+        for s in info.succs[nid]:
+            if s in hidden:
+                out.extend((nid, t, True) for t in reach[s])
+            else:
+                out.append((nid, s, False))
+    return out
+
+
+def _new_digraph(rankdir: str, title: str) -> graphviz.Digraph:
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise GraphlabError(f"rankdir must be one of TB, LR, BT, RL, not {rankdir!r}")
+    dot = graphviz.Digraph(name="graphlab")
+    dot.attr("graph", rankdir=rankdir, fontname=style.FONT, fontsize="11", nodesep="0.25", ranksep="0.3",
+             labelloc="t", labeljust="l", label=title, newrank="true", bgcolor="white")
+    dot.attr("node", fontname=style.FONT, fontsize="10", color=style.LINE_COLOR, penwidth="1",
+             height="0.3", margin="0.1,0.04")
+    dot.attr("edge", color=style.EDGE_COLOR, arrowsize="0.6")
+    return dot
+
+
+def _as_cudagraph(graph: CudaGraph | Graph) -> CudaGraph:
+    if isinstance(graph, CudaGraph):
+        return graph
+    if isinstance(graph, Graph):
+        return CudaGraph((graph,))
+    raise GraphlabError(f"render() takes a CudaGraph (from gl.read_dot or a recording), not {type(graph).__name__}")
+
+
+def _source_name(cg: CudaGraph) -> str:
+    return cg.source.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _legend(target: graphviz.Digraph, name: str, families: Iterable[str], blocks: bool, title: str) -> None:
+    present = [f for f in [*style.FAMILY_COLORS, *style.STATUS_COLORS] if f in set(families)]
+    if present or blocks:
+        target.node(name, label=style.legend_label(present, blocks=blocks, title=title), shape="plaintext",
+                    id=name, margin="0", **{"class": "legend"})
+
+
+def render(
+    graph: CudaGraph | Graph,
+    *,
+    collapse: bool = True,
+    expand: Iterable[str] = (),
+    rankdir: str = "TB",
+    highlight: Iterable[str] = (),
+    selected: str | None = None,
+    hide_kinds: Iterable[str] = (),
+    hide_families: Iterable[str] = (),
+    legend: bool = True,
+) -> Drawing:
+    """Draw a captured CUDA graph: short labels, colour by kernel family, shape by node kind.
+
+    How to read it:
+      - Kernels are rounded boxes, coloured by family: cuBLAS light blue, CUTLASS light cyan,
+        cuDNN mint, attention orange, ATen elementwise light yellow, ATen reduction pear green,
+        ATen other pale olive, Triton pink, NCCL lavender, other grey. The second line gives the
+        grid and block (and dynamic shared memory when non-zero).
+      - Other kinds are white: memcpy a parallelogram ("memcpy HtoD", bytes), memset a
+        trapezium, host function a hexagon, child graph a 3-D box, conditional a diamond,
+        event record / wait a house / inverted house, alloc / free a cylinder (free dashed),
+        empty a small grey dot.
+      - Child-graph and conditional bodies are nested clusters ("IF body (true)", "WHILE body",
+        "SWITCH case 2"), entered by a dashed arrow from their owner.
+      - A grey cluster marked "x12" is a block of nodes that ran 12 times in a row (say 12
+        transformer layers), drawn once; pass its id (see `Drawing.blocks`) in `expand`.
+      - Dashed edges stand for paths through hidden nodes.
+
+    Args:
+        graph: a `CudaGraph` (from `gl.read_dot`, a recording or a capture).
+        collapse: draw repeated blocks once, as an "xN" cluster.
+        expand: ids of blocks ("block_0") to draw in full even when `collapse` is on.
+        rankdir: "TB" (top to bottom, default) or "LR", "BT", "RL".
+        highlight: node ids to outline in red (e.g. search hits).
+        selected: one node id to outline in thick black.
+        hide_kinds: node kinds to leave out ("memset", "empty", ...); edges are bridged.
+        hide_families: kernel families to leave out ("ATen elementwise", ...); edges are bridged.
+        legend: add the colour legend.
+
+    Returns:
+        A `Drawing`: `.source` (DOT), `.svg()`, `.pipe(format)`, `.save(path)`; shows inline in Jupyter.
+    """
+    cg = _as_cudagraph(graph)
+    opts = _Options(
+        collapse=collapse,
+        expand=frozenset(expand),
+        highlight=frozenset(highlight),
+        selected=selected,
+        hide_kinds=frozenset(str(k) for k in hide_kinds),
+        hide_families=frozenset(style.slug(f) for f in hide_families),
+    )
+    painter = _Painter(cg, opts)
+    # highlighted / selected nodes folded into a collapsed block light up their stand-in
+    opts.highlight = frozenset(painter.rep.get(n, n) for n in opts.highlight)
+    if selected is not None:
+        opts.selected = painter.rep.get(selected, selected)
+    dot = _new_digraph(rankdir, f"{_source_name(cg)}  ({len(cg)} nodes)")
+    painter.paint(dot)
+    if legend:
+        _legend(dot, "legend", painter.families, bool(painter.collapsed), "kernel family")
+    return Drawing(
+        dot, graph=cg, blocks=painter.blocks, collapsed=[b.id for b in painter.collapsed], node_ids=painter.drawn
+    )
+
+
+def render_diff(
+    a: CudaGraph,
+    b: CudaGraph,
+    *,
+    names: tuple[str, str] | None = None,
+    collapse: bool = True,
+    rankdir: str = "TB",
+    legend: bool = True,
+) -> Drawing:
+    """Draw two graphs side by side, coloured by what changed between them.
+
+    Colours: grey = the same in both, yellow = matched but changed (another kernel, grid or
+    block), mint = only in `b` (added), orange = only in `a` (removed). A table node sums up node
+    counts by kind and the first differences; `Drawing.diff` holds the full `GraphDiff`. Node ids
+    in the SVG are "a-<node id>" and "b-<node id>".
+    """
+    d = diff(a, b, names=names)
+    dot = _new_digraph(rankdir, f"{d.names[0]}  vs  {d.names[1]}")
+    drawn: list[str] = []
+    for side, cg, status in (("a", a, d.status_in_a), ("b", b, d.status_in_b)):
+        opts = _Options(collapse=collapse, name_prefix=f"{side}__", id_prefix=f"{side}-")
+        painter = _Painter(cg, opts)
+        worst = _worst_status(painter, status)
+        opts.fill = lambda node, worst=worst: style.STATUS_COLORS[worst[node.id]]
+        opts.extra_classes = lambda node, worst=worst, side=side: [f"status-{worst[node.id]}", f"side-{side}"]
+        with dot.subgraph(name=f"cluster_side_{side}") as sub:
+            sub.attr(label=d.names[0 if side == "a" else 1], id=f"side-{side}", style="rounded", color="#BBBBBB",
+                     fontsize="12")
+            painter.paint(sub)
+        drawn += [f"{side}-{nid}" for nid in painter.drawn]
+    if legend:
+        _legend(dot, "legend", style.STATUS_COLORS, collapse, "difference")
+    dot.node("diff_table", label=_diff_table(d), shape="plaintext", id="diff-table", **{"class": "diff-table"})
+    return Drawing(dot, node_ids=drawn, diff=d)
+
+
+def _worst_status(painter: _Painter, status: Callable[[str], str]) -> dict[str, str]:
+    """Status per drawn node; a block's stand-in shows the worst status among the nodes it stands for."""
+    worst = {n.id: status(n.id) for n in painter.cg.nodes()}
+    for hidden_id, rep_id in painter.rep.items():
+        if _STATUS_RANK[worst[hidden_id]] > _STATUS_RANK[worst[rep_id]]:
+            worst[rep_id] = worst[hidden_id]
+    return worst
+
+
+def _diff_table(d: GraphDiff, max_rows: int = 12) -> str:
+    esc = html.escape
+    na, nb = d.names
+    cells = ['<TR><TD ALIGN="LEFT"><B>kind</B></TD>'
+             f'<TD><B>{esc(na)}</B></TD><TD><B>{esc(nb)}</B></TD></TR>']
+    for kind, (x, y) in d.count_by_kind().items():
+        bg = ' BGCOLOR="#EEDD88"' if x != y else ""
+        cells.append(f'<TR><TD ALIGN="LEFT">{esc(kind)}</TD><TD{bg}>{x}</TD><TD{bg}>{y}</TD></TR>')
+    rows = d.rows()
+    for row in rows[:max_rows]:
+        times = f" x{row['count']}" if row["count"] > 1 else ""
+        what = f"{row['a']} \u2192 {row['b']}" if row["a"] and row["b"] and row["a"] != row["b"] else row["a"] or row["b"]
+        detail = f" ({row['detail']})" if row["detail"] and row["a"] == row["b"] else ""
+        text = style._clip(f"{row['status']}{times}: {what}{detail}", 90)
+        cells.append(f'<TR><TD COLSPAN="3" ALIGN="LEFT" BGCOLOR="{style.STATUS_COLORS[row["status"]]}">'
+                     f"{esc(text)}</TD></TR>")
+    if len(rows) > max_rows:
+        cells.append(f'<TR><TD COLSPAN="3" ALIGN="LEFT">... {len(rows) - max_rows} more (see Drawing.diff)</TD></TR>')
+    if not rows:
+        cells.append('<TR><TD COLSPAN="3" ALIGN="LEFT">no differences</TD></TR>')
+    return '<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="#BBBBBB">' + "".join(cells) + "</TABLE>>"

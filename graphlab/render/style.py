@@ -1,0 +1,233 @@
+"""How a drawing looks: colours per kernel family, shapes per node kind, labels, tooltips, legend.
+
+Layer 1 helper, pure Python (the Graphviz calls live in `drawing.py`).
+
+Colours come from Paul Tol's colour-blind-safe "light" scheme (https://personal.sron.nl/~pault/),
+pale enough that black text stays readable; matmul libraries are blues, attention is orange,
+elementwise work yellow, reductions green, communication lavender, anything unknown grey.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+from graphlab.core.model import Node, NodeKind
+
+# kernel family -> fill colour (legend order)
+FAMILY_COLORS: dict[str, str] = {
+    "cuBLAS": "#77AADD",  # light blue
+    "CUTLASS": "#99DDFF",  # light cyan
+    "cuDNN": "#44BB99",  # mint
+    "attention": "#EE8866",  # orange
+    "ATen elementwise": "#EEDD88",  # light yellow
+    "ATen reduction": "#BBCC33",  # pear
+    "ATen other": "#E5E5B0",  # pale olive
+    "Triton": "#FFAABB",  # pink
+    "NCCL": "#CCBBEE",  # lavender
+    "other": "#DDDDDD",  # pale grey
+}
+NON_KERNEL_FILL = "#FFFFFF"
+EMPTY_FILL = "#BBBBBB"
+
+# node kind -> Graphviz shape
+KIND_SHAPES: dict[NodeKind, str] = {
+    NodeKind.KERNEL: "box",
+    NodeKind.MEMCPY: "parallelogram",
+    NodeKind.MEMSET: "trapezium",
+    NodeKind.HOST: "hexagon",
+    NodeKind.CHILD_GRAPH: "box3d",
+    NodeKind.EMPTY: "circle",
+    NodeKind.WAIT_EVENT: "invhouse",
+    NodeKind.EVENT_RECORD: "house",
+    NodeKind.EXT_SEMAS_SIGNAL: "cds",
+    NodeKind.EXT_SEMAS_WAIT: "cds",
+    NodeKind.MEM_ALLOC: "cylinder",
+    NodeKind.MEM_FREE: "cylinder",
+    NodeKind.BATCH_MEM_OP: "note",
+    NodeKind.CONDITIONAL: "diamond",
+}
+
+# what a non-kernel node says on its first line
+KIND_TITLES: dict[NodeKind, str] = {
+    NodeKind.HOST: "host function",
+    NodeKind.CHILD_GRAPH: "child graph",
+    NodeKind.EMPTY: "",
+    NodeKind.WAIT_EVENT: "wait event",
+    NodeKind.EVENT_RECORD: "record event",
+    NodeKind.EXT_SEMAS_SIGNAL: "signal ext. semaphore",
+    NodeKind.EXT_SEMAS_WAIT: "wait ext. semaphore",
+    NodeKind.MEM_ALLOC: "alloc",
+    NodeKind.MEM_FREE: "free",
+    NodeKind.BATCH_MEM_OP: "batch mem op",
+}
+
+# emphasis (Tol "vibrant" red for highlights; black double border for the selected node)
+HIGHLIGHT_COLOR = "#CC3311"
+SELECTED_COLOR = "#000000"
+LINE_COLOR = "#555555"
+EDGE_COLOR = "#888888"
+FONT = "Helvetica"
+BLOCK_FILL = "#F4F4F4"
+BODY_FILL = "#FAFAFA"
+
+# diff status -> fill colour (Tol light: grey, yellow, mint, orange)
+STATUS_COLORS: dict[str, str] = {
+    "same": "#EEEEEE",
+    "changed": "#EEDD88",
+    "added": "#44BB99",
+    "removed": "#EE8866",
+}
+
+MAX_NAME_CHARS = 34  # longer short names are cut with an ellipsis; the tooltip has the full name
+
+
+def slug(text: str) -> str:
+    """CSS-class-friendly form: "ATen elementwise" -> "aten-elementwise"."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def family_of(node: Node) -> str | None:
+    """The node's family for colouring (None for non-kernels; unknown families count as "other")."""
+    if node.kind is not NodeKind.KERNEL:
+        return None
+    return node.family if node.family in FAMILY_COLORS else "other"
+
+
+def fill_color(node: Node) -> str:
+    fam = family_of(node)
+    if fam is not None:
+        return FAMILY_COLORS[fam]
+    return EMPTY_FILL if node.kind is NodeKind.EMPTY else NON_KERNEL_FILL
+
+
+def css_classes(node: Node) -> list[str]:
+    """["kind-kernel", "family-cublas"]: lets the SVG DOM be mapped back to kinds and families."""
+    out = [f"kind-{slug(node.kind.value)}"]
+    fam = family_of(node)
+    if fam is not None:
+        out.append(f"family-{slug(fam)}")
+    return out
+
+
+def _clip(text: str, limit: int = MAX_NAME_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
+def format_bytes(size_bytes: int) -> str:
+    """1536 -> "1.5 KiB"; binary units, as CUDA allocations are."""
+    value = float(size_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.3g} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def _dim(dims: tuple[int, int, int]) -> str:
+    """(16, 1, 1) -> "16"; (16, 8, 1) -> "16x8"."""
+    parts = list(dims)
+    while len(parts) > 1 and parts[-1] == 1:
+        parts.pop()
+    return "x".join(str(p) for p in parts)
+
+
+def _detail_bytes(node: Node) -> int | None:
+    for key in ("bytesize", "bytes", "size"):
+        value = node.details.get(key)
+        if value is not None and str(value).strip().isdigit():
+            return int(str(value).strip())
+    return None
+
+
+def label_lines(node: Node) -> tuple[str, str]:
+    """(main line, detail line) of a node's label; the detail line may be empty."""
+    kind = node.kind
+    if kind is NodeKind.KERNEL:
+        name = node.short_name or _fallback_kernel_name(node)
+        parts = []
+        if node.grid is not None:
+            parts.append(f"grid {_dim(node.grid)}")
+        if node.block is not None:
+            parts.append(f"block {_dim(node.block)}")
+        if node.shared_bytes:
+            parts.append(f"smem {format_bytes(node.shared_bytes)}")
+        return _clip(name), " \u00b7 ".join(parts)
+    if kind is NodeKind.MEMCPY:
+        main = f"memcpy {node.copy_direction}" if node.copy_direction else "memcpy"
+        return main, format_bytes(node.copy_bytes) if node.copy_bytes is not None else ""
+    if kind is NodeKind.MEMSET:
+        return "memset", format_bytes(node.memset_bytes) if node.memset_bytes is not None else ""
+    if kind is NodeKind.CONDITIONAL:
+        return (str(node.conditional_type) if node.conditional_type else "conditional"), ""
+    size = _detail_bytes(node) if kind in (NodeKind.MEM_ALLOC, NodeKind.MEM_FREE) else None
+    return KIND_TITLES.get(kind, kind.value), format_bytes(size) if size is not None else ""
+
+
+def _fallback_kernel_name(node: Node) -> str:
+    """A readable name when the dump gave no short name: the demangled name without scopes."""
+    text = node.demangled_name or node.name or "kernel"
+    depth, kept = 0, []
+    for ch in text:  # drop template arguments and parameter lists
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            kept.append(ch)
+    base = "".join(kept).split()[-1] if "".join(kept).split() else text
+    return base.rsplit("::", 1)[-1] or text
+
+
+def html_label(main: str, detail: str, *, extra: str = "") -> str:
+    """A Graphviz HTML-like label: the name, then a smaller grey detail line."""
+    out = html.escape(main) if main else " "
+    if detail:
+        out += f'<BR/><FONT POINT-SIZE="8" COLOR="#444444">{html.escape(detail)}</FONT>'
+    if extra:
+        out += f'<BR/><FONT POINT-SIZE="8" COLOR="#444444"><I>{html.escape(extra)}</I></FONT>'
+    return f"<{out}>"
+
+
+def tooltip(node: Node) -> str:
+    """Hover text: the full demangled kernel name (or the kind), then the node id."""
+    if node.kind is NodeKind.KERNEL:
+        head = node.demangled_name or node.name or "kernel"
+        if node.family:
+            head += f"\n[{node.family}]"
+    else:
+        main, detail = label_lines(node)
+        head = " ".join(p for p in (node.kind.value, detail) if p)
+    return f"{head}\n{node.id}"
+
+
+def body_label(owner: Node, position: int) -> str:
+    """Cluster title of the `position`-th body of `owner`: "IF body (true)", "WHILE body", "case 2"."""
+    if owner.kind is NodeKind.CHILD_GRAPH:
+        return "child graph body"
+    ctype = str(owner.conditional_type) if owner.conditional_type else "conditional"
+    if ctype == "SWITCH":
+        return f"SWITCH case {position}"
+    if ctype in ("IF", "IF/ELSE"):
+        return f"{ctype} body ({'true' if position == 0 else 'false'})"
+    if ctype == "WHILE":
+        return "WHILE body"
+    return f"{ctype} body {position}"
+
+
+def legend_label(families: list[str], *, blocks: bool, title: str = "kernel family") -> str:
+    """An HTML table: one colour swatch per family present, plus a note on xN blocks."""
+    rows = [f'<TR><TD COLSPAN="2" ALIGN="LEFT"><B>{html.escape(title)}</B></TD></TR>']
+    for fam in families:
+        color = FAMILY_COLORS.get(fam) or STATUS_COLORS.get(fam, "#FFFFFF")
+        rows.append(
+            f'<TR><TD BGCOLOR="{color}" BORDER="1" COLOR="#888888" WIDTH="16" HEIGHT="12" FIXEDSIZE="TRUE"></TD>'
+            f'<TD ALIGN="LEFT">{html.escape(fam)}</TD></TR>'
+        )
+    if blocks:
+        rows.append(
+            '<TR><TD COLSPAN="2" ALIGN="LEFT"><FONT POINT-SIZE="8">xN box: a block drawn once,<BR ALIGN="LEFT"/>'
+            'run N times in a row<BR ALIGN="LEFT"/></FONT></TD></TR>'
+        )
+    return (
+        '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
+    )
