@@ -256,9 +256,12 @@ def sweep(
     points: list[LatencyPoint] = []
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(batch_sizes), desc=f"{name}: eager vs graph", unit="batch size")
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # no tqdm: measure without a bar
+            tqdm = None
+        if tqdm is not None:
+            bar = tqdm(total=len(batch_sizes), desc=f"{name}: eager vs graph", unit="batch size")
     with torch.no_grad():
         for batch_size in batch_sizes:
             input_sets = [_call_make_inputs(make_inputs, batch_size, seed) for seed in range(INPUT_SETS)]
