@@ -2,9 +2,10 @@
 
 Layer 0 (pure): standard library only.
 
-Nodes are matched along each graph's topological order, in three passes: first on the full
-signature (kind, family, short name), then on kind + family (the same cuBLAS GEMM slot picking a
-different tile), then on kind alone (cuBLAS at batch 1, CUTLASS at batch 8). A matched pair whose
+Nodes are matched along each graph's topological order by a weighted longest common subsequence:
+a pair counts most when the full signatures agree (kind, family, short name), less when kind and
+family agree (the same cuBLAS GEMM slot picking another tile), least when only the kind does
+(cuBLAS at batch 1, CUTLASS at batch 8). A matched pair whose
 kernel name, grid, block, shared memory or bytes differ is "changed"; unmatched nodes are
 "removed" (only in `a`) or "added" (only in `b`). Bodies of matched child-graph and conditional
 nodes are compared the same way.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import difflib
 import html
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable
 
 from graphlab.core.model import CudaGraph, Graph, Node
 from graphlab.core.structure import analyze, signature
@@ -55,6 +56,11 @@ class NodeMatch:
     b_id: str | None
     status: str
     changes: tuple[str, ...] = ()
+
+    @property
+    def kernel_changed(self) -> bool:
+        """True when another kernel (or node type) ran, not just another grid, block or size."""
+        return any(c.startswith(("name ", "kernel ", "type ")) for c in self.changes)
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,8 @@ class GraphDiff:
     def rows(self, *, group: bool = True, include_same: bool = False) -> list[dict[str, Any]]:
         """The differences as table rows (dicts), in graph order.
 
-        Each row: `status`, `kind`, `a` and `b` (labels), `detail` (what changed), `count` (how
+        Each row: `status`, `kind`, `a` and `b` (labels), `detail` (what changed besides the
+        label), `kernel_changed` (another kernel ran, not just another launch shape), `count` (how
         many nodes share this exact row; 12 for a GEMM that changed in each of 12 layers) and
         `a_ids` / `b_ids`. With `group=False` every node gets its own row (count 1).
         """
@@ -149,7 +156,8 @@ class GraphDiff:
                 "kind": kind,
                 "a": _label(na) if na else "",
                 "b": _label(nb) if nb else "",
-                "detail": "; ".join(m.changes),
+                "detail": "; ".join(c for c in m.changes if not c.startswith("name ")),
+                "kernel_changed": m.kernel_changed,
             }
             key: Hashable = tuple(row.values()) if group else i
             if key not in rows:
@@ -165,15 +173,17 @@ class GraphDiff:
         """A plain-text report: counts by kind, then one line per (grouped) difference."""
         na, nb = self.names
         lines = [f"{na} vs {nb}: " + self._headline()]
-        lines.append(f"  {'kind':<16}{na:>12}{nb:>12}")
+        wa, wb = max(8, len(na) + 2), max(8, len(nb) + 2)
+        lines.append(f"  {'kind':<16}{na:>{wa}}{nb:>{wb}}")
         for kind, (x, y) in self.count_by_kind().items():
             mark = "" if x == y else "  *"
-            lines.append(f"  {kind:<16}{x:>12}{y:>12}{mark}")
+            lines.append(f"  {kind:<16}{x:>{wa}}{y:>{wb}}{mark}")
         for row in self.rows():
             times = f" x{row['count']}" if row["count"] > 1 else ""
             if row["status"] == CHANGED:
                 what = f"{row['a']} -> {row['b']}" if row["a"] != row["b"] else row["a"]
-                lines.append(f"  changed{times}: {what} ({row['detail']})")
+                detail = f" ({row['detail']})" if row["detail"] else ""
+                lines.append(f"  changed{times}: {what}{detail}")
             else:
                 lines.append(f"  {row['status']}{times}: {row['a'] or row['b']}")
         return "\n".join(lines)
@@ -238,7 +248,7 @@ def _diff_graphs(a: CudaGraph, b: CudaGraph, ga: Graph, gb: Graph, out: list[Nod
     seq_a = [a.node(nid) for nid in analyze(ga).order]
     seq_b = [b.node(nid) for nid in analyze(gb).order]
     pairs: list[tuple[Node | None, Node | None]] = []
-    _align(seq_a, seq_b, _KEYS, pairs)
+    _align(seq_a, seq_b, pairs)
     for na, nb in pairs:
         if na is None:
             out.append(NodeMatch(None, nb.id, ADDED))  # type: ignore[union-attr]
@@ -256,13 +266,70 @@ _KEYS: tuple[Callable[[Node], Hashable], ...] = (
     lambda n: (n.kind.value, n.family or ""),
     lambda n: n.kind.value,
 )
+_DP_LIMIT = 9_000_000  # len(a) * len(b) up to which the exact alignment runs (about 1 s here)
 
 
-def _align(
-    seq_a: list[Node], seq_b: list[Node], keys: Iterable[Callable[[Node], Hashable]], out: list
+def _align(seq_a: list[Node], seq_b: list[Node], out: list) -> None:
+    """Pair up two node sequences (None on the side where a node has no partner)."""
+    if len(seq_a) * len(seq_b) <= _DP_LIMIT:
+        _align_exact(seq_a, seq_b, out)
+    else:
+        _align_greedy(seq_a, seq_b, _KEYS, out)
+
+
+def _align_exact(seq_a: list[Node], seq_b: list[Node], out: list) -> None:
+    """Weighted longest common subsequence: a pair scores 3 when the signatures agree, 2 when kind
+    and family agree, 1 when only the kind does. Maximising the total keeps layer i of `a` facing
+    layer i of `b` even when every layer picked other kernels."""
+    codes: list[dict[Hashable, int]] = [{} for _ in _KEYS]
+    ka = [[c.setdefault(key(n), len(c)) for n in seq_a] for key, c in zip(_KEYS, codes)]
+    kb = [[c.setdefault(key(n), len(c)) for n in seq_b] for key, c in zip(_KEYS, codes)]
+    fb, mb, cb = kb
+    m = len(seq_b)
+    prev = [0] * (m + 1)
+    back: list[bytearray] = []  # 1 = pair, 2 = a's node unmatched, 3 = b's node unmatched
+    for f, mid, k in zip(*ka):
+        cur = [0] * (m + 1)
+        row = bytearray(m + 1)
+        row[0] = 2
+        for j in range(m):
+            if fb[j] == f:
+                diag = prev[j] + 3
+            elif mb[j] == mid:
+                diag = prev[j] + 2
+            elif cb[j] == k:
+                diag = prev[j] + 1
+            else:
+                diag = -1
+            up, left = prev[j + 1], cur[j]
+            if diag >= up and diag >= left:
+                cur[j + 1], row[j + 1] = diag, 1
+            elif up >= left:
+                cur[j + 1], row[j + 1] = up, 2
+            else:
+                cur[j + 1], row[j + 1] = left, 3
+        back.append(row)
+        prev = cur
+    pairs: list[tuple[Node | None, Node | None]] = []
+    i, j = len(seq_a), m
+    while i or j:
+        step = back[i - 1][j] if i else 3
+        if step == 1:
+            pairs.append((seq_a[i - 1], seq_b[j - 1]))
+            i, j = i - 1, j - 1
+        elif step == 2:
+            pairs.append((seq_a[i - 1], None))
+            i -= 1
+        else:
+            pairs.append((None, seq_b[j - 1]))
+            j -= 1
+    out.extend(reversed(pairs))
+
+
+def _align_greedy(
+    seq_a: list[Node], seq_b: list[Node], keys: tuple[Callable[[Node], Hashable], ...], out: list
 ) -> None:
-    """Pair up two node sequences: match on the first key, then re-align the gaps on the next."""
-    keys = tuple(keys)
+    """For very large graphs: match on the first key (difflib), then re-align the gaps on the next."""
     if not keys:
         out.extend((n, None) for n in seq_a)
         out.extend((None, n) for n in seq_b)
@@ -273,7 +340,7 @@ def _align(
         if tag == "equal":
             out.extend(zip(seq_a[i1:i2], seq_b[j1:j2]))
         else:
-            _align(seq_a[i1:i2], seq_b[j1:j2], rest, out)
+            _align_greedy(seq_a[i1:i2], seq_b[j1:j2], rest, out)
 
 
 def _changes(na: Node, nb: Node) -> tuple[str, ...]:

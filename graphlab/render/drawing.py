@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 
 import graphviz
 
-from graphlab.core.diff import GraphDiff, diff
+from graphlab.core.diff import GraphDiff, NodeMatch, diff
 from graphlab.core.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.core.structure import RepeatedBlock, analyze, find_repeated_blocks
 from graphlab.errors import GraphlabError
@@ -26,7 +26,7 @@ from graphlab.render import style
 COLLAPSE_MIN_SAVED_NODES = 4  # collapse a block only when that hides at least this many nodes
 SAVE_FORMATS = {".svg": "svg", ".png": "png", ".gv": "gv", ".dot": "gv", ".pdf": "pdf"}
 _SLANTED = {"parallelogram", "trapezium", "hexagon", "house", "invhouse", "diamond", "cds", "cylinder"}
-_STATUS_RANK = {"same": 0, "added": 1, "removed": 1, "changed": 2}
+_STATUS_RANK = {"same": 0, "launch changed": 1, "added": 2, "removed": 2, "kernel changed": 3}
 
 
 class GraphvizMissingError(GraphlabError, RuntimeError):
@@ -312,12 +312,12 @@ def _bridged(graph: Graph, hidden: set[str]) -> list[tuple[str, str, bool]]:
     return out
 
 
-def _new_digraph(rankdir: str, title: str) -> graphviz.Digraph:
+def _new_digraph(rankdir: str) -> graphviz.Digraph:
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise GraphlabError(f"rankdir must be one of TB, LR, BT, RL, not {rankdir!r}")
     dot = graphviz.Digraph(name="graphlab")
     dot.attr("graph", rankdir=rankdir, fontname=style.FONT, fontsize="11", nodesep="0.25", ranksep="0.3",
-             labelloc="t", labeljust="l", label=title, newrank="true", bgcolor="white")
+             labelloc="t", labeljust="l", newrank="true", bgcolor="white")
     dot.attr("node", fontname=style.FONT, fontsize="10", color=style.LINE_COLOR, penwidth="1",
              height="0.3", margin="0.1,0.04")
     dot.attr("edge", color=style.EDGE_COLOR, arrowsize="0.6")
@@ -334,13 +334,6 @@ def _as_cudagraph(graph: CudaGraph | Graph) -> CudaGraph:
 
 def _source_name(cg: CudaGraph) -> str:
     return cg.source.replace("\\", "/").rsplit("/", 1)[-1]
-
-
-def _legend(target: graphviz.Digraph, name: str, families: Iterable[str], blocks: bool, title: str) -> None:
-    present = [f for f in [*style.FAMILY_COLORS, *style.STATUS_COLORS] if f in set(families)]
-    if present or blocks:
-        target.node(name, label=style.legend_label(present, blocks=blocks, title=title), shape="plaintext",
-                    id=name, margin="0", **{"class": "legend"})
 
 
 def render(
@@ -400,10 +393,12 @@ def render(
     opts.highlight = frozenset(painter.rep.get(n, n) for n in opts.highlight)
     if selected is not None:
         opts.selected = painter.rep.get(selected, selected)
-    dot = _new_digraph(rankdir, f"{_source_name(cg)}  ({len(cg)} nodes)")
+    dot = _new_digraph(rankdir)
     painter.paint(dot)
-    if legend:
-        _legend(dot, "legend", painter.families, bool(painter.collapsed), "kernel family")
+    entries = [(f, c) for f, c in style.FAMILY_COLORS.items() if f in painter.families] if legend else []
+    note = style.BLOCK_NOTE if legend and painter.collapsed else ""
+    title = f"{_source_name(cg)}  ({len(cg)} nodes)"
+    dot.attr(label=style.title_label(title, entries, heading="kernel family", note=note))  # last: not inherited
     return Drawing(
         dot, graph=cg, blocks=painter.blocks, collapsed=[b.id for b in painter.collapsed], node_ids=painter.drawn
     )
@@ -426,28 +421,39 @@ def render_diff(
     in the SVG are "a-<node id>" and "b-<node id>".
     """
     d = diff(a, b, names=names)
-    dot = _new_digraph(rankdir, f"{d.names[0]}  vs  {d.names[1]}")
+    dot = _new_digraph(rankdir)
     drawn: list[str] = []
-    for side, cg, status in (("a", a, d.status_in_a), ("b", b, d.status_in_b)):
+    collapsed = False
+    for side, cg, match in (("a", a, d.match_of_a), ("b", b, d.match_of_b)):
         opts = _Options(collapse=collapse, name_prefix=f"{side}__", id_prefix=f"{side}-")
         painter = _Painter(cg, opts)
-        worst = _worst_status(painter, status)
+        collapsed = collapsed or bool(painter.collapsed)
+        worst = _worst_status(painter, match)
         opts.fill = lambda node, worst=worst: style.STATUS_COLORS[worst[node.id]]
-        opts.extra_classes = lambda node, worst=worst, side=side: [f"status-{worst[node.id]}", f"side-{side}"]
+        opts.extra_classes = lambda node, worst=worst, side=side: [
+            f"status-{style.slug(worst[node.id])}", f"side-{side}"
+        ]
         with dot.subgraph(name=f"cluster_side_{side}") as sub:
             sub.attr(label=d.names[0 if side == "a" else 1], id=f"side-{side}", style="rounded", color="#BBBBBB",
                      fontsize="12")
             painter.paint(sub)
         drawn += [f"{side}-{nid}" for nid in painter.drawn]
-    if legend:
-        _legend(dot, "legend", style.STATUS_COLORS, collapse, "difference")
-    dot.node("diff_table", label=_diff_table(d), shape="plaintext", id="diff-table", **{"class": "diff-table"})
+    entries = list(style.STATUS_COLORS.items()) if legend else []
+    note = style.BLOCK_NOTE + "; it shows the biggest change among its repeats" if legend and collapsed else ""
+    dot.attr(label=style.title_label(f"{d.names[0]}  vs  {d.names[1]}", entries, heading="difference",
+                                     note=note, per_row=5, table=_diff_table(d)))
     return Drawing(dot, node_ids=drawn, diff=d)
 
 
-def _worst_status(painter: _Painter, status: Callable[[str], str]) -> dict[str, str]:
-    """Status per drawn node; a block's stand-in shows the worst status among the nodes it stands for."""
-    worst = {n.id: status(n.id) for n in painter.cg.nodes()}
+def _display_status(match: NodeMatch) -> str:
+    if match.status != "changed":
+        return match.status
+    return "kernel changed" if match.kernel_changed else "launch changed"
+
+
+def _worst_status(painter: _Painter, match: Callable[[str], NodeMatch]) -> dict[str, str]:
+    """Status per drawn node; a block's stand-in shows the biggest change among the nodes it stands for."""
+    worst = {n.id: _display_status(match(n.id)) for n in painter.cg.nodes()}
     for hidden_id, rep_id in painter.rep.items():
         if _STATUS_RANK[worst[hidden_id]] > _STATUS_RANK[worst[rep_id]]:
             worst[rep_id] = worst[hidden_id]
@@ -464,14 +470,17 @@ def _diff_table(d: GraphDiff, max_rows: int = 12) -> str:
         cells.append(f'<TR><TD ALIGN="LEFT">{esc(kind)}</TD><TD{bg}>{x}</TD><TD{bg}>{y}</TD></TR>')
     rows = d.rows()
     for row in rows[:max_rows]:
+        shown = row["status"]
+        if shown == "changed":
+            shown = "kernel changed" if row["kernel_changed"] else "launch changed"
         times = f" x{row['count']}" if row["count"] > 1 else ""
         what = f"{row['a']} \u2192 {row['b']}" if row["a"] and row["b"] and row["a"] != row["b"] else row["a"] or row["b"]
-        detail = f" ({row['detail']})" if row["detail"] and row["a"] == row["b"] else ""
+        detail = f" ({row['detail']})" if row["detail"] else ""
         text = style._clip(f"{row['status']}{times}: {what}{detail}", 90)
-        cells.append(f'<TR><TD COLSPAN="3" ALIGN="LEFT" BGCOLOR="{style.STATUS_COLORS[row["status"]]}">'
+        cells.append(f'<TR><TD COLSPAN="3" ALIGN="LEFT" BGCOLOR="{style.STATUS_COLORS[shown]}">'
                      f"{esc(text)}</TD></TR>")
     if len(rows) > max_rows:
         cells.append(f'<TR><TD COLSPAN="3" ALIGN="LEFT">... {len(rows) - max_rows} more (see Drawing.diff)</TD></TR>')
     if not rows:
         cells.append('<TR><TD COLSPAN="3" ALIGN="LEFT">no differences</TD></TR>')
-    return '<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="#BBBBBB">' + "".join(cells) + "</TABLE>>"
+    return '<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="#BBBBBB">' + "".join(cells) + "</TABLE>"

@@ -70,13 +70,15 @@ FONT = "Helvetica"
 BLOCK_FILL = "#F4F4F4"
 BODY_FILL = "#FAFAFA"
 
-# diff status -> fill colour (Tol light: grey, yellow, mint, orange)
+# diff status -> fill colour (Tol light: grey, pale and full yellow, mint, orange)
 STATUS_COLORS: dict[str, str] = {
     "same": "#EEEEEE",
-    "changed": "#EEDD88",
+    "launch changed": "#F6EFCB",
+    "kernel changed": "#EEDD88",
     "added": "#44BB99",
     "removed": "#EE8866",
 }
+BLOCK_NOTE = "xN box: a block drawn once that ran N times in a row"
 
 MAX_NAME_CHARS = 34  # longer short names are cut with an ellipsis; the tooltip has the full name
 
@@ -214,20 +216,34 @@ def body_label(owner: Node, position: int) -> str:
     return f"{ctype} body {position}"
 
 
-def legend_label(families: list[str], *, blocks: bool, title: str = "kernel family") -> str:
-    """An HTML table: one colour swatch per family present, plus a note on xN blocks."""
-    rows = [f'<TR><TD COLSPAN="2" ALIGN="LEFT"><B>{html.escape(title)}</B></TD></TR>']
-    for fam in families:
-        color = FAMILY_COLORS.get(fam) or STATUS_COLORS.get(fam, "#FFFFFF")
-        rows.append(
-            f'<TR><TD BGCOLOR="{color}" BORDER="1" COLOR="#888888" WIDTH="16" HEIGHT="12" FIXEDSIZE="TRUE"></TD>'
-            f'<TD ALIGN="LEFT">{html.escape(fam)}</TD></TR>'
+def title_label(title: str, entries: list[tuple[str, str]], *, heading: str = "", note: str = "",
+                per_row: int = 4, table: str = "") -> str:
+    """The drawing's title as an HTML table: the title, then the legend (colour swatch + name,
+    `per_row` to a row), a note, and optionally another table (the diff summary) below.
+
+    Putting the legend in the graph label keeps it out of the layout: as a node it would sit on
+    the first rank and push the whole graph down."""
+    esc = html.escape
+    cells = [f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="12">{esc(title)}</FONT></TD></TR>']
+    if entries:
+        row = [f'<TD ALIGN="LEFT"><B>{esc(heading)}</B></TD>'] if heading else []
+        rows = []
+        for i, (name, color) in enumerate(entries):
+            if i and i % per_row == 0:
+                rows.append(row)
+                row = ["<TD></TD>"] if heading else []
+            row.append(
+                f'<TD BGCOLOR="{color}" BORDER="1" COLOR="#888888" WIDTH="14" HEIGHT="11" FIXEDSIZE="TRUE"></TD>'
+                f'<TD ALIGN="LEFT">{esc(name)}  </TD>'
+            )
+        rows.append(row)
+        inner = "".join(f"<TR>{''.join(r)}</TR>" for r in rows)
+        cells.append(
+            '<TR><TD ALIGN="LEFT"><TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">'
+            f"{inner}</TABLE></TD></TR>"
         )
-    if blocks:
-        rows.append(
-            '<TR><TD COLSPAN="2" ALIGN="LEFT"><FONT POINT-SIZE="8">xN box: a block drawn once,<BR ALIGN="LEFT"/>'
-            'run N times in a row<BR ALIGN="LEFT"/></FONT></TD></TR>'
-        )
-    return (
-        '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
-    )
+    if note:
+        cells.append(f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="9" COLOR="#444444">{esc(note)}</FONT></TD></TR>')
+    if table:
+        cells.append(f'<TR><TD ALIGN="LEFT">{table}</TD></TR>')
+    return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">' + "".join(cells) + "</TABLE>>"
