@@ -13,6 +13,7 @@ Two label styles exist, and one dump can mix them (the flags pick per node type)
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Union
@@ -50,11 +51,9 @@ _DIRECTIONS = {"HTOD": "HtoD", "DTOH": "DtoH", "DTOD": "DtoD", "HTOH": "HtoH", "
 _GRAPH_REF = re.compile(r"^graph_\d+$")
 _ID_CELL = re.compile(r"^(\d+)\s*(?:\(topoId:\s*(-?\d+)\))?$")
 _TOPO = re.compile(r"topoId:\s*(-?\d+)")
-_LAUNCH = re.compile(r"^(.*?)\s*<<<(.*)>>>\s*$", re.DOTALL)
 _PAREN_PAIR = re.compile(r"^\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)$")
 _LINE_SPLIT = re.compile(r"\\[nlr]|\n")
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_RECORD_TOKEN = re.compile(r"(?:[^\\{}|]|\\.)+|[{}|]", re.DOTALL)
 
 Tree = Union[str, list["Tree"]]
 
@@ -137,18 +136,19 @@ def _split_launch(params: str) -> list[str]:
 
 def _read_kernel_cell(fields: NodeFields, text: str) -> None:
     """'name<<<grid,block,smem>>>' or just 'name'."""
-    match = _LAUNCH.match(text)
-    if match is None:
+    start = text.find("<<<")
+    if start < 0 or not text.rstrip().endswith(">>>"):
         fields.name = text.strip()
         return
-    fields.name = match.group(1).strip()
-    parts = _split_launch(match.group(2))
+    fields.name = text[:start].strip()
+    params = text[start + 3 : text.rstrip().rfind(">>>")]
+    parts = _split_launch(params)
     if len(parts) != 3:
-        raise ValueError(f"cannot read kernel launch parameters <<<{match.group(2)}>>>")
+        raise ValueError(f"cannot read kernel launch parameters <<<{params[:60]}>>>")
     fields.grid, fields.block = _dim3(parts[0]), _dim3(parts[1])
     fields.shared_bytes = _int(parts[2])
     if fields.shared_bytes is None:
-        raise ValueError(f"cannot read dynamic shared memory {parts[2]!r}")
+        raise ValueError(f"cannot read dynamic shared memory {parts[2][:40]!r}")
 
 
 def _unescape(text: str) -> str:
@@ -156,32 +156,62 @@ def _unescape(text: str) -> str:
 
 
 # -- record labels --------------------------------------------------------------------------
+_HIDE_ESCAPES = str.maketrans({"\x01": "\\", "\x02": "{", "\x03": "}", "\x04": "|"})
+_RECORD_SPLIT = re.compile(r"([{}|])")
+
+
 def _record_tree(label: str) -> list[Tree]:
     """Graphviz record text -> nested lists of cell texts (escapes removed, cells stripped)."""
+    hidden = False
+    if "\\" in label:  # hide escaped structure characters (input has no control characters)
+        hidden = "\\\\" in label or "\\{" in label or "\\}" in label or "\\|" in label
+        if hidden:
+            label = label.replace("\\\\", "\x01").replace("\\{", "\x02").replace("\\}", "\x03").replace("\\|", "\x04")
     stack: list[list[Tree]] = [[]]
-    cell: list[str] = []
-    for token in _RECORD_TOKEN.findall(label):
-        if token == "{":
-            stack.append([])
-        elif token == "}":
-            if cell:
-                stack[-1].append(_unescape("".join(cell)).strip())
-                cell = []
+    top = stack[0]
+    for piece in _RECORD_SPLIT.split(label):
+        if piece == "{":
+            top = []
+            stack.append(top)
+        elif piece == "}":
             if len(stack) == 1:
                 raise ValueError("unbalanced '}' in a record label")
             done = stack.pop()
-            stack[-1].append(done)
-        elif token == "|":
+            top = stack[-1]
+            top.append(done)
+        elif piece != "|":
+            cell = piece.strip()
             if cell:
-                stack[-1].append(_unescape("".join(cell)).strip())
-                cell = []
-        elif token.strip():
-            cell.append(token)
+                if "\\" in cell:
+                    cell = _UNESCAPE.sub(r"\1", cell)
+                if hidden:
+                    cell = cell.translate(_HIDE_ESCAPES).strip()
+                top.append(cell)
     if len(stack) != 1:
         raise ValueError("unbalanced '{' in a record label")
-    if cell:
-        stack[0].append(_unescape("".join(cell)).strip())
-    return [t for t in stack[0] if t != ""]
+    return stack[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_cells(part: str) -> tuple[Tree, ...]:
+    return tuple(_record_tree(part))
+
+
+def _record_cells(label: str) -> list[Tree]:
+    """The top-level cells of a record label.
+
+    Fast path: the driver prints one top-level row per line (`\\n| {...}`), and rows such as
+    `{cooperative | 0}` repeat from node to node, so each line is parsed once and cached. Any label
+    whose lines do not split into balanced rows goes through the full parse."""
+    body = label.strip()
+    if body.startswith("{") and body.endswith("}") and "\n|" in body:
+        parts = body[1:-1].split("\n|")
+        try:  # a part that is not balanced on its own raises, and the full parse decides
+            return [cell for part in parts for cell in _cached_cells(part)]
+        except ValueError:
+            pass
+    tree = _unwrap(_record_tree(label))
+    return tree if isinstance(tree, list) else [tree]
 
 
 def _unwrap(tree: Tree) -> Tree:
@@ -243,9 +273,7 @@ def _row_pairs(row: Tree, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def _read_record(label: str, shape: str | None) -> NodeFields:
-    tree = _record_tree(label)
-    top = _unwrap(tree)
-    rows: list[Tree] = top if isinstance(top, list) else [top]
+    rows = _record_cells(label)
     if not rows or not isinstance(rows[0], str):
         raise ValueError("record label without a node type header")
     header = rows[0].split()[0] if rows[0].split() else ""
