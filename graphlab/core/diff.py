@@ -278,9 +278,10 @@ def _align(seq_a: list[Node], seq_b: list[Node], out: list) -> None:
 
 
 def _align_exact(seq_a: list[Node], seq_b: list[Node], out: list) -> None:
-    """Weighted longest common subsequence: a pair scores 3 when the signatures agree, 2 when kind
+    """Weighted longest common subsequence: a pair scores 9 when the signatures agree, 4 when kind
     and family agree, 1 when only the kind does. Maximising the total keeps layer i of `a` facing
-    layer i of `b` even when every layer picked other kernels."""
+    layer i of `b` even when every layer picked other kernels; as each weight is more than twice
+    the next, one exact match beats shifting two neighbours into looser matches."""
     codes: list[dict[Hashable, int]] = [{} for _ in _KEYS]
     ka = [[c.setdefault(key(n), len(c)) for n in seq_a] for key, c in zip(_KEYS, codes)]
     kb = [[c.setdefault(key(n), len(c)) for n in seq_b] for key, c in zip(_KEYS, codes)]
@@ -294,9 +295,9 @@ def _align_exact(seq_a: list[Node], seq_b: list[Node], out: list) -> None:
         row[0] = 2
         for j in range(m):
             if fb[j] == f:
-                diag = prev[j] + 3
+                diag = prev[j] + 9
             elif mb[j] == mid:
-                diag = prev[j] + 2
+                diag = prev[j] + 4
             elif cb[j] == k:
                 diag = prev[j] + 1
             else:
