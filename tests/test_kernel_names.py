@@ -40,7 +40,7 @@ REAL_NAMES = [
     ("void cublasLt::epilogue::impl::globalKernel<8, 32, float, float, float, true, true, 1>(int, int, long, float*, "
      "cublasLtEpilogue_t, int, float*, long, float*)", "cuBLAS", "epilogue (cuBLAS)"),
     ("void sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>(float*, float const*, float const*, int, int, int)",
-     "cuBLAS", "gemm (cuBLAS)"),
+     "cuBLAS", "gemm large-K (cuBLAS)"),
     ("void scal_kernel<float, float, 1, true, 6, 5, 5, 3>(cublasTransposeParams<float>, float const*, float*, "
      "float const*)", "cuBLAS", "scal (cuBLAS)"),
     # CUTLASS

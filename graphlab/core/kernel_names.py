@@ -233,6 +233,8 @@ def _cublas(name: str, demangled: str) -> str | None:
         if base.startswith("gemmsn") or base.startswith("gemmk1"):
             return "gemm small-N" if base.startswith("gemmsn") else "gemm k=1"
         tile = _tile(base)
+        if "largek" in base and not tile:
+            return "gemm large-K"
         if "gemm" in base or base.startswith("nvjet") or tile:
             return f"gemm {tile}" if tile else "gemm"
         return _snake(re.sub(r"_kernel.*$", "", base)) or "kernel"
