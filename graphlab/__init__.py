@@ -37,18 +37,23 @@ _LAZY: dict[str, str] = {
     "list_recordings": "graphlab.core.recordings",
     "recordings_table": "graphlab.core.recordings",
     "Sweep": "graphlab.core.results",
+    "LatencyPoint": "graphlab.core.results",
+    "Timeline": "graphlab.core.results",
     "check_claims": "graphlab.core.claims",
     # layer 1: adapters
     "render": "graphlab.render.drawing",
     "render_diff": "graphlab.render.drawing",
     "plot_latency": "graphlab.render.plots",
     "plot_timeline": "graphlab.render.plots",
+    "plot_speedup": "graphlab.render.plots",
+    "plot_overhead": "graphlab.render.plots",
     # layer 2: GPU
     "capture": "graphlab.gpu.capture",
     "capturing": "graphlab.gpu.capture",
     "CapturedGraph": "graphlab.gpu.capture",
     "sweep": "graphlab.gpu.timing",
     "record_timeline": "graphlab.gpu.timeline",
+    "probe_weight_update": "graphlab.gpu.timing",
     # layer 3: UI
     "inspect": "graphlab.ui.inspector",
     "latency_lab": "graphlab.ui.latency_lab",

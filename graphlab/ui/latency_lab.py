@@ -1,0 +1,262 @@
+"""The latency lab: eager vs CUDA-graph latency by batch size, live on a GPU or from recordings.
+
+Layer 3 (UI): ipywidgets + a plotly FigureWidget (needs anywidget). Everything it draws comes from
+`graphlab.render.plots`, everything it measures from `graphlab.gpu.timing.sweep`.
+
+    >>> import graphlab as gl
+    >>> lab = gl.latency_lab()              # pick a zoo model, batch sizes, repetitions; press Run
+    >>> lab                                 # doctest: +SKIP
+    >>> lab.sweeps[-1].table()              # doctest: +SKIP
+
+On a GPU, Run measures; the progress bar advances per batch size while the figure and table fill
+in. Without a GPU, Run shows the recordings (with a banner naming the GPU, driver, torch and date),
+and several GPUs' recordings of the same model can be compared in one figure.
+"""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any, Callable
+
+from graphlab.core.results import LatencyPoint, Sweep
+from graphlab.errors import GraphlabError
+
+DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
+REPETITION_CHOICES = (("auto", 0), ("100", 100), ("300", 300), ("1000", 1000))
+
+
+def parse_batch_sizes(text: str) -> list[int]:
+    """ "1, 2, 8" -> [1, 2, 8]; GraphlabError naming the bad entry otherwise."""
+    out: list[int] = []
+    for part in text.replace(";", ",").replace(" ", ",").split(","):
+        if not part:
+            continue
+        if not part.isdigit() or int(part) < 1:
+            raise GraphlabError(f"batch sizes must be whole numbers >= 1 separated by commas; {part!r} is not")
+        out.append(int(part))
+    if not out:
+        raise GraphlabError("give at least one batch size, e.g. 1, 8, 64")
+    return out
+
+
+def recorded_sweeps(root: str | Path | None = None) -> dict[str, dict[str, tuple[Sweep, Any]]]:
+    """{model: {gpu folder: (Sweep, Recording)}} for every recording that holds a sweep."""
+    from graphlab.core.recordings import list_recordings
+
+    found: dict[str, dict[str, tuple[Sweep, Any]]] = {}
+    for rec in list_recordings(root):
+        key = next((k for k in rec.result_names if k.startswith(("sweep", "latency"))), None)
+        if key is None:
+            continue
+        sweep = Sweep.from_dict(rec.results(key))
+        sweep = Sweep(rec.name, sweep.points, {**rec.provenance, **sweep.conditions}, sweep.weight_update)
+        found.setdefault(rec.name, {})[rec.path.parent.name] = (sweep, rec)
+    return found
+
+
+def _table_html(sweeps: list[Sweep]) -> str:
+    head = "".join(f"<th>{h}</th>" for h in ("GPU", "batch", "eager p50 µs", "graph p50 µs", "speedup", "latency drop",
+                                             "run spread", "kernels", "capture ms"))
+    rows = []
+    for s in sweeps:
+        for b in s.batch_sizes:
+            if not s.has(b):
+                continue
+            e, g = s.point(b, "eager"), s.point(b, "graph")
+            spread = max(e.spread_pct or 0.0, g.spread_pct or 0.0)
+            cells = (html.escape(str(s.conditions.get("gpu", "?"))), b, f"{e.p50_us:.1f}", f"{g.p50_us:.1f}",
+                     f"{s.speedup(b):.2f}x", f"{s.latency_drop_pct(b):.0f}%", f"±{spread:.1f}%",
+                     g.kernel_count if g.kernel_count is not None else "", f"{g.capture_ms:.1f}" if g.capture_ms else "")
+            rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    if not rows:
+        return "<i>No measurements yet: press Run.</i>"
+    return f"<table class='graphlab-latency'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _banner_html(live: bool, sweeps: list[Sweep]) -> str:
+    if live and not any("driver" in s.conditions and "command" in s.conditions for s in sweeps):
+        gpu = sweeps[0].conditions.get("gpu") if sweeps else None
+        return f"<b>Live</b>: measuring on this machine's GPU{f' ({html.escape(str(gpu))})' if gpu else ''}."
+    if not sweeps:
+        return "<b>Recorded mode</b> (no GPU here): choose a model and press Show."
+    lines = []
+    for s in sweeps:
+        c = s.conditions
+        lines.append(f"{html.escape(s.model)} on <b>{html.escape(str(c.get('gpu', '?')))}</b>, driver "
+                     f"{html.escape(str(c.get('driver', '?')))}, torch {html.escape(str(c.get('torch', '?')))}, "
+                     f"recorded {html.escape(str(c.get('date', '?'))[:10])}")
+    return "<b>Recorded</b> (no GPU here, these numbers were measured earlier):<br>" + "<br>".join(lines)
+
+
+class LatencyLab:
+    """The widget behind `latency_lab()`. Attributes worth reading: `sweeps` (what is shown),
+    `widget` (the ipywidgets VBox), `figure_widget` (the plotly FigureWidget)."""
+
+    def __init__(self, model: Any = None, *, make_inputs: Callable[..., Any] | None = None,
+                 batch_sizes: Any = DEFAULT_BATCH_SIZES, repetitions: int | None = None, runs: int = 3,
+                 live: bool | None = None, recordings_root: str | Path | None = None,
+                 runner: Callable[..., Sweep] | None = None):
+        import ipywidgets as w
+        import plotly.graph_objects as go
+
+        from graphlab.env import has_cuda
+        from graphlab.gpu.zoo import ZOO
+
+        self.live = has_cuda() if live is None else live
+        self.sweeps: list[Sweep] = []
+        self._custom = None if model is None or isinstance(model, str) else (model, make_inputs)
+        self._runner = runner
+        self._recorded = {} if self.live else recorded_sweeps(recordings_root)
+        if self.live:
+            names = [("your model", "custom")] if self._custom else []
+            names += [(n, n) for n in ZOO]
+        else:
+            names = [(n, n) for n in sorted(self._recorded)]
+            if not names:
+                raise GraphlabError("no GPU here and no recordings with latency sweeps were found: "
+                                    "run `graphlab record` on a GPU machine, or set GRAPHLAB_RECORDINGS")
+        start = "custom" if self._custom else model if isinstance(model, str) else names[0][1]
+        if start not in [v for _, v in names]:
+            raise GraphlabError(f"no model {start!r} here; choose one of {', '.join(v for _, v in names)}")
+        style = {"description_width": "initial"}
+        self.model_choice = w.Dropdown(options=names, value=start, description="model", style=style)
+        self.batch_text = w.Text(value=", ".join(str(b) for b in batch_sizes), description="batch sizes", style=style)
+        choices = list(REPETITION_CHOICES)
+        if repetitions and repetitions not in [v for _, v in choices]:
+            choices.append((str(repetitions), repetitions))
+        self.repetitions_choice = w.Dropdown(options=choices, value=repetitions or 0,
+                                             description="timed calls per run", style=style)
+        self.runs_slider = w.IntSlider(value=runs, min=1, max=10, description="runs", style=style)
+        self.gpu_choice = w.SelectMultiple(description="compare GPUs", style=style, rows=3)
+        self.run_button = w.Button(description="Run" if self.live else "Show recording", button_style="primary",
+                                   icon="play")
+        self.progress = w.IntProgress(value=0, min=0, max=1, description="batch sizes")
+        self.status = w.Label(value="")
+        self.banner = w.HTML(_banner_html(self.live, []))
+        self.table = w.HTML(_table_html([]))
+        self.figure_widget = go.FigureWidget(self._static([]))
+        controls = [self.model_choice, self.batch_text, self.repetitions_choice, self.runs_slider] if self.live \
+            else [self.model_choice, self.gpu_choice]
+        self.widget = w.VBox([self.banner, w.HBox(controls[:2]), w.HBox(controls[2:]),
+                              w.HBox([self.run_button, self.progress, self.status]), self.figure_widget, self.table])
+        self.run_button.on_click(lambda _button: self.run())
+        self.model_choice.observe(lambda _change: self._refresh_gpus(), names="value")
+        self._refresh_gpus()
+
+    # -- actions ------------------------------------------------------------------------------------
+    def run(self) -> list[Sweep]:
+        """Measure (live) or load (recorded) the chosen model; update figure, table and progress."""
+        self.run_button.disabled = True
+        try:
+            if self.live:
+                self._run_live()
+            else:
+                self._show_recorded()
+        except GraphlabError as exc:
+            self.status.value = f"error: {exc}"
+        finally:
+            self.run_button.disabled = False
+        return self.sweeps
+
+    def _run_live(self) -> None:
+        batch_sizes = parse_batch_sizes(self.batch_text.value)
+        choice = self.model_choice.value
+        if choice == "custom":
+            model, make_inputs = self._custom  # type: ignore[misc]
+            if make_inputs is None:
+                raise GraphlabError("pass make_inputs=lambda batch_size, seed=0: ... with your own model")
+            name = type(model).__name__
+        else:
+            from graphlab.gpu.zoo import get_model
+
+            zoo_model = get_model(choice)
+            model, make_inputs, name = zoo_model.build(), zoo_model.make_inputs, choice
+        points: list[LatencyPoint] = []
+        self.progress.max, self.progress.value = len(batch_sizes), 0
+        self.status.value = f"measuring {name}..."
+
+        def on_point(point: LatencyPoint) -> None:
+            points.append(point)
+            if point.mode == "graph":
+                self.progress.value += 1
+                self.status.value = f"batch {point.batch_size} done"
+            self._show([Sweep(name, tuple(points))])
+
+        runner = self._runner
+        if runner is None:
+            from graphlab.gpu.timing import sweep as runner
+        result = runner(model, make_inputs, batch_sizes, name=name, repetitions=self.repetitions_choice.value or None,
+                        runs=self.runs_slider.value, progress=False, on_point=on_point)
+        self._show([result])
+        self.status.value = f"done: {len(batch_sizes)} batch sizes"
+
+    def _show_recorded(self) -> None:
+        by_gpu = self._recorded[self.model_choice.value]
+        gpus = list(self.gpu_choice.value) or sorted(by_gpu)[:1]
+        self.progress.max, self.progress.value = len(gpus), len(gpus)
+        self._show([by_gpu[g][0] for g in gpus])
+        self.status.value = f"showing {len(gpus)} recording(s)"
+
+    def _refresh_gpus(self) -> None:
+        if self.live:
+            return
+        gpus = sorted(self._recorded.get(self.model_choice.value, {}))
+        self.gpu_choice.options = gpus
+        self.gpu_choice.value = tuple(gpus[:1])
+
+    # -- drawing ------------------------------------------------------------------------------------
+    def _static(self, sweeps: list[Sweep]) -> Any:
+        from graphlab.render.plots import plot_latency
+
+        if sweeps and any(s.points for s in sweeps):
+            return plot_latency(sweeps)
+        import plotly.graph_objects as go
+
+        return go.Figure(layout={"title": "Press Run to measure eager vs CUDA-graph latency" if self.live else
+                                 "Press 'Show recording'", "height": 420})
+
+    def _show(self, sweeps: list[Sweep]) -> None:
+        self.sweeps = sweeps
+        fig = self._static(sweeps)
+        fw = self.figure_widget
+        with fw.batch_update():
+            fw.data = ()
+            fw.layout = fig.layout
+            fw.add_traces(list(fig.data))
+        self.table.value = _table_html(sweeps)
+        self.banner.value = _banner_html(self.live, sweeps)
+
+    def figure(self) -> Any:
+        """A static `plotly.graph_objects.Figure` of what the lab shows (stays in exported notebooks)."""
+        return self._static(self.sweeps)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = dict(self.widget._repr_mimebundle_(**kwargs))
+        figure_html = self.figure().to_html(include_plotlyjs="cdn", full_html=False) if self.sweeps else ""
+        data["text/html"] = self.banner.value + figure_html + self.table.value
+        return data
+
+    def __repr__(self) -> str:
+        return f"LatencyLab({'live' if self.live else 'recorded'}, model={self.model_choice.value!r}, " \
+               f"sweeps={[s.model for s in self.sweeps]})"
+
+
+def latency_lab(model: Any = None, *, make_inputs: Callable[..., Any] | None = None,
+                batch_sizes: Any = DEFAULT_BATCH_SIZES, repetitions: int | None = None, runs: int = 3,
+                live: bool | None = None, recordings_root: str | Path | None = None) -> LatencyLab:
+    """Open the latency lab: eager vs CUDA-graph latency by batch size, with a Run button.
+
+    Args:
+        model: a zoo name ("mlp", "cnn", "gpt", "resnet18"), your own `nn.Module` (then also pass
+            `make_inputs(batch_size, seed=0)`), or None to choose in the widget.
+        batch_sizes: initial batch sizes (editable in the widget).
+        repetitions: timed calls per run (None: automatic, about 0.1 s per run).
+        runs: repeated runs per point (their spread is the noise floor).
+        live: force live (GPU) or recorded mode; default: live when a CUDA GPU is visible.
+        recordings_root: where recordings are read in recorded mode (default: graphlab's own).
+    """
+    return LatencyLab(model, make_inputs=make_inputs, batch_sizes=batch_sizes, repetitions=repetitions, runs=runs,
+                      live=live, recordings_root=recordings_root)
+
+
+__all__ = ["LatencyLab", "latency_lab", "parse_batch_sizes", "recorded_sweeps"]

@@ -1,0 +1,133 @@
+"""The latency lab widget, driven headless: build it, click, read what the figure and table show.
+
+Recordings here are written to a temporary folder from hand-written test inputs, not measurements.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("anywidget")
+
+from graphlab.core.recordings import write_recording  # noqa: E402
+from graphlab.core.results import LatencyPoint, Sweep  # noqa: E402
+from graphlab.errors import GraphlabError  # noqa: E402
+from graphlab.ui.latency_lab import LatencyLab, latency_lab, parse_batch_sizes  # noqa: E402
+
+
+def _p(batch_size, mode, p50, **kw):
+    return LatencyPoint(batch_size=batch_size, mode=mode, p10_us=p50 * 0.9, p50_us=p50, p90_us=p50 * 1.1,
+                        spread_pct=1.0, **kw)
+
+
+def _sweep(model, scale):
+    pts = []
+    for b in (1, 8, 64):
+        pts += [_p(b, "eager", 100.0 * scale + b), _p(b, "graph", 50.0 * scale + b, kernel_count=5, capture_ms=3.0)]
+    return Sweep(model, tuple(pts), conditions={"date": "2026-01-01T00:00:00Z"})
+
+
+@pytest.fixture
+def root(tmp_path):
+    for gpu, name, scale in (("gpu-a", "GPU A", 1.0), ("gpu-b", "GPU B", 2.0)):
+        provenance = {"gpu": name, "driver": "1.2", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
+                      "git_commit": "x", "command": "test", "date": "2026-01-02T00:00:00Z"}
+        for model in ("mlp", "gpt"):
+            write_recording(tmp_path / gpu / model, name=model, description="", provenance=provenance, graphs={},
+                            results={"sweep": json.loads(_sweep(model, scale).to_json())})
+    write_recording(tmp_path / "gpu-a" / "graph-only", name="graph-only", description="", provenance=provenance,
+                    graphs={}, results={})
+    return tmp_path
+
+
+def _lines(lab):
+    return [t for t in lab.figure_widget.data if t.mode == "lines+markers"]
+
+
+def test_recorded_mode_lists_models_with_sweeps_and_shows_a_banner(root):
+    lab = latency_lab(live=False, recordings_root=root)
+    assert [v for _, v in lab.model_choice.options] == ["gpt", "mlp"]  # graph-only recording left out
+    assert lab.run_button.description == "Show recording"
+    assert "Recorded mode" in lab.banner.value
+    lab.model_choice.value = "mlp"
+    assert list(lab.gpu_choice.options) == ["gpu-a", "gpu-b"] and lab.gpu_choice.value == ("gpu-a",)
+    lab.run_button.click()
+    assert [s.model for s in lab.sweeps] == ["mlp"]
+    eager = _lines(lab)[0]
+    assert list(eager.x) == [1, 8, 64] and list(eager.y) == [101.0, 108.0, 164.0]
+    assert "GPU A" in lab.banner.value and "driver 1.2" in lab.banner.value and "2026-01-01" in lab.banner.value
+    assert "<td>1.98x</td>" in lab.table.value  # 101 / 51
+    assert lab.progress.value == lab.progress.max == 1
+
+
+def test_recorded_mode_compares_gpus(root):
+    lab = latency_lab("mlp", live=False, recordings_root=root)
+    lab.gpu_choice.value = ("gpu-a", "gpu-b")
+    lab.run_button.click()
+    names = [t.name for t in _lines(lab)]
+    assert any(n.endswith("· GPU A") for n in names) and any(n.endswith("· GPU B") for n in names)
+    assert lab.table.value.count("<tr>") == 1 + 6  # header + 3 batch sizes x 2 GPUs
+    assert "GPU B" in lab.banner.value
+
+
+def test_live_mode_fills_in_point_by_point(root):
+    seen = []
+
+    def fake_runner(model, make_inputs, batch_sizes, *, name, repetitions, runs, progress, on_point):
+        seen.append((model, batch_sizes, repetitions, runs, progress))
+        points = []
+        for b in batch_sizes:
+            for p in (_p(b, "eager", 100.0 + b), _p(b, "graph", 40.0 + b)):
+                points.append(p)
+                on_point(p)
+                snapshots.append((lab.progress.value, [t.name for t in _lines(lab)]))
+        return Sweep(name, tuple(points), conditions={"gpu": "Fake GPU"})
+
+    snapshots = []
+    lab = LatencyLab(object(), make_inputs=lambda b, seed=0: None, live=True, runner=fake_runner,
+                     batch_sizes=(1, 4), runs=2)
+    assert lab.model_choice.value == "custom" and lab.run_button.description == "Run"
+    lab.batch_text.value = "1, 2, 4"
+    lab.repetitions_choice.value = 100
+    lab.run_button.click()
+    assert seen[0][1:] == ([1, 2, 4], 100, 2, False)
+    assert [s[0] for s in snapshots] == [0, 1, 1, 2, 2, 3]  # progress moves once per batch size
+    assert not any(n.startswith("CUDA graph") for n in snapshots[0][1])  # eager line first, then graph
+    assert any(n.startswith("CUDA graph") for n in snapshots[1][1])
+    assert list(_lines(lab)[1].y) == [41.0, 42.0, 44.0]
+    assert lab.status.value.startswith("done") and "Fake GPU" in lab.banner.value
+    assert not lab.run_button.disabled
+
+
+def test_bad_batch_sizes_show_an_error_instead_of_raising(root):
+    lab = LatencyLab(object(), make_inputs=lambda b, seed=0: None, live=True, runner=lambda *a, **k: None)
+    lab.batch_text.value = "1, eight"
+    lab.run_button.click()
+    assert lab.status.value.startswith("error:") and "'eight'" in lab.status.value
+
+
+def test_parse_batch_sizes():
+    assert parse_batch_sizes("1, 2 ,8;64") == [1, 2, 8, 64]
+    for bad in ("", "0", "-1", "x"):
+        with pytest.raises(GraphlabError):
+            parse_batch_sizes(bad)
+
+
+def test_static_twin_and_mimebundle(root):
+    lab = latency_lab("gpt", live=False, recordings_root=root)
+    lab.run()
+    fig = lab.figure()
+    assert type(fig).__name__ == "Figure" and len(fig.data) == len(lab.figure_widget.data)
+    bundle = lab._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "plotly" in bundle["text/html"] and "<table" in bundle["text/html"]
+
+
+def test_no_recordings_and_no_gpu_is_a_clear_error(tmp_path, root):
+    tmp_path = tmp_path / "empty"
+    with pytest.raises(GraphlabError, match="graphlab record"):
+        latency_lab(live=False, recordings_root=tmp_path)
+    with pytest.raises(GraphlabError, match="choose one of"):
+        latency_lab("nope", live=False, recordings_root=root)
