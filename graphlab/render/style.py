@@ -191,15 +191,17 @@ def html_label(main: str, detail: str, *, extra: str = "") -> str:
 
 
 def tooltip(node: Node) -> str:
-    """Hover text: the full demangled kernel name (or the kind), then the node id."""
+    """Hover text: the full demangled kernel name (or the kind), the family, then the node id.
+
+    Lines are joined with Graphviz's `\\n` escape, so the DOT source keeps one line per node."""
     if node.kind is NodeKind.KERNEL:
-        head = node.demangled_name or node.name or "kernel"
+        lines = [node.demangled_name or node.name or "kernel"]
         if node.family:
-            head += f"\n[{node.family}]"
+            lines.append(f"[{node.family}]")
     else:
-        main, detail = label_lines(node)
-        head = " ".join(p for p in (node.kind.value, detail) if p)
-    return f"{head}\n{node.id}"
+        lines = [" ".join(p for p in (node.kind.value, label_lines(node)[1]) if p)]
+    lines.append(node.id)
+    return "\\n".join(line.replace("\\", "\\\\") for line in lines)
 
 
 def body_label(owner: Node, position: int) -> str:
