@@ -32,6 +32,8 @@ _LAZY: dict[str, str] = {
     "read_dot": "graphlab.core.dot_parser",
     "diff": "graphlab.core.diff",
     "GraphDiff": "graphlab.core.diff",
+    "find_repeated_blocks": "graphlab.core.structure",
+    "RepeatedBlock": "graphlab.core.structure",
     "Recording": "graphlab.core.recordings",
     "load_recording": "graphlab.core.recordings",
     "list_recordings": "graphlab.core.recordings",
@@ -43,6 +45,7 @@ _LAZY: dict[str, str] = {
     # layer 1: adapters
     "render": "graphlab.render.drawing",
     "render_diff": "graphlab.render.drawing",
+    "Drawing": "graphlab.render.drawing",
     "plot_latency": "graphlab.render.plots",
     "plot_timeline": "graphlab.render.plots",
     "plot_speedup": "graphlab.render.plots",
