@@ -15,14 +15,14 @@ BATCH_SIZES="${BATCH_SIZES:-1 2 4 8 16 32 64}"
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
   python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; date -u; } > "$OUT/env.log" 2>&1
 
-timeout "${PYTEST_S:-150}" python3 -m pytest -m gpu tests/gpu/test_timing.py -v -p no:cacheprovider > "$OUT/pytest_timing.log" 2>&1
+timeout "${PYTEST_S:-75}" python3 -m pytest -m gpu tests/gpu/test_timing.py -v -p no:cacheprovider > "$OUT/pytest_timing.log" 2>&1
 pytest_rc=$?
 
-timeout "${RECORD_S:-240}" python3 -m graphlab record --out "$OUT/rec" --batch-sizes $BATCH_SIZES > "$OUT/record.log" 2>&1
+timeout "${RECORD_S:-150}" python3 -m graphlab record --out "$OUT/rec" --batch-sizes $BATCH_SIZES > "$OUT/record.log" 2>&1
 record_rc=$?
 if [ -d "$OUT/rec" ]; then tar -C "$OUT/rec" -czf "$OUT/recordings.tar.gz" . && rm -rf "$OUT/rec"; fi
 
-timeout "${BENCH_S:-200}" python3 bench/bench_overhead.py --models ${BENCH_MODELS:-mlp gpt} --batch-size 1 \
+timeout "${BENCH_S:-60}" python3 bench/bench_overhead.py --models ${BENCH_MODELS:-mlp gpt} --batch-size 1 \
   --out "$OUT/bench_overhead.json" > "$OUT/bench_overhead.log" 2>&1
 bench_rc=$?
 

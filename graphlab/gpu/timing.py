@@ -211,7 +211,7 @@ def sweep(
     repetitions: int | None = None,
     runs: int = 5,
     warmup: int = 20,
-    run_s: float = 0.1,
+    run_s: float = 0.05,
     profile: bool = True,
     check_weights: bool = True,
     progress: bool = True,

@@ -250,7 +250,7 @@ def latency_lab(model: Any = None, *, make_inputs: Callable[..., Any] | None = N
         model: a zoo name ("mlp", "cnn", "gpt", "resnet18"), your own `nn.Module` (then also pass
             `make_inputs(batch_size, seed=0)`), or None to choose in the widget.
         batch_sizes: initial batch sizes (editable in the widget).
-        repetitions: timed calls per run (None: automatic, about 0.1 s per run).
+        repetitions: timed calls per run (None: automatic, about 0.05 s per run).
         runs: repeated runs per point (their spread is the noise floor).
         live: force live (GPU) or recorded mode; default: live when a CUDA GPU is visible.
         recordings_root: where recordings are read in recorded mode (default: graphlab's own).
