@@ -137,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.models:
         entry = bench_model(torch, name, args.batch_size)
         results["models"].append(entry)
+        if args.out:  # after every model, so a time limit loses at most the model in progress
+            with open(args.out, "w", encoding="utf-8") as fh:
+                json.dump(results, fh, indent=1)
         print(f"\n{name}, batch {args.batch_size}: end-to-end p50 (p10-p90) µs, spread between {RUNS} runs")
         for mode, row in entry["rows"].items():
             if "p50_us" in row:
@@ -145,9 +148,6 @@ def main(argv: list[str] | None = None) -> int:
                       f"±{row['spread_pct']:.1f}%{extra}")
             else:
                 print(f"  {mode:<16} {row}")
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=1)
     return 0
 
 
