@@ -248,6 +248,8 @@ def _row_pairs(row: Tree, prefix: str = "") -> list[tuple[str, str]]:
     row = _unwrap(row)
     if isinstance(row, str):
         return [(prefix.rstrip("."), row)]
+    if not row:  # '{}'
+        return []
     if _flat(row):
         key = prefix + row[0]  # type: ignore[operator]
         return [(key, value) for value in row[1:]] or [(prefix.rstrip("."), row[0])]  # type: ignore[misc]

@@ -315,6 +315,9 @@ def _build(reader: _DotReader) -> CudaGraph:
             fields = read_label(raw.attrs)
         except ValueError as exc:
             raise reader.error(f"node {name!r}: {exc}", raw.pos) from None
+        except (IndexError, KeyError, TypeError, AttributeError) as exc:  # a label layout no rule foresaw
+            message = f"node {name!r}: cannot read its label (internal error {type(exc).__name__}: please report this dump)"
+            raise reader.error(message, raw.pos) from None
         fields_of[name] = fields
         nodes[name] = fields.to_node(name, gid, index)
 
