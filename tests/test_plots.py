@@ -87,3 +87,10 @@ def test_timeline_draws_kernels_gaps_and_launches_on_one_axis():
     assert sum(graph_idle.x) == pytest.approx(3.0)
     assert "µs since the host called" in fig.layout.xaxis.title.text
     assert fig.layout.barmode == "overlay"
+
+
+def test_several_models_are_told_apart_by_name():
+    other = Sweep("gpt", _sweep().points, conditions={"gpu": "GPU A"})
+    fig = plots.plot_speedup([_sweep(), other])
+    assert [t.name for t in fig.data] == ["speedup · mlp", "speedup · gpt"]
+    assert fig.data[0].line.color != fig.data[1].line.color

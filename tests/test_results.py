@@ -160,3 +160,17 @@ def test_trace_from_chrome_reads_a_real_profiler_trace_on_cpu(tmp_path):
     t = trace_from_chrome(json.loads(path.read_text()), "eager")
     assert t.host_us and t.host_us > 0
     assert t.kernels == ()  # a CPU run has no GPU activity
+
+
+def test_load_merges_recording_provenance(tmp_path, monkeypatch, sweep):
+    from graphlab.core.recordings import write_recording
+
+    provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
+                  "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}
+    tl = Timeline("mlp", 1, Trace("eager", (Span("k", 1.0, 2.0),)), Trace("graph", (Span("k", 0.5, 1.5),)))
+    write_recording(tmp_path / "test-gpu" / "mlp", name="mlp", description="", provenance=provenance, graphs={},
+                    results={"sweep": sweep.to_dict(), "timeline": tl.to_dict()})
+    monkeypatch.setenv("GRAPHLAB_RECORDINGS", str(tmp_path))
+    loaded = Sweep.load("mlp")
+    assert loaded == sweep and loaded.conditions["driver"] == "1" and loaded.conditions["gpu"] == "test GPU"
+    assert Timeline.load("mlp", gpu="test-gpu") == tl

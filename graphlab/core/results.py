@@ -213,6 +213,15 @@ class Sweep:
     def from_json(cls, text: str) -> Sweep:
         return cls.from_dict(json.loads(text))
 
+    @classmethod
+    def load(cls, name: str, gpu: str | None = None, key: str = "sweep") -> Sweep:
+        """The sweep recorded for zoo model `name` (on `gpu`, e.g. "h200"), provenance in `conditions`."""
+        from graphlab.core.recordings import load_recording
+
+        rec = load_recording(name, gpu=gpu)
+        sweep = cls.from_dict(rec.results(key))
+        return cls(sweep.model, sweep.points, {**rec.provenance, **sweep.conditions}, sweep.weight_update)
+
 
 @dataclass(frozen=True)
 class Span:
@@ -341,6 +350,16 @@ class Timeline:
     @classmethod
     def from_json(cls, text: str) -> Timeline:
         return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def load(cls, name: str, gpu: str | None = None, key: str = "timeline") -> Timeline:
+        """The kernel timeline recorded for zoo model `name` (on `gpu`, e.g. "h200")."""
+        from graphlab.core.recordings import load_recording
+
+        rec = load_recording(name, gpu=gpu)
+        timeline = cls.from_dict(rec.results(key))
+        return cls(timeline.model, timeline.batch_size, timeline.eager, timeline.graph,
+                   {**rec.provenance, **timeline.conditions})
 
 
 __all__ = ["MODES", "LatencyPoint", "ResultsError", "Span", "Sweep", "Timeline", "Trace"]

@@ -116,17 +116,19 @@ def _as_tuple(inputs: Any) -> tuple[Any, ...]:
 
 
 def record_timeline(
-    model: Callable[..., Any],
-    inputs: Any,
+    model: Any,
+    inputs: Any = None,
     *,
     name: str | None = None,
     warmup: int = 5,
+    batch_size: int = 1,
 ) -> Timeline:
     """Profile one eager forward and one graph replay of `model(*inputs)`, kernel by kernel.
 
     Args:
-        model: an `nn.Module` (put in eval mode) or any callable of CUDA tensors.
-        inputs: a tensor or tuple of tensors on the GPU (random, not zeros: see the zoo's make_inputs).
+        model: an `nn.Module` (put in eval mode), any callable of CUDA tensors, or a zoo name ("mlp").
+        inputs: a tensor or tuple of tensors on the GPU (random, not zeros: see the zoo's make_inputs);
+            for a zoo name, None makes them at `batch_size`.
         name: the model's name for the result (default: its class name).
         warmup: eager calls before anything is profiled (lazy initialisation, cuBLAS handles).
 
@@ -138,6 +140,15 @@ def record_timeline(
     from graphlab.gpu.timing import build_graph_call, run_conditions
 
     torch = require_cuda("record_timeline")
+    if isinstance(model, str):
+        from graphlab.gpu.zoo import get_model
+
+        zoo_model = get_model(model)
+        name = name or zoo_model.name
+        model = zoo_model.build()
+        inputs = zoo_model.make_inputs(batch_size) if inputs is None else inputs
+    if inputs is None:
+        raise TimelineError("record_timeline(model, inputs) needs example inputs unless model is a zoo name")
     args: Sequence[Any] = _as_tuple(inputs)
     if hasattr(model, "eval"):
         model.eval()

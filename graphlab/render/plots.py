@@ -20,6 +20,7 @@ from graphlab.core.results import MODES, Sweep, Timeline, Trace
 COLORS = {"eager": "#E4572E", "graph": "#2E86AB"}
 BANDS = {"eager": "rgba(228,87,46,0.18)", "graph": "rgba(46,134,171,0.18)"}
 IDLE = "rgba(150,150,150,0.35)"
+SERIES = ("#3B1F2B", "#6A994E", "#8E7DBE", "#BC4749", "#F2A541", "#386641")
 DASHES = ("solid", "dash", "dot", "dashdot")
 LABELS = {"eager": "eager (model(x))", "graph": "CUDA graph (copy in + replay)"}
 
@@ -36,10 +37,12 @@ def _as_list(sweeps: Sweeps) -> list[Sweep]:
     return [sweeps] if isinstance(sweeps, Sweep) else list(sweeps)
 
 
-def _tag(sweep: Sweep, many: bool) -> str:
-    """Legend suffix when several sweeps share a figure: the GPU, else the model."""
-    if not many:
+def _tag(sweep: Sweep, items: list[Sweep]) -> str:
+    """Legend suffix when several sweeps share a figure: the model if they differ, else the GPU."""
+    if len(items) < 2:
         return ""
+    if len({s.model for s in items}) > 1:
+        return f" · {sweep.model}"
     return f" · {sweep.conditions.get('gpu') or sweep.model}"
 
 
@@ -64,7 +67,7 @@ def add_latency_traces(fig: Any, sweeps: Sweeps, row: int | None = None, gpu_tim
             p10 = [getattr(p, f"{prefix}p10_us") for p in points]
             p50 = [getattr(p, f"{prefix}p50_us") for p in points]
             p90 = [getattr(p, f"{prefix}p90_us") for p in points]
-            name = LABELS[mode] + _tag(sweep, len(items) > 1)
+            name = LABELS[mode] + _tag(sweep, items)
             fig.add_trace(go.Scatter(x=x + x[::-1], y=p90 + p10[::-1], fill="toself", fillcolor=BANDS[mode],
                                      line={"width": 0}, hoverinfo="skip", showlegend=False,
                                      name=f"{name} p10-p90", legendgroup=name), **where)
@@ -85,8 +88,8 @@ def add_speedup_traces(fig: Any, sweeps: Sweeps, row: int | None = None) -> None
     for i, sweep in enumerate(items):
         x = [b for b in sweep.batch_sizes if sweep.has(b)]
         fig.add_trace(go.Scatter(
-            x=x, y=[sweep.speedup(b) for b in x], mode="lines+markers", name="speedup" + _tag(sweep, len(items) > 1),
-            line={"color": "#3B1F2B", "dash": DASHES[i % len(DASHES)]},
+            x=x, y=[sweep.speedup(b) for b in x], mode="lines+markers", name="speedup" + _tag(sweep, items),
+            line={"color": SERIES[i % len(SERIES)], "dash": DASHES[i % len(DASHES)]},
             hovertemplate="batch %{x}<br>%{y:.2f}x faster with the graph<extra></extra>",
         ), **where)
     fig.add_hline(y=1.0, line={"color": "grey", "dash": "dot"}, annotation_text="1x = no gain",
@@ -148,7 +151,7 @@ def plot_overhead(sweeps: Sweeps) -> Any:
             if points:
                 fig.add_trace(go.Bar(
                     x=[str(p.batch_size) for p in points], y=[p.launch_overhead_pct for p in points],
-                    name=LABELS[mode] + _tag(sweep, len(items) > 1), marker_color=COLORS[mode],
+                    name=LABELS[mode] + _tag(sweep, items), marker_color=COLORS[mode],
                     customdata=[[p.gpu_busy_us, p.p50_us] for p in points],
                     hovertemplate="batch %{x}: %{y:.0f}% idle<br>kernels ran %{customdata[0]:.1f} µs "
                     "of %{customdata[1]:.1f} µs<extra></extra>",
