@@ -1,0 +1,207 @@
+"""`graphlab record`: capture the model zoo on this GPU and write recordings with full provenance.
+
+For each zoo model and batch size: capture (warm-up 3, keep_graph=True), verify replay against eager,
+keep the raw DOT (flags 1, Verbose: kernel launch dimensions, copy sizes and topological ids in one
+dump, the same text torch's own `debug_dump` writes) and its parsed model, plus a census from the
+graph API and, unless --no-sweep, the eager-vs-replay latency sweep and a kernel timeline. A
+"pitfalls" recording keeps what each failure example (`graphlab.gpu.diagnose.EXAMPLES`) said here,
+and the graph captured right after all of them (proof that the process stayed usable).
+
+    graphlab record --out data/recordings --models mlp gpt --batch-sizes 1 8 --no-sweep
+
+Layer 2: torch imported inside functions only; no plotly, graphviz or widgets.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import shlex
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from graphlab.errors import GraphlabError
+
+RECORD_DOT_FLAGS = 1
+PITFALLS = "pitfalls"
+
+
+def git_commit() -> str:
+    """The checkout's commit, else $GRAPHLAB_GIT_COMMIT (copies without .git), else "unknown"."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return os.environ.get("GRAPHLAB_GIT_COMMIT", "unknown")
+
+
+def provenance(torch: Any, command: str) -> dict[str, Any]:
+    """Where and how a recording was made: GPU, driver, torch, CUDA, cuda-bindings, graphlab, commit, date."""
+    import graphlab
+    from graphlab.env import _cuda_bindings_version, _driver_version
+
+    return {
+        "gpu": torch.cuda.get_device_name(),
+        "driver": _driver_version() or "unknown",
+        "torch": torch.__version__,
+        "cuda": str(torch.version.cuda),
+        "cuda_bindings": _cuda_bindings_version() or "not installed",
+        "graphlab_version": graphlab.__version__,
+        "git_commit": git_commit(),
+        "command": command,
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def _parse(dot: str, source: str) -> Any:
+    from graphlab.core.dot_parser import parse_dot
+
+    return parse_dot(dot, source=source)
+
+
+def record_model(torch: Any, name: str, batch_sizes: list[int], out_root: Path, prov: dict[str, Any],
+                 sweep: bool, repeats: int | None) -> Path:
+    """Capture one zoo model at each batch size and write its recording folder; return the folder."""
+    from graphlab.core.recordings import gpu_slug, write_recording
+    from graphlab.gpu.capture import capture
+    from graphlab.gpu.zoo import get_model
+
+    zoo_model = get_model(name)
+    model = zoo_model.build(device="cuda")
+    graphs: dict[str, dict[str, Any]] = {}
+    census: dict[str, Any] = {}
+    for batch_size in batch_sizes:
+        inputs = zoo_model.make_inputs(batch_size, device="cuda")
+        cg = capture(model, *inputs, warmup=3, dot_flags=RECORD_DOT_FLAGS, name=f"{name}-b{batch_size}")
+        check = cg.verify(trials=2)
+        dot = cg.dot()
+        key = f"b{batch_size}"
+        parsed = _parse(dot, f"{key}.dot")
+        entry: dict[str, Any] = {
+            "dot": dot, "model": parsed, "batch_size": batch_size, "dot_flags": RECORD_DOT_FLAGS,
+            "capture_ms": round(cg.capture_ms, 3), "instantiate_ms": round(cg.instantiate_ms, 3),
+            "memory_bytes": cg.memory_bytes, "verify": check.to_dict(),
+            "input_shapes": [list(t.shape) for t in inputs],
+        }
+        try:
+            api = cg.census()
+            census[key] = {**api.to_dict(), "agrees_with_dot": not api.compare(parsed),
+                           "disagreements": api.compare(parsed)}
+        except GraphlabError as exc:
+            census[key] = {"error": str(exc)}
+        graphs[key] = entry
+        print(f"[record] {name} batch {batch_size}: {len(parsed)} nodes {parsed.count_by_kind()}, capture "
+              f"{cg.capture_ms:.1f} ms, pool +{cg.memory_bytes / 2**20:.1f} MiB, verify "
+              f"{'ok' if check.passed else 'FAILED'} (max abs err {check.max_abs_err:.2g})", flush=True)
+        cg.reset()
+        del cg
+    results: dict[str, Any] = {"census": census}
+    if sweep:
+        results.update(_timings(torch, model, zoo_model, batch_sizes, repeats))
+    folder = out_root / gpu_slug(prov["gpu"]) / name
+    write_recording(folder, name=name, description=zoo_model.description, provenance=prov, graphs=graphs,
+                    results=results)
+    return folder
+
+
+def _timings(torch: Any, model: Any, zoo_model: Any, batch_sizes: list[int], repeats: int | None) -> dict[str, Any]:
+    """The latency sweep and a kernel timeline, when the latency-lab modules are present."""
+    out: dict[str, Any] = {}
+    try:
+        from graphlab.gpu.timing import sweep
+    except ImportError:
+        print("[record]   no graphlab.gpu.timing.sweep here: skipping the latency sweep", flush=True)
+        return out
+    kwargs: dict[str, Any] = {"name": zoo_model.name}
+    params = inspect.signature(sweep).parameters
+    if repeats is not None:
+        kwargs["repetitions" if "repetitions" in params else "repeats"] = repeats
+    if "progress" in params:
+        kwargs["progress"] = False
+    print(f"[record]   {zoo_model.name}: latency sweep over {batch_sizes}", flush=True)
+    out["sweep"] = sweep(model, lambda b, seed=0: zoo_model.make_inputs(b, device="cuda", seed=seed),
+                         list(batch_sizes), **kwargs).to_dict()
+    try:
+        from graphlab.gpu.timeline import record_timeline
+    except ImportError:
+        return out
+    inputs = zoo_model.make_inputs(batch_sizes[0], device="cuda")
+    print(f"[record]   {zoo_model.name}: kernel timeline at batch {batch_sizes[0]}", flush=True)
+    out["timeline"] = record_timeline(model, inputs, name=zoo_model.name).to_dict()
+    return out
+
+
+def record_pitfalls(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
+    """Run every failure example, keep its diagnosis, then prove the process still captures."""
+    from graphlab.core.recordings import gpu_slug, write_recording
+    from graphlab.gpu.capture import capture
+    from graphlab.gpu.diagnose import EXAMPLES, run_example
+    from graphlab.gpu.zoo import get_model
+
+    outcomes = []
+    for key, example in EXAMPLES.items():
+        try:
+            diagnosis = run_example(key)
+            entry = {"example": key, "expected_cause": example.cause, "code": example.code,
+                     "setup": example.setup, "warmup": example.warmup, **diagnosis.to_dict()}
+        except Exception as exc:  # the failure did not happen (or something else broke): record that too
+            entry = {"example": key, "expected_cause": example.cause, "code": example.code, "setup": example.setup,
+                     "warmup": example.warmup, "cause": "none", "message": f"{type(exc).__name__}: {exc}"}
+        outcomes.append(entry)
+        print(f"[record] pitfall {key}: {entry['cause']} (expected {example.cause})", flush=True)
+    zoo_model = get_model("mlp")
+    inputs = zoo_model.make_inputs(8, device="cuda")
+    cg = capture(zoo_model.build(device="cuda"), *inputs, dot_flags=RECORD_DOT_FLAGS, name="recovered")
+    check = cg.verify(trials=2)
+    dot = cg.dot()
+    print(f"[record] pitfalls: capture after all failures: verify {'ok' if check.passed else 'FAILED'}", flush=True)
+    graphs = {"recovered": {"dot": dot, "model": _parse(dot, "recovered.dot"), "batch_size": 8,
+                            "dot_flags": RECORD_DOT_FLAGS, "verify": check.to_dict(),
+                            "note": "mlp captured in the same process right after every failure example"}}
+    folder = out_root / gpu_slug(prov["gpu"]) / PITFALLS
+    write_recording(folder, name=PITFALLS, description="What each capture failure example said on this GPU, "
+                    "and a capture made right after them in the same process.", provenance=prov, graphs=graphs,
+                    results={"pitfalls": outcomes})
+    return folder
+
+
+def record_main(args: argparse.Namespace) -> int:
+    """Entry point of `graphlab record` (arguments defined in graphlab.cli)."""
+    from graphlab.env import require_cuda
+    from graphlab.gpu.zoo import ZOO
+
+    torch = require_cuda("graphlab record")
+    names = list(args.models) if args.models else [*ZOO, PITFALLS]
+    unknown = [n for n in names if n not in ZOO and n != PITFALLS]
+    if unknown:
+        raise GraphlabError(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join([*ZOO, PITFALLS])}")
+    if args.batch_sizes is not None and any(b < 1 for b in args.batch_sizes):
+        raise GraphlabError("--batch-sizes must be positive integers")
+    command = "graphlab " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "graphlab record"
+    prov = provenance(torch, command)
+    out_root = Path(args.out)
+    print(f"[record] {prov['gpu']}, torch {prov['torch']}, CUDA {prov['cuda']}, driver {prov['driver']} -> "
+          f"{out_root}", flush=True)
+    written = []
+    for name in names:
+        if name == PITFALLS:
+            written.append(record_pitfalls(torch, out_root, prov))
+            continue
+        zoo_model = ZOO[name]
+        if not zoo_model.available():
+            print(f"[record] {name}: skipped, needs {', '.join(zoo_model.needs)}", flush=True)
+            continue
+        batch_sizes = list(args.batch_sizes or zoo_model.default_batch_sizes)
+        written.append(record_model(torch, name, batch_sizes, out_root, prov, not args.no_sweep, args.repeats))
+    for folder in written:
+        print(f"[record] wrote {folder}", flush=True)
+    return 0
+
+
+__all__ = ["record_main", "record_model", "record_pitfalls", "provenance", "git_commit", "RECORD_DOT_FLAGS"]

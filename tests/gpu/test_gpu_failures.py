@@ -1,0 +1,97 @@
+"""Each capture failure gives its cause, the user's line and the fix, and the next capture in the same
+process works (the point of a notebook tool)."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import graphlab as gl  # noqa: E402
+from graphlab.gpu.capture import capture, capturing, recover  # noqa: E402
+from graphlab.gpu.diagnose import EXAMPLES, explain, run_example  # noqa: E402
+from graphlab.gpu.zoo import get_model  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def assert_process_usable():
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
+    assert not torch.cuda.is_current_stream_capturing()
+    zm = get_model("mlp")
+    cg = capture(zm.build(), *zm.make_inputs(8))
+    assert cg.verify(trials=1).passed
+    eager = torch.randn(4, 4, device="cuda") @ torch.randn(4, 4, device="cuda")
+    torch.cuda.synchronize()
+    assert torch.isfinite(eager).all()
+
+
+@pytest.mark.parametrize("key", [k for k, e in EXAMPLES.items() if not e.fresh_process])
+def test_each_example_is_diagnosed_and_the_process_recovers(key):
+    example = EXAMPLES[key]
+    diagnosis = run_example(key)
+    assert diagnosis.cause.key == example.cause, str(diagnosis)
+    if example.cause in ("host_sync", "forbidden_op", "pageable_copy"):
+        assert diagnosis.line is not None and diagnosis.line.where().startswith("cell line"), str(diagnosis)
+        assert diagnosis.line.text in example.code
+    assert_process_usable()
+
+
+def test_matmul_without_warmup_in_a_fresh_process_is_a_library_handle_error():
+    diagnosis = run_example("library_handle")
+    assert diagnosis.cause.key == "library_handle", str(diagnosis)
+    assert "CUBLAS" in diagnosis.message or "cublas" in diagnosis.message
+
+
+def test_capture_of_a_function_names_the_function_line():
+    def step(x):
+        y = x * 2
+        if y.sum().item() > 0:
+            y = y + 1
+        return y
+
+    with pytest.raises(gl.CaptureError) as info:
+        capture(step, torch.randn(8, device="cuda"))
+    err = info.value
+    assert err.cause == "host_sync" and err.diagnosis.line.function == "step"
+    assert "if y.sum().item() > 0:" in str(err) and ".item()" in err.diagnosis.detail
+    assert_process_usable()
+
+
+def test_failure_inside_a_with_block_then_recovery():
+    x = torch.randn(8, device="cuda")
+    with pytest.raises(gl.CaptureError) as info:
+        with capturing():
+            y = x * 2
+            print(y)
+    assert info.value.cause == "host_sync" and "print(y)" in str(info.value)
+    assert_process_usable()
+
+
+def test_empty_capture_is_an_error():
+    with pytest.raises(gl.CaptureError) as info:
+        capture(lambda t: torch.ones(3), torch.randn(2, device="cuda"))
+    assert info.value.cause == "empty"
+    assert_process_usable()
+
+
+def test_raw_torch_failures_are_explained_and_recover_repairs_the_process():
+    x = torch.randn(8, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with pytest.raises(Exception) as info:
+        with torch.cuda.graph(g):
+            y = x * 2
+            y.sum().item()
+    assert explain(info.value).cause.key in ("host_sync", "invalidated")
+    recover()
+    assert_process_usable()
+
+    with pytest.raises(Exception) as info:
+        torch.cuda.CUDAGraph().capture_begin()
+    assert explain(info.value).cause.key == "default_stream"
+    recover()
+
+    with pytest.raises(TypeError) as info:
+        with torch.cuda.CUDAGraph():
+            pass
+    assert explain(info.value).cause.key == "graph_context"
+    assert_process_usable()
