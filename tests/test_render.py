@@ -156,6 +156,30 @@ def test_real_gpt_capture_draws_every_node_once_without_collapse():
     assert sorted(ids) == sorted(n.id for n in g.nodes())
 
 
+def test_collapsed_real_capture_draws_each_node_once_except_later_repeats():
+    g = read(MODELS / "gpt_b1__verbose.dot")
+    d = render(g)
+    (block,) = d.blocks
+    folded = set(block.all_node_ids()) - set(block.representative)
+    ids = node_ids(d.source)
+    assert len(ids) == len(set(ids)) == len(g) - len(folded) == 18
+    assert set(ids) == {n.id for n in g.nodes()} - folded
+    assert "x6" in d.source
+
+
+def test_a_dot_failure_is_one_graphlab_error(monkeypatch):
+    import subprocess
+
+    def broken(*args, **kwargs):
+        raise subprocess.CalledProcessError(1, ["dot"], stderr=b"Error: syntax error in line 3")
+
+    d = render(twelve_layers())
+    monkeypatch.setattr(d.digraph, "pipe", broken)
+    with pytest.raises(GraphlabError, match="could not draw this graph as svg: Error: syntax error in line 3"):
+        d.svg()
+    assert "syntax error" in d._repr_mimebundle_()["text/plain"]
+
+
 def test_bodies_are_nested_clusters():
     g = read(KINDS / "nested__verbose.dot")  # memset -> WHILE { IF { memset } }
     d = render(g)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from graphlab.core.model import ConditionalType, CudaGraph, Edge, Graph, Node, NodeKind
 from graphlab.core.structure import (
+    bridged_edges,
     GraphCycleError,
     analyze,
     depth,
@@ -218,3 +219,12 @@ def test_candle_mlp_sample_hidden_layers_collapse():
     # up Linear+relu is 6 nodes; then 32 hidden + 1 down Linear are (alloc, gemv, alloc, badd) each
     assert (block.start, block.period, block.count) == (6, 4, 33)
     assert depth(g) == 138
+
+
+def test_bridged_edges_join_around_hidden_nodes():
+    g = diamond()  # 0 -> {1, 2, 3} -> 4
+    edges = bridged_edges(g, {"g_node_1", "g_node_2"})
+    assert edges == [("g_node_0", "g_node_4", True), ("g_node_0", "g_node_3", False), ("g_node_3", "g_node_4", False)]
+    # a chain with two hidden nodes in a row still joins its ends
+    assert bridged_edges(chain(list("abcd"), "g"), {"g_node_1", "g_node_2"}) == [("g_node_0", "g_node_3", True)]
+    assert bridged_edges(g, set()) == [(e.src, e.dst, False) for e in sorted(g.edges, key=lambda e: (e.src, e.dst))]

@@ -209,6 +209,35 @@ def summary(graph: AnyGraph) -> GraphSummary:
     )
 
 
+def bridged_edges(graph: Graph, hidden: set[str] | frozenset[str]) -> list[tuple[str, str, bool]]:
+    """The edges of `graph` among the nodes not in `hidden`, a path through hidden nodes becoming
+    one edge, so that leaving nodes out of a drawing keeps what waits for what.
+
+    Returns:
+        (src, dst, bridged) triples, each pair once, in topological order of `src`; `bridged` is
+        True when the pair is joined only through hidden nodes, not by an edge of its own.
+    """
+    info = analyze(graph)
+    reach: dict[str, list[str]] = {}  # hidden node -> first non-hidden nodes after it
+    for nid in reversed(info.order):
+        if nid in hidden:
+            acc: dict[str, None] = {}
+            for nxt in info.succs[nid]:
+                acc.update(dict.fromkeys(reach[nxt] if nxt in hidden else [nxt]))
+            reach[nid] = list(acc)
+    out: dict[tuple[str, str], bool] = {}
+    for nid in info.order:
+        if nid in hidden:
+            continue
+        for nxt in info.succs[nid]:
+            if nxt in hidden:
+                for t in reach[nxt]:
+                    out.setdefault((nid, t), True)
+            else:
+                out[(nid, nxt)] = False
+    return [(src, dst, bridged) for (src, dst), bridged in out.items()]
+
+
 # -- repeated blocks ----------------------------------------------------------------------------
 
 

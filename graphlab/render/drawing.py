@@ -10,7 +10,7 @@ else; SVG and PNG need Graphviz's `dot` program (`apt-get install graphviz`).
 """
 from __future__ import annotations
 
-import html
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -19,7 +19,7 @@ import graphviz
 
 from graphlab.core.diff import GraphDiff, NodeMatch, diff
 from graphlab.core.model import CudaGraph, Graph, Node, NodeKind
-from graphlab.core.structure import RepeatedBlock, analyze, find_repeated_blocks
+from graphlab.core.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
 from graphlab.errors import GraphlabError
 from graphlab.render import style
 
@@ -80,6 +80,10 @@ class Drawing:
                     "Graphviz's `dot` program is not installed: run `sudo apt-get install graphviz` "
                     "(or `conda install graphviz`); Drawing.source works without it"
                 ) from exc
+            except subprocess.CalledProcessError as exc:
+                stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else str(exc.stderr)
+                last = (stderr.strip().splitlines() or ["no message"])[-1]
+                raise GraphlabError(f"Graphviz's dot could not draw this graph as {format}: {last}") from exc
         return self._piped[format]
 
     def svg(self) -> str:
@@ -103,7 +107,7 @@ class Drawing:
         try:
             bundle["image/svg+xml"] = self.svg()
             bundle["image/png"] = self.pipe("png")
-        except GraphvizMissingError as exc:
+        except GraphlabError as exc:  # no dot program, or dot failed: the text still says what it is
             bundle["text/plain"] += f"\n{exc}"
         if include:
             bundle = {k: v for k, v in bundle.items() if k in include}
@@ -265,7 +269,7 @@ class _Painter:
         drawn = set(self.drawn)
         for graph in self.drawn_graphs:
             edges: dict[tuple[str, str], bool] = {}  # (src, dst) -> drawn through hidden nodes only
-            for src, dst, bridged in _bridged(graph, self.hidden):
+            for src, dst, bridged in bridged_edges(graph, self.hidden):
                 a, b = self.rep.get(src, src), self.rep.get(dst, dst)
                 wa, wb = self.where.get(src), self.where.get(dst)
                 if a == b or (wa and wb and wa[0] == wb[0] and wa[1] != wb[1]):
@@ -288,28 +292,6 @@ class _Painter:
         for nid in firsts:
             target.edge(self.name(body.parent_node_id or ""), self.name(nid), style="dashed", color="#666666",
                         arrowhead="empty", tooltip="runs the body")
-
-
-def _bridged(graph: Graph, hidden: set[str]) -> list[tuple[str, str, bool]]:
-    """Edges of `graph` among non-hidden nodes; a path through hidden nodes becomes one edge."""
-    info = analyze(graph)
-    reach: dict[str, list[str]] = {}  # hidden node -> first non-hidden nodes after it
-    for nid in reversed(info.order):
-        if nid in hidden:
-            acc: dict[str, None] = {}
-            for s in info.succs[nid]:
-                acc.update(dict.fromkeys(reach[s] if s in hidden else [s]))
-            reach[nid] = list(acc)
-    out = []
-    for nid in info.order:
-        if nid in hidden:
-            continue
-        for s in info.succs[nid]:
-            if s in hidden:
-                out.extend((nid, t, True) for t in reach[s])
-            else:
-                out.append((nid, s, False))
-    return out
 
 
 def _new_digraph(rankdir: str) -> graphviz.Digraph:
@@ -461,26 +443,19 @@ def _worst_status(painter: _Painter, match: Callable[[str], NodeMatch]) -> dict[
 
 
 def _diff_table(d: GraphDiff, max_rows: int = 12) -> str:
-    esc = html.escape
-    na, nb = d.names
-    cells = ['<TR><TD ALIGN="LEFT"><B>kind</B></TD>'
-             f'<TD><B>{esc(na)}</B></TD><TD><B>{esc(nb)}</B></TD></TR>']
-    for kind, (x, y) in d.count_by_kind().items():
-        bg = ' BGCOLOR="#EEDD88"' if x != y else ""
-        cells.append(f'<TR><TD ALIGN="LEFT">{esc(kind)}</TD><TD{bg}>{x}</TD><TD{bg}>{y}</TD></TR>')
     rows = d.rows()
+    lines = []
     for row in rows[:max_rows]:
-        shown = row["status"]
-        if shown == "changed":
-            shown = "kernel changed" if row["kernel_changed"] else "launch changed"
         times = f" x{row['count']}" if row["count"] > 1 else ""
         what = f"{row['a']} \u2192 {row['b']}" if row["a"] and row["b"] and row["a"] != row["b"] else row["a"] or row["b"]
         detail = f" ({row['detail']})" if row["detail"] else ""
-        text = style._clip(f"{row['status']}{times}: {what}{detail}", 90)
-        cells.append(f'<TR><TD COLSPAN="3" ALIGN="LEFT" BGCOLOR="{style.STATUS_COLORS[shown]}">'
-                     f"{esc(text)}</TD></TR>")
-    if len(rows) > max_rows:
-        cells.append(f'<TR><TD COLSPAN="3" ALIGN="LEFT">... {len(rows) - max_rows} more (see Drawing.diff)</TD></TR>')
+        shown = row["status"]
+        if shown == "changed":
+            shown = "kernel changed" if row["kernel_changed"] else "launch changed"
+        lines.append((shown, f"{row['status']}{times}: {what}{detail}"))
+    more = len(rows) - max_rows
+    if more > 0:
+        lines.append(("", f"... {more} more (see Drawing.diff)"))
     if not rows:
-        cells.append('<TR><TD COLSPAN="3" ALIGN="LEFT">no differences</TD></TR>')
-    return '<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="#BBBBBB">' + "".join(cells) + "</TABLE>"
+        lines.append(("", "no differences"))
+    return style.diff_table(d.names, d.count_by_kind(), lines)

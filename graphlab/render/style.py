@@ -249,3 +249,19 @@ def title_label(title: str, entries: list[tuple[str, str]], *, heading: str = ""
     if table:
         cells.append(f'<TR><TD ALIGN="LEFT">{table}</TD></TR>')
     return '<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">' + "".join(cells) + "</TABLE>>"
+
+
+def diff_table(names: tuple[str, str], counts: dict[str, tuple[int, int]], lines: list[tuple[str, str]]) -> str:
+    """The diff summary as an HTML table: node counts by kind (differing counts in yellow), then
+    one line per difference, filled with its status colour (`lines`: (status, text))."""
+    esc = html.escape
+    cells = ['<TR><TD ALIGN="LEFT"><B>kind</B></TD>'
+             f"<TD><B>{esc(names[0])}</B></TD><TD><B>{esc(names[1])}</B></TD></TR>"]
+    for kind, (x, y) in counts.items():
+        bg = f' BGCOLOR="{STATUS_COLORS["kernel changed"]}"' if x != y else ""
+        cells.append(f'<TR><TD ALIGN="LEFT">{esc(kind)}</TD><TD{bg}>{x}</TD><TD{bg}>{y}</TD></TR>')
+    for status, text in lines:
+        bg = f' BGCOLOR="{STATUS_COLORS[status]}"' if status in STATUS_COLORS else ""
+        cells.append(f'<TR><TD COLSPAN="3" ALIGN="LEFT"{bg}>{esc(_clip(text, 90))}</TD></TR>')
+    return ('<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="#BBBBBB">'
+            + "".join(cells) + "</TABLE>")
