@@ -36,7 +36,13 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     from graphlab.core.dot_parser import read_dot
 
     graph = read_dot(args.file)
-    json.dump(graph.to_dict(), sys.stdout, indent=None if args.compact else 1)
+    data = graph.to_dict()
+    for entry in data["graphs"]:
+        for node in entry["nodes"]:
+            if node["kind"] == "kernel":  # the contract: kernels always carry these keys (null when not shown)
+                for key in ("name", "grid", "block", "shared_bytes"):
+                    node.setdefault(key, None)
+    json.dump(data, sys.stdout, indent=None if args.compact else 1)
     sys.stdout.write("\n")
     return 0
 

@@ -1,0 +1,127 @@
+"""The command-line contract, run as a user runs it: `python -m graphlab ...` in a subprocess.
+
+    graphlab parse FILE.dot   -> JSON {"graphs": [{"id", "nodes": [{"id", "kind", ...}], "edges": [[src, dst]]}]}
+    bad input / missing file  -> exit status 2, exactly one line on stderr, no traceback
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, PUBLIC_SAMPLES, REPO
+
+H200 = FIXTURES / "h200"
+MANIFEST = H200 / "MANIFEST.json"
+
+
+def graphlab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "graphlab", *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+
+
+def parse_json(path: Path) -> dict[str, Any]:
+    result = graphlab("parse", str(path))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return json.loads(result.stdout)
+
+
+def check_contract(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Shape of the parse output; returns every node."""
+    assert isinstance(data["graphs"], list) and data["graphs"]
+    nodes: list[dict[str, Any]] = []
+    for graph in data["graphs"]:
+        assert isinstance(graph["id"], str)
+        ids = {node["id"] for node in graph["nodes"]}
+        for node in graph["nodes"]:
+            assert isinstance(node["id"], str) and isinstance(node["kind"], str)
+            if node["kind"] == "kernel":
+                assert {"name", "grid", "block", "shared_bytes"} <= set(node)
+                assert isinstance(node["name"], str)
+                for key in ("grid", "block"):
+                    assert node[key] is None or (len(node[key]) == 3 and all(isinstance(v, int) for v in node[key]))
+        for edge in graph["edges"]:
+            assert isinstance(edge, list) and len(edge) == 2 and set(edge) <= ids
+        nodes += graph["nodes"]
+    all_ids = [node["id"] for node in nodes]
+    assert len(all_ids) == len(set(all_ids)), "a node appears twice"
+    return nodes
+
+
+@pytest.mark.skipif(not MANIFEST.exists(), reason="H200 fixtures are not there")
+@pytest.mark.parametrize(
+    "name", ["kinds/mixed__all.dot", "kinds/mixed__default.dot", "kinds/nested__verbose.dot", "models/gpt_b8__all.dot"]
+)
+def test_parse_prints_every_node_once(name: str) -> None:
+    entry = next(e for e in json.loads(MANIFEST.read_text())["files"] if e["file"] == name)
+    data = parse_json(H200 / name)
+    nodes = check_contract(data)
+    assert len(nodes) == sum(entry["census"]["kinds"].values())
+    assert len(data["graphs"]) == entry["census"]["graphs"]
+    assert sum(len(g["edges"]) for g in data["graphs"]) == entry["census"]["edges"]
+    kernels = [n for n in nodes if n["kind"] == "kernel"]
+    assert [k["name"] for k in kernels] == [k["name"] for k in entry["census"]["kernels"]]
+    for node, expected in zip(kernels, entry["census"]["kernels"]):
+        if entry["flag_name"] == "default":
+            assert node["grid"] is None and node["block"] is None and node["shared_bytes"] is None
+        else:
+            assert [node["grid"], node["block"], node["shared_bytes"]] == [
+                expected["grid"], expected["block"], expected["shared_bytes"]
+            ]
+
+
+@pytest.mark.skipif(not PUBLIC_SAMPLES.is_dir(), reason="public samples are not there")
+def test_parse_public_sample_compact() -> None:
+    result = graphlab("parse", "--compact", str(PUBLIC_SAMPLES / "candle_mlp34_69kernels_67a48c5.dot"))
+    assert result.returncode == 0 and result.stdout.count("\n") == 1
+    nodes = check_contract(json.loads(result.stdout))
+    assert sum(n["kind"] == "kernel" for n in nodes) == 69
+
+
+def bad_inputs(tmp: Path) -> dict[str, str]:
+    (tmp / "empty.dot").write_text("")
+    (tmp / "binary.dot").write_bytes(bytes(range(256)) * 4)
+    (tmp / "notdot.dot").write_text('{"graphs": []}\n')
+    (tmp / "unbalanced.dot").write_text('digraph dot {\nsubgraph cluster_1 {\n"graph_1_node_0"[label="0\\nEMPTY"];\n')
+    (tmp / "dangling.dot").write_text(
+        'digraph dot {\nsubgraph cluster_1 {\n"graph_1_node_0"[label="0\\nEMPTY"];\n'
+        '"graph_1_node_0" -> "graph_1_node_7";\n}\n}\n'
+    )
+    (tmp / "nobody.dot").write_text('digraph dot {\nsubgraph cluster_1 {\n"graph_1_node_0"[label="0\\ngraph_9"];\n}\n}\n')
+    cases = {name: str(tmp / name) for name in
+             ("empty.dot", "binary.dot", "notdot.dot", "unbalanced.dot", "dangling.dot", "nobody.dot")}
+    cases["missing"] = str(tmp / "missing.dot")
+    cases["directory"] = str(tmp)
+    excerpt = PUBLIC_SAMPLES / "pytorch-issue-126753-excerpt.dot"
+    if excerpt.exists():
+        cases["truncated"] = str(excerpt)
+    return cases
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
+    for case, path in bad_inputs(tmp_path).items():
+        result = graphlab("parse", path)
+        assert result.returncode == 2, (case, result.stderr)
+        assert result.stdout == "", case
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1, (case, result.stderr)
+        assert "Traceback" not in result.stderr
+        assert path in lines[0] or case == "missing" and "missing.dot" in lines[0], (case, lines[0])
+
+
+@pytest.mark.parametrize("argv", [[], ["parse"], ["frobnicate"], ["parse", "a.dot", "--bogus"]])
+def test_usage_errors_exit_2_with_one_line(argv: list[str]) -> None:
+    result = graphlab(*argv)
+    assert result.returncode == 2
+    assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_about_json_runs() -> None:
+    result = graphlab("about", "--json")
+    assert result.returncode == 0, result.stderr
+    assert isinstance(json.loads(result.stdout), dict)
