@@ -50,7 +50,8 @@ def test_recorded_mode_lists_models_with_sweeps_and_shows_a_banner(root):
     lab = latency_lab(live=False, recordings_root=root)
     assert [v for _, v in lab.model_choice.options] == ["gpt", "mlp"]  # graph-only recording left out
     assert lab.run_button.description == "Show recording"
-    assert "Recorded mode" in lab.banner.value
+    assert [s.model for s in lab.sweeps] == ["gpt"]  # the first recording is on screen at once
+    assert "gpt on <b>GPU A</b>" in lab.banner.value
     lab.model_choice.value = "mlp"
     assert list(lab.gpu_choice.options) == ["gpu-a", "gpu-b"] and lab.gpu_choice.value == ("gpu-a",)
     lab.run_button.click()

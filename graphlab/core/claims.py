@@ -185,6 +185,9 @@ class ClaimsReport(list):  # type: ignore[type-arg]
     def __str__(self) -> str:
         return "\n\n".join(str(v) for v in self)
 
+    def __repr__(self) -> str:
+        return str(self)
+
 
 def check_claims(recordings: Iterable[Any] | None = None) -> ClaimsReport:
     """Check the usual claims against recordings (default: every recording graphlab can find).

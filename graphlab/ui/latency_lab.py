@@ -142,6 +142,8 @@ class LatencyLab:
         self.run_button.on_click(lambda _button: self.run())
         self.model_choice.observe(lambda _change: self._refresh_gpus(), names="value")
         self._refresh_gpus()
+        if not self.live:  # recordings cost nothing to show: start with the chosen one on screen
+            self.run()
 
     # -- actions ------------------------------------------------------------------------------------
     def run(self) -> list[Sweep]:
