@@ -100,8 +100,12 @@ def bench_model(torch: Any, name: str, batch_size: int) -> dict[str, Any]:
         counters.clear()
         t0 = time.perf_counter()
         compiled = torch.compile(model, mode="reduce-overhead")
-        for _ in range(3):  # warm-up, record, first replay (CUDAGraph Trees)
-            compiled(x)
+        try:
+            for _ in range(3):  # warm-up, record, first replay (CUDAGraph Trees)
+                compiled(x)
+        except Exception as exc:  # no compiler toolchain, inductor bug, ...: report, keep the other rows
+            rows["reduce-overhead"] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
+            return {"model": name, "batch_size": batch_size, "rows": rows}
         torch.cuda.synchronize()
         compile_s = time.perf_counter() - t0
         row = _time(torch, lambda: compiled(x2))
