@@ -140,3 +140,16 @@ def test_gpt_batch_1_vs_8_matches_layer_by_layer(read):
     # every layer_norm of batch 1 (2 per layer + final) faces a layer_norm of batch 8
     ln_rows = [r for r in d.rows() if r["a"] == "layer_norm (ATen)"]
     assert sum(r["count"] for r in ln_rows) == 13 and all(r["b"] == "layer_norm (ATen)" for r in ln_rows)
+
+
+def test_large_graphs_are_aligned_within_a_band():
+    # 2,100 x 2,101 nodes is past the exhaustive limit: the banded alignment must still find
+    # the one inserted node and keep the 300 repeats of the 7-kernel pattern facing each other
+    pattern = [("ln", "ATen other"), ("gemm", "cuBLAS"), ("attn", "attention"), ("gemm", "cuBLAS"),
+               ("add",), ("gelu",), ("add",)]
+    specs = pattern * 300
+    a = renumber(specs)
+    b = renumber(specs[:1000] + [("extra",)] + specs[1000:])
+    d = diff(a, b)
+    assert d.count_by_status() == {"same": 2100, "changed": 0, "added": 1, "removed": 0}
+    assert d.added[0].b_id == "graph_1_node_1000"

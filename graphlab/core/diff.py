@@ -18,7 +18,6 @@ nodes are compared the same way.
 """
 from __future__ import annotations
 
-import difflib
 import html
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
@@ -266,55 +265,67 @@ _KEYS: tuple[Callable[[Node], Hashable], ...] = (
     lambda n: (n.kind.value, n.family or ""),
     lambda n: n.kind.value,
 )
-_DP_LIMIT = 9_000_000  # len(a) * len(b) up to which the exact alignment runs (about 1 s here)
+_FULL_LIMIT = 4_000_000  # len(a) * len(b) up to which every alignment is considered
+_BAND_HALF_WIDTH = 300  # beyond that, node i of a may only face nodes near i * len(b) / len(a)
 
 
 def _align(seq_a: list[Node], seq_b: list[Node], out: list) -> None:
-    """Pair up two node sequences (None on the side where a node has no partner)."""
-    if len(seq_a) * len(seq_b) <= _DP_LIMIT:
-        _align_exact(seq_a, seq_b, out)
-    else:
-        _align_greedy(seq_a, seq_b, _KEYS, out)
+    """Pair up two node sequences (None on the side where a node has no partner).
 
-
-def _align_exact(seq_a: list[Node], seq_b: list[Node], out: list) -> None:
-    """Weighted longest common subsequence: a pair scores 9 when the signatures agree, 4 when kind
+    A weighted longest common subsequence: a pair scores 9 when the signatures agree, 4 when kind
     and family agree, 1 when only the kind does. Maximising the total keeps layer i of `a` facing
     layer i of `b` even when every layer picked other kernels; as each weight is more than twice
-    the next, one exact match beats shifting two neighbours into looser matches."""
+    the next, one exact match beats shifting two neighbours into looser matches. Large graphs
+    are aligned within a band around the diagonal (about 0.5 s for 5,000 x 5,000 nodes here).
+    """
+    n, m = len(seq_a), len(seq_b)
+    if not n or not m:
+        out.extend((x, None) for x in seq_a)
+        out.extend((None, y) for y in seq_b)
+        return
+    half = m if n * m <= _FULL_LIMIT else _BAND_HALF_WIDTH
     codes: list[dict[Hashable, int]] = [{} for _ in _KEYS]
-    ka = [[c.setdefault(key(n), len(c)) for n in seq_a] for key, c in zip(_KEYS, codes)]
-    kb = [[c.setdefault(key(n), len(c)) for n in seq_b] for key, c in zip(_KEYS, codes)]
-    fb, mb, cb = kb
-    m = len(seq_b)
-    prev = [0] * (m + 1)
-    back: list[bytearray] = []  # 1 = pair, 2 = a's node unmatched, 3 = b's node unmatched
-    for f, mid, k in zip(*ka):
-        cur = [0] * (m + 1)
-        row = bytearray(m + 1)
-        row[0] = 2
-        for j in range(m):
-            if fb[j] == f:
-                diag = prev[j] + 9
-            elif mb[j] == mid:
-                diag = prev[j] + 4
-            elif cb[j] == k:
-                diag = prev[j] + 1
+    ka = [[c.setdefault(key(x), len(c)) for x in seq_a] for key, c in zip(_KEYS, codes)]
+    fb, mb, cb = ([c.setdefault(key(y), len(c)) for y in seq_b] for key, c in zip(_KEYS, codes))
+    prev_lo, prev = 0, [0] * (min(m, half) + 1)  # row 0: only b's nodes so far, all unmatched
+    back: list[bytearray] = []  # per row of a: 1 = pair, 2 = a's node unmatched, 3 = b's node unmatched
+    los: list[int] = []
+    for i, (f, mid, k) in enumerate(zip(*ka), start=1):
+        centre = i * m // n
+        lo, hi = max(0, centre - half), min(m, centre + half)
+        pv = [-1] * (hi - lo + 2)  # pv[x] = score of (i-1, lo-1+x); -1 = outside the band
+        s0, s1 = max(lo - 1, prev_lo), min(hi, prev_lo + len(prev) - 1)
+        if s0 <= s1:
+            pv[s0 - lo + 1 : s1 - lo + 2] = prev[s0 - prev_lo : s1 - prev_lo + 1]
+        cur = [-1] * (hi - lo + 2)  # cur[x] = score of (i, lo-1+x)
+        row = bytearray(hi - lo + 1)
+        for x in range(hi - lo + 1):
+            j = lo + x
+            diag = pv[x]
+            if diag < 0 or j == 0:
+                diag = -1
+            elif fb[j - 1] == f:
+                diag += 9
+            elif mb[j - 1] == mid:
+                diag += 4
+            elif cb[j - 1] == k:
+                diag += 1
             else:
                 diag = -1
-            up, left = prev[j + 1], cur[j]
-            if diag >= up and diag >= left:
-                cur[j + 1], row[j + 1] = diag, 1
+            up, left = pv[x + 1], cur[x]
+            if diag >= up and diag >= left and diag >= 0:
+                cur[x + 1], row[x] = diag, 1
             elif up >= left:
-                cur[j + 1], row[j + 1] = up, 2
+                cur[x + 1], row[x] = up, 2
             else:
-                cur[j + 1], row[j + 1] = left, 3
+                cur[x + 1], row[x] = left, 3
         back.append(row)
-        prev = cur
+        los.append(lo)
+        prev_lo, prev = lo, cur[1:]
     pairs: list[tuple[Node | None, Node | None]] = []
-    i, j = len(seq_a), m
+    i, j = n, m
     while i or j:
-        step = back[i - 1][j] if i else 3
+        step = back[i - 1][j - los[i - 1]] if i else 3
         if step == 1:
             pairs.append((seq_a[i - 1], seq_b[j - 1]))
             i, j = i - 1, j - 1
@@ -325,23 +336,6 @@ def _align_exact(seq_a: list[Node], seq_b: list[Node], out: list) -> None:
             pairs.append((None, seq_b[j - 1]))
             j -= 1
     out.extend(reversed(pairs))
-
-
-def _align_greedy(
-    seq_a: list[Node], seq_b: list[Node], keys: tuple[Callable[[Node], Hashable], ...], out: list
-) -> None:
-    """For very large graphs: match on the first key (difflib), then re-align the gaps on the next."""
-    if not keys:
-        out.extend((n, None) for n in seq_a)
-        out.extend((None, n) for n in seq_b)
-        return
-    key, rest = keys[0], keys[1:]
-    matcher = difflib.SequenceMatcher(None, [key(n) for n in seq_a], [key(n) for n in seq_b], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            out.extend(zip(seq_a[i1:i2], seq_b[j1:j2]))
-        else:
-            _align_greedy(seq_a[i1:i2], seq_b[j1:j2], rest, out)
 
 
 def _changes(na: Node, nb: Node) -> tuple[str, ...]:
