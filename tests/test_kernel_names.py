@@ -49,6 +49,8 @@ REAL_NAMES = [
     ("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(cutlass_80_simt_sgemm_128x32_8x5_nn_align1::Params)",
      "CUTLASS", "gemm 128x32 (CUTLASS)"),
     ("cutlass_80_tensorop_s1688gemm_128x128_16x4_tn_align4", "CUTLASS", "gemm 128x128 (CUTLASS)"),
+    ("cutlass3x_sm90_tensorop_s64x128x16gemm_f16_f16_f32_void_f16_128x128x64_1x1x1_0_tnn_align8_warpspecialized_"
+     "cooperative_epi_tma", "CUTLASS", "gemm 128x128 (CUTLASS)"),
     ("void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::GemmShape<64, 64, 32>>>"
      "(cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::GemmShape<64, 64, 32>>::Params)", "CUTLASS", "gemm (CUTLASS)"),
     # ATen elementwise (H200 fixtures)
@@ -129,10 +131,17 @@ REAL_NAMES = [
      " cutlass::half_t, true, false, true, 64, 64, 64, false>::Params)", "attention", "mem-efficient bwd (attention)"),
     ("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_0", "attention",
      "cudnn sdpa fwd (attention)"),
+    ("void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<"
+     "2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >> > > >"
+     "(flash::FlashAttnFwdSm90<>::Params)", "attention", "flash fwd (attention)"),
+    ("void flashinfer::BatchDecodeWithPagedKVCacheKernel<(flashinfer::PosEncodingMode)0, 2u, 4u, 8u, 16u, 1u, 8u, "
+     "__half, __half, __half, int>(__half*, flashinfer::paged_kv_t<__half, int>, float*, float)", "attention",
+     "flashinfer decode (attention)"),
     # Triton (inductor kernels keep their Python names)
-    ("triton_poi_fused_add_mul_0", "Triton", "add+mul (Triton)"),
+    ("triton_poi_fused_add_mul_0", "Triton", "add_mul (Triton)"),
     ("triton_red_fused__softmax_1", "Triton", "softmax (Triton)"),
-    ("triton_per_fused_native_layer_norm_2", "Triton", "native+layer+norm (Triton)"),
+    ("triton_per_fused_native_layer_norm_2", "Triton", "native_layer_norm (Triton)"),
+    ("triton_poi_fused_0", "Triton", "fused (Triton)"),
     ("triton_tem_fused_mm_3", "Triton", "mm (Triton)"),
     # NCCL
     ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "NCCL", "all_reduce (NCCL)"),

@@ -308,13 +308,13 @@ def _read_plain(label: str, shape: str | None) -> NodeFields:
     head = lines.pop(0)
     kind = KIND_WORDS.get(head.upper())
     shape_kind = _SHAPE_KIND.get((shape or "").lower())
-    if _GRAPH_REF.match(head) and shape_kind is None:
+    if shape_kind is NodeKind.KERNEL:  # octagon: the line is the kernel's name, whatever it says
+        fields = NodeFields(kind=NodeKind.KERNEL)
+        _read_kernel_cell(fields, head)
+    elif _GRAPH_REF.match(head) and shape_kind is None:
         fields = NodeFields(kind=NodeKind.CHILD_GRAPH, bodies=[("", head)])
     elif kind is not None:
         fields = NodeFields(kind=kind)
-    elif shape_kind is NodeKind.KERNEL:
-        fields = NodeFields(kind=NodeKind.KERNEL)
-        _read_kernel_cell(fields, head)
     else:
         raise ValueError(f"unknown node type {head[:40]!r}")
     for line in lines:
@@ -330,8 +330,6 @@ def _read_plain(label: str, shape: str | None) -> NodeFields:
             pairs.append((key.strip(), value.strip()))
         elif fields.kind is NodeKind.KERNEL and line.startswith("<<<"):
             _read_kernel_cell(fields, (fields.name or "") + line)
-        elif _GRAPH_REF.match(line):
-            pairs.append(("", line))
         else:
             pairs.append(("", line))
     _apply_pairs(fields, pairs)
@@ -367,7 +365,7 @@ def _apply_pairs(fields: NodeFields, pairs: list[tuple[str, str]]) -> None:
             continue
         if fields.kind is NodeKind.MEMCPY and lowered in ("kind", "direction"):
             word = value.split()[0] if value.split() else value
-            fields.copy_direction = _DIRECTIONS.get(word.upper().replace("TO", "TO"), word)
+            fields.copy_direction = _DIRECTIONS.get(word.upper(), word)
         elif fields.kind is NodeKind.MEMCPY and lowered in ("bytes", "bytesize", "size", "count"):
             fields.copy_bytes = _int(value)
         elif fields.kind is NodeKind.MEMSET and lowered in ("value", "elementsize", "width", "height", "bytes"):

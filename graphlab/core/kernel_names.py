@@ -163,11 +163,9 @@ def _nccl(name: str, demangled: str) -> str | None:
 def _attention(name: str, demangled: str) -> str | None:
     low = demangled.lower()
     base = _base(demangled).lower()
-    if "fmha_cutlassf" in low or "fmha_cutlass" in low and "b_" not in low.split("fmha_cutlass")[1][:2]:
-        return "mem-efficient fwd"
-    if "fmha_cutlassb" in low:
+    if "fmha_cutlassb" in low or "attentionbackwardkernel" in low:
         return "mem-efficient bwd"
-    if "memeffattention" in low or "attentionkernel" in low and "pytorch" in low:
+    if "fmha_cutlassf" in low or "memeffattention" in low:
         return "mem-efficient fwd"
     if "sdpa" in low and ("cudnn" in low or "fprop" in low or "bprop" in low):
         return "cudnn sdpa bwd" if "bprop" in low or "dgrad" in low or "bwd" in low else "cudnn sdpa fwd"
@@ -183,14 +181,13 @@ def _attention(name: str, demangled: str) -> str | None:
 
 
 def _triton(name: str, demangled: str) -> str | None:
-    match = re.match(r"^triton_(?:(poi|red|per|tem|for|unk)_)?(?:fused_)?(.*?)(?:_\d+)?$", name)
-    if not match:
+    """Inductor names its kernels triton_<kind>_fused_<ops>_<n>; ops keep their own underscores."""
+    if not name.startswith("triton_"):
         return None
-    ops = [op for op in match.group(2).split("_") if op and not op.isdigit()]
-    if not ops:
-        return "fused"
-    text = "+".join(ops[:3]) + ("+…" if len(ops) > 3 else "")
-    return text
+    ops = re.sub(r"_\d+$", "", name[len("triton_") :])
+    ops = re.sub(r"^(?:(?:poi|red|per|tem|for|unk)_)?(?:fused(?:_|$))?", "", ops).strip("_").replace("__", "_")
+    ops = ops or "fused"
+    return ops if len(ops) <= 32 else ops[:31] + "…"
 
 
 def _cudnn(name: str, demangled: str) -> str | None:
