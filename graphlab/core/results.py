@@ -51,7 +51,7 @@ class LatencyPoint:
         spread_pct: (max - min) of `run_p50_us` as % of their median: the noise floor.
         first_call_us: wall time of the very first call (cold: allocation, library set-up).
         kernel_count: kernels one call runs (profiler for eager, graph nodes for graph).
-        gpu_busy_us: summed kernel durations of one call, from torch.profiler.
+        gpu_busy_us: time at least one kernel or copy ran during one call (torch.profiler; overlaps once).
         launch_overhead_pct: share of p50 wall time the GPU ran no kernel (launches, Python, sync).
         capture_ms: graph only, time to capture (and instantiate) the graph.
         graph_memory_bytes: graph only, device memory the graph's private pool added.
