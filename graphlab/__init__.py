@@ -30,6 +30,7 @@ _LAZY: dict[str, str] = {
     "ConditionalType": "graphlab.core.model",
     "parse_dot": "graphlab.core.dot_parser",
     "read_dot": "graphlab.core.dot_parser",
+    "describe_kernel": "graphlab.core.kernel_names",
     "diff": "graphlab.core.diff",
     "GraphDiff": "graphlab.core.diff",
     "find_repeated_blocks": "graphlab.core.structure",
