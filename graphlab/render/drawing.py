@@ -193,9 +193,10 @@ class _Painter:
         if block.id not in self.opts.expand:
             with target.subgraph(name=f"cluster_{self.opts.name_prefix}{block.id}") as sub:
                 sub.attr(
-                    label=f'<<B>x{block.count}</B>  <FONT POINT-SIZE="9">{block.period} nodes, '
-                    f"run {block.count} times</FONT>>",
-                    id=pid, tooltip=f"{block.id}: {block.count} repeats of {block.period} nodes",
+                    # short, so that the arrow into the cluster's centre misses it
+                    label=f'<<B>x{block.count}</B> <FONT POINT-SIZE="9">({block.period} nodes)</FONT>>',
+                    id=pid, tooltip=f"{block.id}: these {block.period} nodes ran {block.count} times in a row; "
+                    f"draw them all with render(..., expand=['{block.id}'])",
                     style="rounded,filled", fillcolor=style.BLOCK_FILL, color="#777777", penwidth="1.5",
                     labeljust="l", **{"class": "repeated-block collapsed"},
                 )
