@@ -210,3 +210,31 @@ def test_model_captures_read_well() -> None:
     assert {n.short_name for n in gpt_b1.kernels()} != {n.short_name for n in gpt_b8.kernels()}
     alloc = read_dot(H200 / "alloc/torch_mallocasync__verbose.dot")
     assert alloc.count_by_kind()["mem_alloc"] == 5 and alloc.count_by_kind()["mem_free"] == 3
+
+
+@needs_manifest
+def test_nothing_the_driver_printed_is_lost() -> None:
+    """Every pointer/handle value (0x...) and every 'key | value' number in the all-flags dumps ends
+    up in a model field or in `details`."""
+    import re
+
+    node_text = re.compile(r'^"(graph_\d+_node_\d+)"\[(.*?)\];$', re.MULTILINE | re.DOTALL)
+    for entry in ENTRIES:
+        if entry["flag_name"] != "all":
+            continue
+        path = H200 / entry["file"]
+        graph = read_dot(path)
+        for node_id, attrs in node_text.findall(path.read_text()):
+            node = graph.node(node_id)
+            kept = set(node.details.values()) | {node.handle}
+            printed = set(re.findall(r"0x[0-9A-Fa-f]+", attrs.split("label=", 1)[1]))
+            assert printed <= kept, (entry["file"], node_id, printed - kept)
+
+
+def test_windows_line_endings_read_the_same() -> None:
+    text = (PUBLIC_SAMPLES / "candle_mlp2_3kernels_c47e52a.dot").read_text() if PUBLIC_SAMPLES.is_dir() else None
+    if text is None:
+        pytest.skip("public samples are not there")
+    from graphlab.core.dot_parser import parse_dot
+
+    assert parse_dot(text.replace("\n", "\r\n")).to_dict()["graphs"] == parse_dot(text).to_dict()["graphs"]
