@@ -53,6 +53,8 @@ def raised(fn, *args):
         (NOT_PERMITTED, "torch.cuda.synchronize()", "host_sync"),
         (NOT_PERMITTED, "idx = torch.nonzero(x > 0)", "host_sync"),
         (NOT_PERMITTED, "y = (x * 2).cpu()", "host_sync"),
+        # on torch 2.11 `.cpu()` in capture trips torch's own copy check, not CUDA's: still a host sync
+        (dg.RECORDED_MESSAGES["pageable_copy"], "y = (x * 2).cpu()", "host_sync"),
         (NOT_PERMITTED, "done = torch.cuda.current_stream().query()", "forbidden_op"),
         (NOT_PERMITTED, "buf = torch.empty(10, pin_memory=True)", "forbidden_op"),
         (NOT_PERMITTED, None, "host_sync"),
@@ -146,7 +148,7 @@ def test_every_example_demonstrates_a_catalogued_cause():
     assert {"host_sync", "default_stream", "pageable_copy", "library_handle", "forbidden_op", "empty"} <= covered
 
 
-@pytest.mark.parametrize("key", ["item", "print", "synchronize", "nonzero", "cpu", "forbidden_op"])
+@pytest.mark.parametrize("key", ["item", "print", "synchronize", "nonzero", "forbidden_op"])
 def test_examples_classify_from_their_failing_line(key):
     example = dg.EXAMPLES[key]
     causes = {dg.classify(NOT_PERMITTED, line)[0].key for line in example.code.splitlines()[1:] or

@@ -393,6 +393,29 @@ def _clear_cuda_error() -> None:
         rt.cudaGetLastError()
 
 
+def settle_rng(torch: Any, stream: Any | None = None) -> None:
+    """Take the CUDA generator out of capture mode after a failed capture.
+
+    torch's capture_end raises before it runs the generator's capture epilogue, so every later
+    `torch.randn(..., device="cuda")` fails with "Offset increment outside graph capture encountered
+    unexpectedly" until a capture completes. A tiny successful capture completes one.
+    """
+    stream = stream or side_stream(torch)
+    with contextlib.suppress(Exception), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scratch = torch.zeros(1, device="cuda")
+        stream.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(stream):
+            graph.capture_begin()
+            try:
+                scratch.add_(1)
+            finally:
+                graph.capture_end()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph.reset()
+
+
 def recover(torch: Any | None = None) -> bool:
     """Make the process usable after a failed capture elsewhere (e.g. a raw `torch.cuda.graph` block).
 
@@ -415,6 +438,7 @@ def recover(torch: Any | None = None) -> bool:
         repaired = True
         torch.cuda.set_stream(torch.cuda.default_stream())
     _clear_cuda_error()
+    settle_rng(torch)
     return repaired
 
 
@@ -452,8 +476,7 @@ class CaptureSession:
         try:
             self.graph.capture_begin(pool=self.pool, capture_error_mode=self.capture_error_mode)
         except Exception as exc:
-            self._exit_stream()
-            raise capture_error(diagnose(exc, self.prefer_filename), exc) from None
+            raise self.abandon(exc) from None
 
     def _exit_stream(self) -> None:
         if self._stream_ctx is not None:
@@ -499,7 +522,9 @@ class CaptureSession:
         torch = self.torch
         if self._stream_ctx is not None and torch.cuda.is_current_stream_capturing():
             try:
-                self.graph.capture_end()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # "The CUDA Graph is empty": expected after a failure
+                    self.graph.capture_end()
             except Exception:
                 self._end_allocate_to_pool()
         if self._stream_ctx is not None and torch.cuda.is_current_stream_capturing():
@@ -510,6 +535,7 @@ class CaptureSession:
             self.graph.reset()
         with contextlib.suppress(Exception):
             torch.cuda.synchronize()
+        settle_rng(torch, None if self.stream == torch.cuda.default_stream() else self.stream)
         return capture_error(diagnose(exc, self.prefer_filename), exc)
 
     def _end_allocate_to_pool(self) -> None:
@@ -692,4 +718,5 @@ def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name:
 
 
 __all__ = ["CapturedGraph", "CaptureError", "CaptureSession", "capture", "capture_cell", "capturing", "recover",
+           "settle_rng",
            "side_stream", "warm_up"]

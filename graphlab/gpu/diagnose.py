@@ -154,12 +154,14 @@ RECORDED_MESSAGES: dict[str, str] = {
     "default_stream": "CUDA graphs must be captured on a non-default stream. (However, after capture, "
     "it's ok to replay them on the default stream.)",
     "pageable_copy": "Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU "
-    "tensor is pinned. Please use tensor.pin_memory() or allocate the tensor on the GPU.",
+    "tensor is pinned. Please use tensor.pin_memory() or allocate the tensor with pin_memory=True.",
     "library_handle": "CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
     "invalidated": "CUDA error: operation failed due to a previous error during capture",
     "empty": "The CUDA Graph is empty. This usually means that the graph was attempted to be captured "
     "on wrong device or stream.",
 }
+
+_CPU_COPY_PHRASE = "copying to the CPU waits for the GPU"
 
 # What the user's line does, when it is recognisable: (pattern on the source line, cause, phrase)
 _LINE_HINTS: tuple[tuple[str, str, str], ...] = (
@@ -308,10 +310,12 @@ def classify(message: str, line_text: str | None = None) -> tuple[Cause, str | N
         if line_text and re.search(pattern, line_text):
             line_cause, detail = key, phrase
             break
+    if CAUSES["pageable_copy"].matches(message) and detail == _CPU_COPY_PHRASE:
+        return CAUSES["host_sync"], detail  # .cpu() in capture: torch refuses the GPU-to-CPU copy
     for key in ("default_stream", "pageable_copy", "library_handle", "unjoined_stream", "legacy_stream",
                 "graph_context", "keep_graph"):
         if CAUSES[key].matches(message):
-            return CAUSES[key], detail if key == "pageable_copy" else None
+            return CAUSES[key], None
     if CAUSES["host_sync"].matches(message):
         return CAUSES[line_cause or "host_sync"], detail
     for key in ("invalidated", "empty"):

@@ -17,12 +17,23 @@ pytestmark = pytest.mark.gpu
 def assert_process_usable():
     assert torch.cuda.current_stream() == torch.cuda.default_stream()
     assert not torch.cuda.is_current_stream_capturing()
-    zm = get_model("mlp")
-    cg = capture(zm.build(), *zm.make_inputs(8))
-    assert cg.verify(trials=1).passed
+    # eager CUDA RNG first: a failed capture can leave the generator in capture mode
     eager = torch.randn(4, 4, device="cuda") @ torch.randn(4, 4, device="cuda")
     torch.cuda.synchronize()
     assert torch.isfinite(eager).all()
+    zm = get_model("mlp")
+    cg = capture(zm.build(), *zm.make_inputs(8))
+    assert cg.verify(trials=1).passed
+    noise = capture(lambda t: t + torch.rand_like(t), torch.zeros(1000, device="cuda"))
+    first, second = noise.replay().clone(), noise.replay().clone()
+    assert not torch.equal(first, second), "RNG in a graph must give new numbers on each replay"
+
+
+def test_failures_back_to_back_leave_eager_rng_working():
+    for key in ("item", "print", "default_stream", "pageable_copy", "empty"):
+        assert run_example(key).cause.key == EXAMPLES[key].cause
+    assert torch.randn(3, device="cuda").abs().sum() > 0
+    assert_process_usable()
 
 
 @pytest.mark.parametrize("key", [k for k, e in EXAMPLES.items() if not e.fresh_process])
