@@ -234,25 +234,38 @@ class DotReader:
             self.read_id("a port name")
 
     def read_attr_lists(self, *, required: bool) -> dict[str, str]:
+        """`[k=v k=v, k=v; k]...`; a repeated key (`style=... style=...`) keeps the last value."""
         attrs: dict[str, str] = {}
         if required and not self.at_op("["):
             token = self.peek()
             raise self.error("expected '[' to start an attribute list", token[2] if token else len(self.text))
+        tokens, count = self.tokens, len(self.tokens)
         while self.at_op("["):
             opened = self.expect_op("[", "'['")
-            while not self.at_op("]"):
-                if self.peek() is None:
+            while True:
+                i = self.i
+                if i >= count:
                     raise self.error(
                         f"unexpected end of text: missing ']' for the '[' on line {self.line_of(opened)}", len(self.text)
                     )
-                key, _ = self.read_id("an attribute name")
-                if self.at_op("="):
-                    self.i += 1
-                    value, _ = self.read_id(f"a value for attribute {key!r}")
+                token = tokens[i]
+                if token[0] == "op" and token[1] == "]":
+                    self.i = i + 1
+                    break
+                # fast path: key = value, both plain (the driver's only form)
+                if (
+                    i + 2 < count and token[0] in ("id", "string") and tokens[i + 1][1] == "=" and tokens[i + 1][0] == "op"
+                    and tokens[i + 2][0] in ("id", "string") and not (i + 3 < count and tokens[i + 3][1] == "+")
+                ):
+                    attrs[token[1]] = tokens[i + 2][1]
+                    self.i = i + 3
                 else:
-                    value = "true"
-                attrs[key] = value  # a repeated attribute (style=... style=...): the last one wins
+                    key, _ = self.read_id("an attribute name")
+                    if self.at_op("="):
+                        self.i += 1
+                        attrs[key], _ = self.read_id(f"a value for attribute {key!r}")
+                    else:
+                        attrs[key] = "true"
                 if self.at_op(",") or self.at_op(";"):
                     self.i += 1
-            self.i += 1
         return attrs
