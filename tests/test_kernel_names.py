@@ -82,6 +82,25 @@ REAL_NAMES = [
      "TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, at::native::memory::StoreWithCast<1> "
      ">(int, at::native::tanh_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1})", "ATen elementwise",
      "tanh (elementwise)"),
+    ("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, "
+     "float, float, at::native::binary_internal::DivFunctor<float> > >(at::TensorIteratorBase&, "
+     "at::native::BinaryFunctor<float, float, float, at::native::binary_internal::DivFunctor<float> > const&)::"
+     "{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, "
+     "at::native::binary_internal::DivFunctor<float> > >(at::TensorIteratorBase&)::{lambda(int)#1})",
+     "ATen elementwise", "div (elementwise)"),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::masked_fill_kernel("
+     "at::TensorIterator&, c10::Scalar const&)::{lambda()#1}::operator()() const::{lambda()#10}::operator()() const::"
+     "{lambda(float, bool)#1}, std::array<char*, 3ul> >(int, at::native::(anonymous namespace)::masked_fill_kernel("
+     "at::TensorIterator&, c10::Scalar const&)::{lambda(float, bool)#1}, std::array<char*, 3ul>)",
+     "ATen elementwise", "masked_fill (elementwise)"),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::where_kernel_impl("
+     "at::TensorIterator&)::{lambda()#1}::operator()() const::{lambda()#6}::operator()() const::{lambda(bool, float, "
+     "float)#1}, std::array<char*, 4ul> >(int, at::native::(anonymous namespace)::where_kernel_impl(at::TensorIterator&)"
+     "::{lambda(bool, float, float)#1}, std::array<char*, 4ul>)", "ATen elementwise", "where (elementwise)"),
+    ("void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl<"
+     "at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, "
+     "char*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(int)#1}>(long, "
+     "at::native::gpu_index_kernel<>::{lambda(int)#1})", "ATen elementwise", "index (elementwise)"),
     # ATen reduction
     ("_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_14func_wrapper_tIfZNS0_11sum_functorIfffEclERNS_14Tensor"
      "IteratorEEUlffE_EEjfLi4ELi4EEEEEvT1_", "ATen reduction", "sum (reduction)"),
@@ -91,6 +110,17 @@ REAL_NAMES = [
     ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, "
      "long, 4, 4> >(at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, long, 4, 4>)",
      "ATen reduction", "argmax (reduction)"),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+     "at::native::MaxNanFunctor<float> >, unsigned int, float, 4, 4> >(at::native::ReduceOp<float, "
+     "at::native::func_wrapper_t<float, at::native::MaxNanFunctor<float> >, unsigned int, float, 4, 4>)",
+     "ATen reduction", "max (reduction)"),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::WelfordOps<float, float, int, "
+     "thrust::pair<float, float> >, unsigned int, float, 2, 4> >(at::native::ReduceOp<float, at::native::WelfordOps<"
+     "float, float, int, thrust::pair<float, float> >, unsigned int, float, 2, 4>)", "ATen reduction",
+     "var_mean (reduction)"),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::NormTwoOps<float, float, float>, "
+     "unsigned int, float, 4, 4> >(at::native::ReduceOp<float, at::native::NormTwoOps<float, float, float>, unsigned int,"
+     " float, 4, 4>)", "ATen reduction", "norm (reduction)"),
     # ATen other
     ("_ZN43_GLOBAL__N__b6de9c8c_10_SoftMax_cu_9f978f6320softmax_warp_forwardIfffLi8ELb0ELb0EEEvPT0_PKT_iiiPKbib",
      "ATen other", "softmax (ATen)"),
@@ -112,6 +142,18 @@ REAL_NAMES = [
      "unsigned int, 2, 128, 1>(at::native::(anonymous namespace)::OpaqueType<4u>*)", "ATen other", "cat (ATen)"),
     ("void at::native::triu_tril_kernel<float, int, false, 4, true>(at::cuda::detail::TensorInfo<float, int>)",
      "ATen other", "triu/tril (ATen)"),
+    ("void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float, float>(long, float, float const*, float*, "
+     "float*)", "ATen other", "layer_norm (ATen)"),
+    ("void at::native::_scatter_gather_elementwise_kernel<128, 8, at::native::_cuda_scatter_gather_internal_kernel<true, "
+     "float>::operator()<at::native::ReduceAdd>(at::TensorIterator&, long, long, long, at::native::ReduceAdd const&)::"
+     "{lambda(int)#1}>(int, at::native::_cuda_scatter_gather_internal_kernel<true, float>::{lambda(int)#1})",
+     "ATen other", "scatter/gather (ATen)"),
+    ("void at::native::mbtopk::radixFindKthValues<float, unsigned int, unsigned int, 2>(at::cuda::detail::TensorInfo<"
+     "float const, unsigned int>, unsigned int, unsigned int*, unsigned int)", "ATen other", "topk (ATen)"),
+    ("void at::native::(anonymous namespace)::upsample_bilinear2d_out_frame<float, float>(int, float, float, bool)",
+     "ATen other", "upsample (ATen)"),
+    ("void at::native::im2col_kernel<float>(long, float const*, long, long, long, long, long, long, long, float*)",
+     "ATen other", "im2col (ATen)"),
     # attention
     ("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, cutlass::half_t, "
      "Flash_kernel_traits<64, 128, 128, 4, cutlass::half_t> >, false, true, false, false, true, true, false, false>("

@@ -110,7 +110,7 @@ def _tile(text: str) -> str | None:
 _GENERIC = {
     "binary", "a_unary", "b_unary", "unary", "cuda", "elementwise", "vectorized_elementwise", "unrolled_elementwise",
     "gpu", "gpu_kernel", "gpu_kernel_impl", "gpu_kernel_impl_nocast", "launch", "func_wrapper", "func_wrapper_t",
-    "opmath", "opmath_gpu_kernel_with_scalars", "reduce", "reduce_op", "welford", "", "kernel", "operator",
+    "opmath", "opmath_gpu_kernel_with_scalars", "reduce", "reduce_op", "", "kernel", "operator",
     "lambda", "type", "trivial_offset_calculator", "offset_calculator", "load_with_cast", "store_with_cast",
     "make_offset_calculator", "array", "tensor_iterator_base", "tensor_iterator", "detail", "native", "at",
 }
@@ -123,7 +123,8 @@ _OP_ALIASES = {
     "sigmoid": "sigmoid", "relu": "relu", "threshold": "relu", "abs": "abs", "index_elementwise": "index",
     "bitwise_not": "bitwise_not", "logical_not": "logical_not", "max_values": "max", "min_values": "min",
     "arg_max": "argmax", "arg_min": "argmin", "norm_two": "norm", "mean": "mean", "max": "max", "min": "min",
-    "and": "all", "or": "any", "cumsum": "cumsum", "nan_sum": "nansum",
+    "and": "all", "or": "any", "cumsum": "cumsum", "nan_sum": "nansum", "max_nan": "max", "min_nan": "min",
+    "welford": "var_mean", "index_elementwise": "index", "gpu_index": "index",
 }
 _ELEMENTWISE_OP = [
     re.compile(r"CUDAFunctor(?:OnSelf|OnOther)?_(\w+?)<"),
@@ -133,6 +134,7 @@ _ELEMENTWISE_OP = [
 ]
 _REDUCE_OP = [
     re.compile(r"\b(\w+?)_functor\b"),
+    re.compile(r"\b(?:\w+::)*(\w+?)Functor\b"),
     re.compile(r"\b(\w+?)Ops<"),
     re.compile(r"\b(\w+?)_kernel_cuda\b"),
     re.compile(r"\b(\w+?)_impl\b"),
@@ -264,7 +266,7 @@ def _aten(name: str, demangled: str) -> tuple[str, str] | None:
     if base in ("reduce_kernel",) or "ReduceOp<" in demangled:
         op = _first_op(inner, _REDUCE_OP) or "reduce"
         return "ATen reduction", op
-    if "elementwise_kernel" in base:
+    if re.match(r"^(?:vectorized_|unrolled_|index_)?elementwise_kernel", base):
         op = _first_op(inner, _ELEMENTWISE_OP) or "elementwise"
         return "ATen elementwise", op
     return "ATen other", _aten_other_op(base, low)
