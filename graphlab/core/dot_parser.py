@@ -137,9 +137,10 @@ def parse_dot(text: str, *, source: str = "<string>") -> CudaGraph:
             `source` and the line.
 
     Example:
-        >>> g = parse_dot(open("graph.dot").read(), source="graph.dot")  # doctest: +SKIP
-        >>> g.count_by_kind()  # doctest: +SKIP
-        {'kernel': 12, 'memcpy': 1}
+        >>> text = open("tests/fixtures/h200/kinds/mixed__all.dot").read()  # doctest: +SKIP
+        >>> graph = parse_dot(text, source="mixed__all.dot")  # doctest: +SKIP
+        >>> graph.count_by_kind()  # doctest: +SKIP
+        {'memset': 5, 'kernel': 3, 'memcpy': 1, 'event_record': 1, 'empty': 1, 'child_graph': 1, 'host': 1, 'conditional': 1}
     """
     if not isinstance(text, str):
         raise DotParseError(f"expected DOT text (str), got {type(text).__name__}", source=source)
@@ -163,9 +164,9 @@ def read_dot(path: str | os.PathLike[str]) -> CudaGraph:
         DotParseError: the file is not UTF-8 text or not a complete CUDA graph dump.
 
     Example:
-        >>> graph = read_dot("tests/fixtures/h200/mlp_b1_verbose.dot")  # doctest: +SKIP
-        >>> [n.short_name for n in graph.kernels()][:2]  # doctest: +SKIP
-        ['gemm 64x64 (cuBLAS)', 'gelu (elementwise)']
+        >>> graph = read_dot("tests/fixtures/h200/models/mlp_b1__verbose.dot")  # doctest: +SKIP
+        >>> [n.short_name for n in graph.kernels()][:3]  # doctest: +SKIP
+        ['gemv (cuBLAS)', 'gelu (elementwise)', 'gemv (cuBLAS)']
     """
     file = Path(path)
     data = file.read_bytes()
