@@ -7,6 +7,9 @@
 const MIN_SCALE = 0.02;
 const MAX_SCALE = 8;
 const CLICK_SLOP_PX = 4;
+const READABLE_SCALE = 0.8; // below this a 10 pt label is too small to read
+const MAX_HOME_SCALE = 1.4;
+const HINT = "Click a node for details · drag to pan · Ctrl+scroll (or click the drawing, then scroll) to zoom";
 
 function h(tag, attrs = {}, children = []) {
   const node = document.createElement(tag);
@@ -29,7 +32,7 @@ function fmtBytes(n) {
 
 function buildToolbar(model, ui) {
   ui.search = h("input", {
-    type: "search", class: "gl-search", placeholder: "Search kernels (text or regex)",
+    type: "search", class: "gl-search", placeholder: "search kernel names",
     "aria-label": "search kernel names", spellcheck: "false",
   });
   ui.search.value = model.get("search");
@@ -114,11 +117,11 @@ function detailRows(d) {
   add("value", d.memset_value);
   add("condition", d.conditional_type);
   add("bodies", d.body_graph_ids && d.body_graph_ids.join(", "));
+  add("status", d.status);
   add("topological order", d.topo_position && `${d.topo_position} of ${d.topo_total}`);
-  add("level (depth)", d.level !== undefined ? d.level : null);
+  add("level", d.level !== undefined ? `${d.level} (longest chain of nodes before it)` : null);
   add("graph", d.graph_id);
   add("node id", d.id);
-  for (const [k, v] of Object.entries(d.extra || {})) add(k, v);
   return rows;
 }
 
@@ -127,13 +130,12 @@ function renderDetails(model, ui) {
   const panel = ui.details;
   if (!d || !d.id) {
     panel.replaceChildren(h("p", { class: "gl-hint", text: model.get("mode") === "diff"
-      ? "Click a node to see it in both graphs. Green: only in B, red: only in A."
+      ? "Click a node to compare it with its counterpart. Grey: same · pale yellow: new launch shape · yellow: another kernel · green: only on the right · orange: only on the left."
       : "Click a node to see its details. Drag to pan, scroll to zoom." }));
     return;
   }
   const head = [h("div", { class: "gl-title", text: d.label || d.id })];
   if (d.demangled_name) head.push(h("div", { class: "gl-kname", text: d.demangled_name, title: "full demangled kernel name" }));
-  if (d.name && d.name !== d.demangled_name) head.push(h("div", { class: "gl-mangled", text: d.name, title: "mangled name, as the driver reports it" }));
   if (d.note) head.push(h("p", { class: "gl-note", text: d.note }));
   if (d.block_id) {
     head.push(h("button", { class: "gl-btn gl-wide", text: d.expanded ? "collapse this block" : "expand this block",
@@ -156,7 +158,17 @@ function renderDetails(model, ui) {
     if (items.length > 50) box.append(h("span", { class: "gl-dim", text: `… ${items.length - 50} more` }));
     return box;
   };
+  const raw = Object.entries(d.extra || {});
+  let more = null;
+  if (raw.length || (d.name && d.name !== d.demangled_name)) {
+    more = h("details", { class: "gl-more" }, [h("summary", { text: "more fields from the dump" })]);
+    if (d.name && d.name !== d.demangled_name) more.append(h("div", { class: "gl-mangled", text: d.name, title: "mangled name, as the driver reports it" }));
+    const t = h("table", { class: "gl-kv" });
+    for (const [k, v] of raw) t.append(h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]));
+    more.append(t);
+  }
   panel.replaceChildren(...head, table, links("predecessors", d.predecessors), links("successors", d.successors),
+    links("nodes in one repeat", d.members), more,
     ...(d.sides || []).map((s) => h("div", { class: "gl-side-block" }, [
       h("div", { class: "gl-sub", text: s.title }),
       h("table", { class: "gl-kv" }, detailRows(s).map(([k, v]) => h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]))),
@@ -185,15 +197,17 @@ function setupCanvas(model, ui) {
   const apply = () => { if (svg && vb) svg.setAttribute("viewBox", `${vb.x} ${vb.y} ${vb.w} ${vb.h}`); };
   const box = () => canvas.getBoundingClientRect();
   ui.fit = () => { if (base) { vb = { ...base }; apply(); } };
-  // Initial view: the whole graph if it is readable at that size, else its top at a readable scale.
+  // Initial view: the whole graph when it stays readable (text near its natural size), else its
+  // top at natural size. Never blow a small graph up past MAX_HOME_SCALE.
   ui.home = () => {
     if (!base) return;
     const r = box();
-    const scale = Math.min(r.width / base.w, r.height / base.h); // px per svg unit when fitted
-    if (scale >= 0.55 || !r.width) { ui.fit(); return; }
-    const s = Math.min(1.0, Math.max(r.width / base.w, 0.55));
+    if (!r.width || !r.height) { ui.fit(); return; }
+    const fitScale = Math.min(r.width / base.w, r.height / base.h); // px per svg unit
+    const s = fitScale >= READABLE_SCALE ? Math.min(fitScale, MAX_HOME_SCALE) : Math.min(1, Math.max(READABLE_SCALE, r.width / base.w));
     vb = { x: base.x, y: base.y, w: r.width / s, h: r.height / s };
-    if (vb.w > base.w) vb.x = base.x - (vb.w - base.w) / 2;
+    vb.x = base.x - (vb.w - base.w) / 2; // centred horizontally
+    if (fitScale >= READABLE_SCALE) vb.y = base.y - (vb.h - base.h) / 2; // whole graph: centred
     apply();
   };
   ui.zoomBy = (factor, cx, cy) => {
@@ -235,6 +249,7 @@ function setupCanvas(model, ui) {
   let drag = null;
   canvas.addEventListener("pointerdown", (ev) => {
     if (ev.button !== 0 || !vb) return;
+    canvas.focus({ preventScroll: true });
     drag = { x: ev.clientX, y: ev.clientY, vb: { ...vb }, moved: false };
   });
   canvas.addEventListener("pointermove", (ev) => {
@@ -253,13 +268,15 @@ function setupCanvas(model, ui) {
     drag = null;
     canvas.classList.remove("gl-panning");
     if (wasDrag) { ev.preventDefault(); return; }
-    const g = ev.target.closest && ev.target.closest("g.node");
-    if (g && canvas.contains(g)) { model.set("selected", g.id); model.save_changes(); }
+    const g = ev.target.closest && ev.target.closest("g.node, g.cluster.repeated-block");
+    if (!g || !canvas.contains(g) || g.classList.contains("legend") || g.classList.contains("diff-table")) return;
+    model.set("selected", g.id); model.save_changes();
   };
   canvas.addEventListener("pointerup", end);
   canvas.addEventListener("pointercancel", () => { drag = null; canvas.classList.remove("gl-panning"); });
   canvas.addEventListener("wheel", (ev) => {
-    if (!vb) return;
+    // Plain scrolling keeps scrolling the notebook until the drawing has been clicked into.
+    if (!vb || !(ev.ctrlKey || ev.metaKey || document.activeElement === canvas)) return;
     ev.preventDefault();
     ui.zoomBy(Math.exp(-ev.deltaY * 0.0015), ev.clientX, ev.clientY);
   }, { passive: false });
@@ -270,7 +287,7 @@ function markNodes(model, ui) {
   for (const cls of ["gl-selected", "gl-match", "gl-neighbor"]) {
     canvas.querySelectorAll(`.${cls}`).forEach((n) => n.classList.remove(cls));
   }
-  const byId = (id) => canvas.querySelector(`g.node[id="${CSS.escape(id)}"]`);
+  const byId = (id) => canvas.querySelector(`g.node[id="${CSS.escape(id)}"], g.cluster[id="${CSS.escape(id)}"]`);
   const matches = model.get("matches");
   canvas.classList.toggle("gl-searching", model.get("search") !== "" && !model.get("search_error"));
   for (const id of matches) { const g = byId(id); if (g) g.classList.add("gl-match"); }
@@ -309,7 +326,7 @@ function render({ model, el }) {
     fillMenu(model, ui.familyMenu, "families", model.get("family_options"), "hide_families");
   };
   const status = () => {
-    ui.status.replaceChildren(h("span", { text: model.get("status") }));
+    ui.status.replaceChildren(h("span", { text: model.get("status") || HINT }));
   };
   const sync = () => {
     ui.search.value === model.get("search") || (ui.search.value = model.get("search"));
@@ -341,7 +358,7 @@ function render({ model, el }) {
     const bytes = msg.base64 ? Uint8Array.from(atob(msg.data), (c) => c.charCodeAt(0)) : msg.data;
     const url = URL.createObjectURL(new Blob([bytes], { type: msg.mime }));
     const link = h("a", { href: url, download: msg.filename, class: "gl-download", text: `download ${msg.filename}` });
-    ui.status.replaceChildren(h("span", { text: `${model.get("status")} · ` }), link);
+    ui.status.replaceChildren(h("span", { text: `${model.get("status") || ""} · ` }), link);
   };
   model.on("msg:custom", onMsg);
   return () => {

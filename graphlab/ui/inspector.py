@@ -17,9 +17,11 @@ Outside a live kernel (nbconvert, GitHub) the widget shows a static picture inst
 from __future__ import annotations
 
 import base64
+import html
 import re
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,8 @@ from graphlab.core.model import CudaGraph, Node, NodeKind
 from graphlab.errors import GraphlabError
 
 _HERE = Path(__file__).resolve().parent
-_DRAWN_ID = re.compile(r'<g id="([^"]+)" class="node')
+_DRAWN_ID = re.compile(r'<g id="([^"]+)" class="(?:node|cluster[^"]*repeated-block)')
+_EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded block
 RANKDIRS = ("TB", "LR", "BT", "RL")
 EXPORT_FORMATS = {"svg": "image/svg+xml", "png": "image/png", "dot": "text/vnd.graphviz", "json": "application/json"}
 STATIC_PNG_DPI = 72  # the static picture in saved notebooks: enough to read, small enough to keep
@@ -66,8 +69,12 @@ class _GraphFacts:
     """What the inspector needs to know about one graph, computed once: blocks, neighbours, order."""
 
     def __init__(self, graph: CudaGraph):
+        from graphlab.render.drawing import COLLAPSE_MIN_SAVED_NODES
+
         self.graph = graph
-        self.blocks = {b.id: b for b in structure.find_repeated_blocks(graph)}
+        # the same blocks, with the same ids, as the drawing collapses
+        found = structure.find_repeated_blocks(graph, min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)
+        self.blocks = {b.id: b for b in found}
         self.block_of: dict[str, str] = {}
         for block in self.blocks.values():
             for nid in block.all_node_ids():
@@ -121,7 +128,7 @@ class _GraphFacts:
                 f"{block.count} repeats of {block.period} nodes ({block.count * block.period} in all), "
                 "e.g. one per transformer layer. Expand it to see every node."
             ),
-            "successors": first,
+            "members": first,
         }
 
     def summary_rows(self, title: str) -> dict[str, Any]:
@@ -155,23 +162,8 @@ def _run_dot(source: str, fmt: str, *extra: str) -> bytes:
     return done.stdout
 
 
-class Inspector(anywidget.AnyWidget):
-    """A zoomable, clickable drawing of one CUDA graph, with details, search, filters and export.
-
-    Every synced trait below can be read and set from Python; the front end follows.
-
-    Attributes:
-        selected: id of the selected node ("graph_1_node_3"), a repeated block ("block_0"), or "".
-        details: what the side panel shows for `selected` (kind, family, names, launch shape,
-            copy bytes, predecessors, successors, position in topological order).
-        search: text (case-insensitive substring, or a regex when `search_regex`) over kernel names.
-        matches: ids of the drawn nodes that match `search`, in topological order.
-        hide_kinds, hide_families: node kinds and kernel families left out of the drawing.
-        collapse: draw repeated blocks once; `expanded` lists the block ids drawn in full anyway.
-        rankdir: "TB" (top to bottom) or "LR" (left to right).
-        summary: node counts by kind and family, edges, longest chain, widest level.
-        render_ms: how long the last layout took (Python side, `dot` included).
-    """
+class _DrawingWidget(anywidget.AnyWidget):
+    """What the graph and diff inspectors share: the synced state, layout, export, static picture."""
 
     _esm = (_HERE / "inspector.js").read_text(encoding="utf-8")
     _css = (_HERE / "inspector.css").read_text(encoding="utf-8")
@@ -196,51 +188,37 @@ class Inspector(anywidget.AnyWidget):
     status = traitlets.Unicode("").tag(sync=True)
     render_ms = traitlets.Float(0.0)
 
-    def __init__(
-        self,
-        graph: Any,
-        *,
-        title: str | None = None,
-        collapse: bool = True,
-        rankdir: str = "TB",
-        export_dir: str | Path = ".",
-    ) -> None:
-        self.graph = as_cuda_graph(graph)
+    def _setup(self, export_dir: str | Path) -> None:
         self.export_dir = Path(export_dir)
-        self._facts = _GraphFacts(self.graph)
         self._drawing: Any = None
         self._drawn: set[str] = set()
         self._ready = False
-        super().__init__(title=title or Path(self.graph.source).stem, collapse=collapse, rankdir=rankdir)
-        self.kind_options = [{"name": k, "count": n} for k, n in self.graph.count_by_kind().items()]
-        self.family_options = [{"name": k, "count": n} for k, n in self.graph.count_by_family().items()]
-        self.summary = self._facts.summary_rows("summary")
+
+    def _start(self) -> None:
         self._ready = True
         self._redraw()
         self.on_msg(self._on_custom_msg)
 
     # -- drawing -----------------------------------------------------------------------------
     def _draw(self) -> Any:
-        from graphlab.render.drawing import render
-
-        return render(
-            self.graph,
-            collapse=self.collapse,
-            expand=tuple(self.expanded),
-            rankdir=self.rankdir,
-            hide_kinds=tuple(self.hide_kinds),
-            hide_families=tuple(self.hide_families),
-            legend=True,
-        )
+        raise NotImplementedError
 
     def _redraw(self) -> None:
         t0 = time.perf_counter()
         self._drawing = self._draw()
-        svg = _run_dot(self._drawing.source, "svg").decode("utf-8")
+        svg = self._drawing.svg()
         self.render_ms = (time.perf_counter() - t0) * 1e3
-        self._drawn = set(_DRAWN_ID.findall(svg))
+        self._drawn = {html.unescape(x) for x in _DRAWN_ID.findall(svg)}  # dot writes '-' as &#45;
         self.svg = svg[svg.find("<svg"):] if "<svg" in svg else svg
-        self._update_matches()
+        self._after_redraw()
+
+    def _after_redraw(self) -> None:
+        pass
+
+    @property
+    def drawn_ids(self) -> set[str]:
+        """Ids of the nodes the current drawing shows (model node ids, block ids, legend keys)."""
+        return set(self._drawn)
 
     @traitlets.validate("rankdir")
     def _check_rankdir(self, proposal: dict[str, Any]) -> str:
@@ -254,79 +232,16 @@ class Inspector(anywidget.AnyWidget):
         if self._ready and change["old"] != change["new"]:
             self._redraw()
 
-    # -- selection and search ----------------------------------------------------------------
     @traitlets.observe("selected")
     def _on_selected(self, change: dict[str, Any]) -> None:
         self.details = self.details_for(change["new"])
 
     def details_for(self, node_id: str) -> dict[str, Any]:
-        """The side panel's content for a node or block id ({} for "" or an unknown id)."""
-        if not node_id:
-            return {}
-        if node_id in self._facts.blocks:
-            details = self._facts.block_details(node_id)
-            details["expanded"] = node_id in self.expanded
-            return details
-        try:
-            details = self._facts.node_details(node_id)
-        except KeyError:
-            self.status = f"{node_id!r} is not a node of this graph"
-            return {}
-        details["expanded"] = details.get("block_id") in self.expanded
-        return details
-
-    @traitlets.observe("search", "search_regex")
-    def _on_search(self, change: dict[str, Any]) -> None:
-        self._update_matches()
-
-    def find(self, pattern: str, *, regex: bool = False) -> list[str]:
-        """Ids of all kernel nodes whose short, demangled or mangled name matches, in dump order.
-
-        Raises:
-            InspectorError: `regex` is True and `pattern` is not a valid regular expression.
-        """
-        if not pattern:
-            return []
-        if regex:
-            try:
-                rx = re.compile(pattern, re.IGNORECASE)
-            except re.error as exc:
-                raise InspectorError(f"bad regular expression {pattern!r}: {exc}") from None
-            return [n.id for n in self.graph.kernels() if rx.search(_kernel_text(n))]
-        needle = pattern.lower()
-        return [n.id for n in self.graph.kernels() if needle in _kernel_text(n).lower()]
-
-    def _update_matches(self) -> None:
-        if not self._ready:
-            return
-        try:
-            found = self.find(self.search, regex=self.search_regex)
-        except InspectorError as exc:
-            self.search_error = str(exc).split(":")[0]
-            self.matches = []
-            return
-        self.search_error = ""
-        drawn: list[str] = []
-        for nid in found:  # a match inside a collapsed repeat lights up what stands for it
-            target = nid if nid in self._drawn else self._stand_in(nid)
-            if target and target not in drawn:
-                drawn.append(target)
-        self.matches = drawn
-
-    def _stand_in(self, node_id: str) -> str | None:
-        block_id = self._facts.block_of.get(node_id)
-        if block_id is None:
-            return None
-        block = self._facts.blocks[block_id]
-        _, offset = block.locate(node_id) or (0, 0)
-        rep = block.representative[offset]
-        if rep in self._drawn:
-            return rep
-        return block_id if block_id in self._drawn else None
+        raise NotImplementedError
 
     # -- export ------------------------------------------------------------------------------
     def export(self, fmt: str, path: str | Path | None = None) -> Path:
-        """Write the drawing as "svg", "png" or "dot" (Graphviz source), or the graph as "json".
+        """Write the drawing as "svg", "png" or "dot" (its Graphviz source), or the graph as "json".
 
         Args:
             fmt: one of svg, png, dot, json.
@@ -348,10 +263,13 @@ class Inspector(anywidget.AnyWidget):
         if fmt == "svg":
             return self.svg.encode("utf-8")
         if fmt == "png":
-            return _run_dot(self._drawing.source, "png")
+            return bytes(self._drawing.pipe("png"))
         if fmt == "dot":
-            return self._drawing.source.encode("utf-8")
-        return self.graph.to_json().encode("utf-8")
+            return str(self._drawing.source).encode("utf-8")
+        return self._json().encode("utf-8")
+
+    def _json(self) -> str:
+        raise NotImplementedError
 
     def _on_custom_msg(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
         if not isinstance(content, dict) or content.get("event") != "export":
@@ -385,9 +303,261 @@ class Inspector(anywidget.AnyWidget):
         data["text/plain"] = repr(self)
         return data, metadata
 
+
+class Inspector(_DrawingWidget):
+    """A zoomable, clickable drawing of one CUDA graph, with details, search, filters and export.
+
+    Every synced trait can be read and set from Python; the front end follows.
+
+    Attributes:
+        selected: id of the selected node ("graph_1_node_3"), a repeated block ("block_0"), or "".
+        details: what the side panel shows for `selected` (kind, family, names, launch shape,
+            copy bytes, predecessors, successors, position in topological order).
+        search: text (case-insensitive substring, or a regex when `search_regex`) over kernel names.
+        matches: ids of the drawn nodes that match `search`, in dump order.
+        hide_kinds, hide_families: node kinds and kernel families left out of the drawing.
+        collapse: draw repeated blocks once; `expanded` lists the block ids drawn in full anyway.
+        rankdir: "TB" (top to bottom) or "LR" (left to right).
+        summary: node counts by kind and family, edges, longest chain, widest level.
+        render_ms: how long the last layout took (Python side, `dot` included).
+    """
+
+    def __init__(
+        self,
+        graph: Any,
+        *,
+        title: str | None = None,
+        collapse: bool = True,
+        rankdir: str = "TB",
+        export_dir: str | Path = ".",
+    ) -> None:
+        self.graph = as_cuda_graph(graph)
+        self._facts = _GraphFacts(self.graph)
+        self._setup(export_dir)
+        super().__init__(title=title or _default_title(self.graph), collapse=collapse, rankdir=rankdir)
+        self.kind_options = [{"name": k, "count": n} for k, n in self.graph.count_by_kind().items()]
+        from graphlab.render.style import family_of  # the drawing's families: unknown ones are "other"
+
+        families = Counter(family_of(n) or "other" for n in self.graph.kernels())
+        self.family_options = [{"name": k, "count": n} for k, n in families.most_common()]
+        self.summary = self._facts.summary_rows("summary")
+        self._start()
+
+    def _draw(self) -> Any:
+        from graphlab.render.drawing import render
+
+        return render(
+            self.graph,
+            collapse=self.collapse,
+            expand=tuple(self.expanded),
+            rankdir=self.rankdir,
+            hide_kinds=tuple(self.hide_kinds),
+            hide_families=tuple(self.hide_families),
+            legend=True,
+        )
+
+    def _after_redraw(self) -> None:
+        self._update_matches()
+
+    def _json(self) -> str:
+        return self.graph.to_json()
+
+    def details_for(self, node_id: str) -> dict[str, Any]:
+        """The side panel's content for a node or block id ({} for "" or an unknown id)."""
+        if not node_id:
+            return {}
+        node_id = _EXPANDED_REPEAT.sub(r"\1", node_id)
+        if node_id in self._facts.blocks:
+            details = self._facts.block_details(node_id)
+            details["expanded"] = node_id in self.expanded
+            return details
+        try:
+            details = self._facts.node_details(node_id)
+        except KeyError:
+            self.status = f"{node_id!r} is not a node of this graph"
+            return {}
+        details["expanded"] = details.get("block_id") in self.expanded
+        return details
+
+    # -- search ------------------------------------------------------------------------------
+    @traitlets.observe("search", "search_regex")
+    def _on_search(self, change: dict[str, Any]) -> None:
+        self._update_matches()
+
+    def find(self, pattern: str, *, regex: bool = False) -> list[str]:
+        """Ids of all kernel nodes whose short, demangled or mangled name matches, in dump order.
+
+        Raises:
+            InspectorError: `regex` is True and `pattern` is not a valid regular expression.
+        """
+        if not pattern:
+            return []
+        if regex:
+            try:
+                rx = re.compile(pattern, re.IGNORECASE)
+            except re.error as exc:
+                raise InspectorError(f"bad regular expression {pattern!r}: {exc}") from None
+            return [n.id for n in self.graph.kernels() if rx.search(_kernel_text(n))]
+        needle = pattern.lower()
+        return [n.id for n in self.graph.kernels() if needle in _kernel_text(n).lower()]
+
+    def _update_matches(self) -> None:
+        if not self._ready:
+            return
+        try:
+            found = self.find(self.search, regex=self.search_regex)
+        except InspectorError:
+            self.search_error = "not a valid regex"
+            self.matches = []
+            return
+        self.search_error = ""
+        drawn: list[str] = []
+        for nid in found:  # a match inside a collapsed repeat lights up what stands for it
+            target = nid if nid in self._drawn else self._stand_in(nid)
+            if target and target not in drawn:
+                drawn.append(target)
+        self.matches = drawn
+
+    def _stand_in(self, node_id: str) -> str | None:
+        block_id = self._facts.block_of.get(node_id)
+        if block_id is None:
+            return None
+        block = self._facts.blocks[block_id]
+        _, offset = block.locate(node_id) or (0, 0)
+        rep = block.representative[offset]
+        if rep in self._drawn:
+            return rep
+        return block_id if block_id in self._drawn else None
+
     def __repr__(self) -> str:
         s = self._facts.summary
         return f"<Inspector {self.title!r}: {s.nodes} nodes, {s.edges} edges, selected={self.selected or None!r}>"
+
+
+class DiffInspector(_DrawingWidget):
+    """Two graphs side by side, coloured by what changed (e.g. batch 1 vs batch 8 of one model).
+
+    Grey: the same in both; pale yellow: the same kernel with another launch shape; yellow: another
+    kernel; mint: only in B (added); orange: only in A (removed). Clicking a node shows it and its counterpart,
+    whose outline lights up too. `result` holds the `GraphDiff` (`.rows()`, `.summary()`).
+    Node ids in the drawing are "a-<node id>" and "b-<node id>".
+    """
+
+    def __init__(
+        self,
+        a: Any,
+        b: Any,
+        *,
+        names: tuple[str, str] | None = None,
+        title: str | None = None,
+        collapse: bool = True,
+        rankdir: str = "TB",
+        export_dir: str | Path = ".",
+    ) -> None:
+        from graphlab.core.diff import diff
+
+        self.a, self.b = as_cuda_graph(a), as_cuda_graph(b)
+        self.result = diff(self.a, self.b, names=names)
+        self._setup(export_dir)
+        na, nb = self.result.names
+        super().__init__(mode="diff", title=title or f"{na} vs {nb}", collapse=collapse, rankdir=rankdir)
+        self.summary = self._summary()
+        self._start()
+
+    def _draw(self) -> Any:
+        from graphlab.render.drawing import render_diff
+
+        return render_diff(self.a, self.b, names=self.result.names, collapse=self.collapse, rankdir=self.rankdir)
+
+    def _json(self) -> str:
+        import json
+
+        return json.dumps({"names": list(self.result.names), "count_by_status": self.result.count_by_status(),
+                           "rows": self.result.rows(), "a": self.a.to_dict(), "b": self.b.to_dict()}, indent=1)
+
+    def _summary(self) -> dict[str, Any]:
+        d = self.result
+        na, nb = d.names
+        counts = d.count_by_status()
+        rows = d.rows()
+        return {
+            "title": f"{na} vs {nb}",
+            "rows": [[status, counts[status]] for status in ("same", "changed", "added", "removed")]
+            + [["nodes", f"{len(self.a)} \u2192 {len(self.b)}"]],
+            "tables": [
+                [f"nodes by kind ({na} \u2192 {nb})", [[k, f"{x} \u2192 {y}"] for k, (x, y) in d.count_by_kind().items()]],
+                ["differences", [[f"{r['status']} \u00d7{r['count']}", _diff_text(r)] for r in rows[:40]]],
+            ],
+        }
+
+    def details_for(self, node_id: str) -> dict[str, Any]:
+        """Both sides of the pair a drawn node ("a-graph_1_node_3" or "b-...") belongs to."""
+        self.matches = []
+        side, _, raw = node_id.partition("-")
+        if not node_id or side not in ("a", "b") or not raw:
+            return {}
+        if raw.startswith("block_"):
+            return {"id": node_id, "label": "repeated block", "kind": "repeated block",
+                    "note": "Drawn once, with the worst status of its repeats. Use collapse=False to see every node."}
+        try:
+            match = self.result.match_of_a(raw) if side == "a" else self.result.match_of_b(raw)
+        except KeyError:
+            self.status = f"{node_id!r} is not a node of either graph"
+            return {}
+        graph = self.a if side == "a" else self.b
+        out = graph.node(raw).to_dict()
+        out.pop("details", None)
+        out["id"] = node_id
+        out["label"] = graph.node(raw).label
+        kernel_changed = bool(getattr(match, "kernel_changed", False))
+        out["status"] = ("kernel changed" if kernel_changed else "launch changed") if match.status == "changed" else match.status
+        out["note"] = {
+            "same": "The same in both graphs.",
+            "changed": ("Changed (another kernel): " if kernel_changed else "Changed (same kernel, new launch shape): ")
+            + "; ".join(match.changes),
+            "added": f"Only in {self.result.names[1]} (added).",
+            "removed": f"Only in {self.result.names[0]} (removed).",
+        }[match.status]
+        sides = []
+        for label, g, nid, prefix in ((self.result.names[0], self.a, match.a_id, "a-"),
+                                      (self.result.names[1], self.b, match.b_id, "b-")):
+            if nid is None:
+                continue
+            node = g.node(nid).to_dict()
+            node.pop("details", None)
+            node.pop("name", None)
+            sides.append({"title": label, **node})
+            other = prefix + nid
+            if other != node_id and other in self._drawn:
+                self.matches = [other]
+        out["sides"] = sides
+        return out
+
+    def __repr__(self) -> str:
+        return f"<DiffInspector {self.title!r}: {self.result._headline()}>"
+
+
+def _diff_text(row: dict[str, Any]) -> str:
+    what = f"{row['a']} \u2192 {row['b']}" if row["a"] and row["b"] and row["a"] != row["b"] else row["a"] or row["b"]
+    return f"{what} ({row['detail']})" if row["detail"] else what
+
+
+def inspect_diff(a: Any, b: Any, **options: Any) -> DiffInspector:
+    """The diff view of two graphs (e.g. batch 1 vs batch 8): see `DiffInspector`.
+
+    Example:
+        >>> rec = gl.load_recording("gpt")                             # doctest: +SKIP
+        >>> gl.inspect_diff(rec.graph("b1"), rec.graph("b8"), names=("batch 1", "batch 8"))  # doctest: +SKIP
+    """
+    return DiffInspector(a, b, **options)
+
+
+def _default_title(graph: CudaGraph) -> str:
+    """"gpt/b1" for a recording's data/recordings/h200/gpt/b1.dot; the file name's stem otherwise."""
+    path = Path(graph.source.replace("\\", "/"))
+    if path.parent.name and len(path.stem) <= 4:
+        return f"{path.parent.name}/{path.stem}"
+    return path.stem or "graph"
 
 
 def _safe_stem(title: str) -> str:
@@ -408,10 +578,8 @@ def inspect(graph: Any, *, compare: Any = None, **options: Any) -> Any:
         >>> gl.inspect(rec.graph("b1"), compare=rec.graph("b8")) # doctest: +SKIP
     """
     if compare is not None:
-        from graphlab.ui.inspector_diff import inspect_diff
-
         return inspect_diff(graph, compare, **options)
     return Inspector(graph, **options)
 
 
-__all__ = ["Inspector", "InspectorError", "inspect", "as_cuda_graph"]
+__all__ = ["DiffInspector", "Inspector", "InspectorError", "as_cuda_graph", "inspect", "inspect_diff"]

@@ -72,6 +72,29 @@ try {
   await page.waitForTimeout(300); // let the highlight paint before the picture
   await inspector.screenshot({ path: args.screenshot });
   result.screenshot = args.screenshot;
+
+  if (args.search) { // type into the search box like a user (JupyterLab must not eat the keys)
+    const box = inspector.locator("input.gl-search");
+    await box.click();
+    await box.pressSequentially(args.search, { delay: 30 });
+    await page.waitForFunction((el) => el.querySelectorAll("g.gl-match").length > 0, await inspector.elementHandle());
+    result.search_count_text = await inspector.locator(".gl-count").textContent();
+    result.search_highlighted = await inspector.locator("g.gl-match").count();
+  }
+  if (args.diff_screenshot) { // the diff view: click a changed node of side A
+    const diffView = page.locator(".gl-inspector").nth(1);
+    await diffView.scrollIntoViewIfNeeded();
+    const changed = diffView.locator("svg.gl-svg g.node.side-a[class*=\"changed\"]").first();
+    await changed.waitFor({ state: "visible" });
+    result.diff_clicked = await changed.getAttribute("id");
+    await changed.click();
+    await diffView.locator(".gl-details .gl-note").waitFor({ state: "visible" });
+    result.diff_note = await diffView.locator(".gl-details .gl-note").textContent();
+    result.diff_counterparts = await diffView.locator("g.gl-match").count();
+    await page.waitForTimeout(300);
+    await diffView.screenshot({ path: args.diff_screenshot });
+    result.diff_screenshot = args.diff_screenshot;
+  }
   if (args.page_screenshot) {
     await page.screenshot({ path: args.page_screenshot });
     result.page_screenshot = args.page_screenshot;

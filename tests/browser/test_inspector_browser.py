@@ -67,6 +67,9 @@ class Lab:
             "c.LabApp.news_url = None\n"
             "c.LabApp.check_for_updates_class = 'jupyterlab.NeverCheckForUpdate'\n"
         )
+        settings = root.parent / "settings" / "@jupyterlab" / "apputils-extension"
+        settings.mkdir(parents=True, exist_ok=True)
+        (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
         env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "TQDM_DISABLE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
         self.log = (root.parent / "lab.log").open("w")
         self.proc = subprocess.Popen(
@@ -113,14 +116,17 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
         server.stop()
 
 
-def drive(lab: Lab, notebook: str, name: str, pick: str = "") -> dict:
-    """Run drive_lab.mjs against `lab`; return its JSON report."""
+def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
+    """Run drive_lab.mjs against `lab` (options: pick, search, diff); return its JSON report."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = SCREENSHOTS / f"{name}.png"
     args = {
-        "base": lab.base, "token": lab.token, "notebook": notebook, "pick": pick, "timeout_ms": 150_000,
+        "base": lab.base, "token": lab.token, "notebook": notebook, "pick": options.get("pick", ""),
+        "search": options.get("search", ""), "timeout_ms": 150_000,
         "screenshot": str(shot), "page_screenshot": str(SCREENSHOTS / f"{name}-page.png"),
     }
+    if options.get("diff"):
+        args["diff_screenshot"] = str(SCREENSHOTS / f"{name}-diff.png")
     t0 = time.perf_counter()
     done = subprocess.run(
         ["node", str(HERE / "drive_lab.mjs"), json.dumps(args)], capture_output=True, text=True, timeout=300, cwd=HERE
@@ -138,7 +144,7 @@ def drive(lab: Lab, notebook: str, name: str, pick: str = "") -> dict:
 def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     """Run notebook 04 in JupyterLab, click a kernel node, and see its full name in the details panel."""
     shutil.copy(NOTEBOOK, lab.root / NOTEBOOK.name)
-    report = drive(lab, NOTEBOOK.name, "reading_the_graph")
+    report = drive(lab, NOTEBOOK.name, "reading_the_graph", search="gemm", diff=True)
     assert report["tracebacks"] == [], report["tracebacks"]
     assert report["inspectors"] >= 2  # the graph and the batch-size diff
     import graphlab as gl
@@ -149,6 +155,13 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     assert report["details_kernel"].strip() == node.demangled_name
     assert node.label in report["details_title"]
     assert f"of {len(graph.root.nodes)}" in report["details_text"]  # position in topological order
+    # typing in the search box reaches Python and comes back as highlights
+    assert report["search_highlighted"] > 0
+    assert report["search_count_text"].strip().endswith(("match", "matches"))
+    # the diff view: a changed node says what changed and lights up its counterpart on side B
+    assert report["diff_clicked"].startswith("a-")
+    assert report["diff_note"].startswith("Changed:")
+    assert report["diff_counterparts"] == 1
 
 
 def _notebook_graph(gl):  # type: ignore[no-untyped-def]
