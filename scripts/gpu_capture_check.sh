@@ -3,8 +3,8 @@
 #
 #   GRAPHLAB_GIT_COMMIT=$(git rev-parse HEAD) OUT=/tmp/out bash scripts/gpu_capture_check.sh [record args...]
 #
-# Writes: $OUT/env.txt, $OUT/pytest.log, $OUT/record.log, $OUT/recordings.tar.gz (data/recordings layout),
-# $OUT/summary.txt. Time limits keep the whole run under ~280 s (TEST_S, RECORD_S to change them).
+# Writes: $OUT/env.txt, $OUT/pytest.log, $OUT/record.log, $OUT/notebooks.log, $OUT/recordings.tar.gz
+# (data/recordings layout), $OUT/summary.txt. Time limits keep the whole run under ~280 s (TEST_S, RECORD_S to change them).
 set -uo pipefail
 OUT=${OUT:-out/gpu-capture}
 TEST_S=${TEST_S:-150}
@@ -35,9 +35,36 @@ TEST_RC=${PIPESTATUS[0]}
 timeout "$RECORD_S" python3 -m graphlab record --out "$OUT/rec" "$@" 2>&1 | tee "$OUT/record.log"
 RECORD_RC=${PIPESTATUS[0]}
 
+
+# The notebooks, live: every code cell through IPython (cells that only draw with graphviz or tabulate
+# with pandas, which this machine lacks, are counted as skipped).
+GRAPHLAB_RECORDINGS="$OUT/rec" timeout 100 python3 - <<'PY' 2>&1 | tee "$OUT/notebooks.log"
+import json, sys, traceback
+from IPython.core.interactiveshell import InteractiveShell
+MISSING = ("graphviz", "pandas", "plotly", "jinja2", "ipywidgets", "anywidget")
+for path in ("notebooks/01_first_capture.ipynb", "notebooks/02_pitfalls.ipynb"):
+    InteractiveShell.clear_instance()
+    shell = InteractiveShell.instance()
+    ran = skipped = failed = 0
+    for i, cell in enumerate(json.load(open(path))["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        result = shell.run_cell("".join(cell["source"]), silent=False)
+        err = result.error_in_exec or result.error_before_exec
+        if err is None:
+            ran += 1
+        elif any(m in f"{type(err).__name__} {err}" for m in MISSING):
+            skipped += 1
+        else:
+            failed += 1
+            print(f"NOTEBOOK FAIL {path} cell {i}: {type(err).__name__}: {err}")
+    print(f"notebook {path}: {ran} cells ran, {skipped} skipped (missing drawing/table packages), {failed} failed")
+PY
+
 tar -czf "$OUT/recordings.tar.gz" -C "$OUT/rec" . 2>/dev/null
 rm -rf "$OUT/rec"
 {
   echo "pytest rc=$TEST_RC: $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -1)"
   echo "record rc=$RECORD_RC: $(grep -c '^\[record\] wrote' "$OUT/record.log") recording(s) written"
+  grep '^notebook ' "$OUT/notebooks.log"
 } | tee "$OUT/summary.txt"

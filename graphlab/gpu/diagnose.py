@@ -247,14 +247,16 @@ class Diagnosis:
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
-        esc = html.escape
+        def esc(text: str) -> str:  # escape, then `code` spans
+            return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
         rows = [("cause", esc(self.cause.title))]
         if self.line is not None:
-            rows.append(("where", f"{esc(self.line.where())}: <code>{esc(self.line.text)}</code>"))
+            rows.append(("where", f"{html.escape(self.line.where())}: <code>{html.escape(self.line.text)}</code>"))
         if self.detail:
             rows.append(("what", esc(self.detail)))
         rows += [("why", esc(self.cause.explanation)), ("fix", esc(self.cause.fix)),
-                 ("message", f"<code>{esc(self.message)}</code>")]
+                 ("message", f"<code>{html.escape(self.message)}</code>")]
         body = "".join(f"<tr><th style='text-align:left;vertical-align:top'>{k}</th><td style='text-align:left'>{v}"
                        "</td></tr>" for k, v in rows)
         return f"<table style='border-left:4px solid #c0392b'>{body}</table>"
@@ -436,6 +438,11 @@ def run_example(key: str) -> Diagnosis:
     raise GraphlabError(f"example {key!r} captured without error on this machine")
 
 
+def recorded_diagnoses(recording: Any) -> dict[str, Diagnosis]:
+    """The diagnoses a "pitfalls" recording kept (`graphlab record`), by example name."""
+    return {entry["example"]: Diagnosis.from_dict(entry) for entry in recording.results("pitfalls")}
+
+
 def _run_in_fresh_process(key: str) -> Diagnosis:
     import json
     import subprocess
@@ -476,7 +483,7 @@ def _main(argv: list[str]) -> int:
     return 0
 
 
-__all__ = ["EXAMPLES", "Example", "run_example", "CAUSES", "Cause", "Diagnosis", "UserLine", "RECORDED_MESSAGES", "catalogue", "capture_error",
+__all__ = ["EXAMPLES", "Example", "run_example", "recorded_diagnoses", "CAUSES", "Cause", "Diagnosis", "UserLine", "RECORDED_MESSAGES", "catalogue", "capture_error",
            "classify", "diagnose", "explain", "find_user_line", "first_line"]
 
 
