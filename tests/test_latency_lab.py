@@ -132,3 +132,86 @@ def test_no_recordings_and_no_gpu_is_a_clear_error(tmp_path, root):
         latency_lab(live=False, recordings_root=tmp_path)
     with pytest.raises(GraphlabError, match="choose one of"):
         latency_lab("nope", live=False, recordings_root=root)
+
+
+# -- in a real browser: JupyterLab 4 + headless Chromium, offline -------------------------------------------
+
+DRIVER = r"""
+import { createRequire } from "module";
+const require = createRequire(process.argv[3]);
+const { chromium } = require("playwright-core");
+const args = JSON.parse(process.argv[2]);
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"] });
+const result = { ok: false, requests_outside: [] };
+try {
+  const page = await browser.newPage({ viewport: { width: 1300, height: 1100 } });
+  page.setDefaultTimeout(120000);
+  page.on("request", (r) => { if (!r.url().startsWith(args.base) && !/^(data|blob):/.test(r.url())) result.requests_outside.push(r.url()); });
+  await page.goto(`${args.base}/lab/workspaces/latency/tree/${args.notebook}?reset&token=${args.token}`);
+  await page.waitForFunction(() => window.jupyterapp);
+  await page.evaluate(() => window.jupyterapp.started);
+  await page.waitForFunction((nb) => { const w = window.jupyterapp.shell.currentWidget;
+    return w?.context?.path === nb && w?.sessionContext?.session?.kernel?.status === "idle"; }, args.notebook);
+  await page.evaluate(() => window.jupyterapp.commands.execute("notebook:run-all-cells"));
+  const plot = page.locator(".widget-vbox .js-plotly-plot").first();
+  await plot.locator(".scatterlayer .trace").first().waitFor({ state: "attached" });
+  result.title = await plot.locator(".gtitle").first().textContent();
+  result.traces_before = await plot.locator(".scatterlayer .trace").count();
+  result.rows_before = await page.locator("table.graphlab-latency tbody tr").count();
+  await page.locator(".widget-select-multiple select").first().selectOption(["gpu-a", "gpu-b"]);
+  await page.locator("button:has-text('Show recording')").first().click();
+  await page.waitForFunction(() => document.querySelectorAll("table.graphlab-latency tbody tr").length === 6);
+  result.rows_after = await page.locator("table.graphlab-latency tbody tr").count();
+  result.legend = await plot.locator(".legendtext").allTextContents();
+  await page.locator(".widget-vbox").first().screenshot({ path: args.screenshot });
+  result.ok = true;
+} catch (err) { result.error = String(err && err.stack ? err.stack : err).slice(0, 1500); }
+finally { await browser.close(); console.log(JSON.stringify(result)); }
+"""
+
+
+@pytest.mark.browser
+def test_lab_renders_offline_in_jupyterlab_and_compares_gpus(tmp_path, root):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import nbformat
+
+    browser_dir = Path(__file__).resolve().parent / "browser"
+    if not Path("/usr/bin/chromium").exists() or shutil.which("node") is None or \
+            not (browser_dir / "node_modules" / "playwright-core").is_dir():
+        pytest.skip("needs chromium, node and `npm ci` in tests/browser (scripts/browser_test.sh)")
+    sys.path.insert(0, str(browser_dir))
+    from test_inspector_browser import SCREENSHOTS, Lab  # the JupyterLab server the inspector test uses
+
+    server_root = tmp_path / "root"
+    server_root.mkdir()
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                          "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell(f"import graphlab as gl\nlab = gl.latency_lab('mlp', live=False, "
+                                          f"recordings_root={str(root)!r})\nlab")]
+    nbformat.write(nb, server_root / "lab.ipynb")
+    lab = Lab(server_root)
+    try:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        args = {"base": lab.base, "token": lab.token, "notebook": "lab.ipynb",
+                "screenshot": str(SCREENSHOTS / "latency_lab.png")}
+        script = tmp_path / "drive_latency_lab.mjs"
+        script.write_text(DRIVER)
+        done = subprocess.run(["node", str(script), json.dumps(args), str(browser_dir / "package.json")],
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        lab.stop()
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    assert lines, done.stdout + done.stderr
+    report = json.loads(lines[-1])
+    print(f"\n[latency lab] screenshot: {args['screenshot']}")
+    assert report["ok"], report.get("error")
+    assert "eager vs CUDA graph" in report["title"]
+    assert report["rows_before"] == 3 and report["rows_after"] == 6  # one GPU, then two
+    assert any(t.endswith("GPU B") for t in report["legend"])
+    assert report["requests_outside"] == []  # nothing from a CDN

@@ -48,6 +48,7 @@ def test_gpu_time_variant_uses_event_times():
     line = [t for t in fig.data if t.mode == "lines+markers"][0]
     assert list(line.y) == pytest.approx([60.0, 72.0, 240.0])
     assert "CUDA events" in fig.layout.yaxis.title.text
+    assert all(t.mode == "lines" for t in fig.data if t.fill == "toself")  # bands: no markers
 
 
 def test_several_gpus_compare_in_one_figure():

@@ -68,7 +68,7 @@ def add_latency_traces(fig: Any, sweeps: Sweeps, row: int | None = None, gpu_tim
             p50 = [getattr(p, f"{prefix}p50_us") for p in points]
             p90 = [getattr(p, f"{prefix}p90_us") for p in points]
             name = LABELS[mode] + _tag(sweep, items)
-            fig.add_trace(go.Scatter(x=x + x[::-1], y=p90 + p10[::-1], fill="toself", fillcolor=BANDS[mode],
+            fig.add_trace(go.Scatter(x=x + x[::-1], y=p90 + p10[::-1], mode="lines", fill="toself", fillcolor=BANDS[mode],
                                      line={"width": 0}, hoverinfo="skip", showlegend=False,
                                      name=f"{name} p10-p90", legendgroup=name), **where)
             fig.add_trace(go.Scatter(
@@ -112,11 +112,11 @@ def plot_latency(sweeps: Sweeps, gpu_time: bool = False, speedup: bool = True) -
     fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         row_heights=[0.68, 0.32] if speedup else [1.0])
     add_latency_traces(fig, items, row=1, gpu_time=gpu_time)
-    what = "GPU time (CUDA events)" if gpu_time else "end-to-end latency (µs, log scale)"
+    what = "GPU time, CUDA events (µs)" if gpu_time else "latency per call (µs)"
     fig.update_yaxes(type="log", title_text=what, row=1, col=1)
     if speedup:
         add_speedup_traces(fig, items, row=2)
-        fig.update_yaxes(title_text="speedup (eager ÷ graph)", row=2, col=1)
+        fig.update_yaxes(title_text="speedup", row=2, col=1)
     _batch_axis(fig, batch_sizes, row=rows)
     models = ", ".join(sorted({s.model for s in items}))
     fig.update_layout(

@@ -130,7 +130,7 @@ class LatencyLab:
         self.gpu_choice = w.SelectMultiple(description="compare GPUs", style=style, rows=3)
         self.run_button = w.Button(description="Run" if self.live else "Show recording", button_style="primary",
                                    icon="play")
-        self.progress = w.IntProgress(value=0, min=0, max=1, description="batch sizes")
+        self.progress = w.IntProgress(value=0, min=0, max=1, description="batch sizes" if self.live else "")
         self.status = w.Label(value="")
         self.banner = w.HTML(_banner_html(self.live, []))
         self.table = w.HTML(_table_html([]))
