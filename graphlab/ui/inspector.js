@@ -167,12 +167,13 @@ function renderDetails(model, ui) {
     for (const [k, v] of raw) t.append(h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]));
     more.append(t);
   }
-  panel.replaceChildren(...head, table, links("predecessors", d.predecessors), links("successors", d.successors),
+  const parts = [...head, table, links("predecessors", d.predecessors), links("successors", d.successors),
     links("nodes in one repeat", d.members), more,
     ...(d.sides || []).map((s) => h("div", { class: "gl-side-block" }, [
       h("div", { class: "gl-sub", text: s.title }),
       h("table", { class: "gl-kv" }, detailRows(s).map(([k, v]) => h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]))),
-    ])));
+    ]))];
+  panel.replaceChildren(...parts.filter(Boolean));
 }
 
 function renderSummary(model, ui) {

@@ -33,7 +33,7 @@ from graphlab.core.model import CudaGraph, Node, NodeKind
 from graphlab.errors import GraphlabError
 
 _HERE = Path(__file__).resolve().parent
-_DRAWN_ID = re.compile(r'<g id="([^"]+)" class="(?:node|cluster[^"]*repeated-block)')
+_DRAWN_ID = re.compile(r'<g id="([^"]+)" class="(?:node|cluster[^"]*repeated)')
 _EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded block
 RANKDIRS = ("TB", "LR", "BT", "RL")
 EXPORT_FORMATS = {"svg": "image/svg+xml", "png": "image/png", "dot": "text/vnd.graphviz", "json": "application/json"}

@@ -160,7 +160,7 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     assert report["search_count_text"].strip().endswith(("match", "matches"))
     # the diff view: a changed node says what changed and lights up its counterpart on side B
     assert report["diff_clicked"].startswith("a-")
-    assert report["diff_note"].startswith("Changed:")
+    assert report["diff_note"].startswith("Changed (")
     assert report["diff_counterparts"] == 1
 
 

@@ -1,0 +1,277 @@
+"""The inspector widget, driven headless (no browser, no kernel: ipywidgets uses a dummy comm).
+
+Real data only: the H200 recordings (GPT at batch 1 and 8) and the H200 kind fixtures.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import graphlab as gl
+from graphlab.core import structure
+from graphlab.core.model import CudaGraph
+from graphlab.ui.inspector import DiffInspector, Inspector, InspectorError, inspect, inspect_diff
+
+REPO = Path(__file__).resolve().parent.parent
+KINDS = REPO / "tests" / "fixtures" / "h200" / "kinds"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def gpt() -> gl.Recording:
+    return gl.load_recording("gpt")
+
+
+@pytest.fixture(scope="module")
+def b1(gpt: gl.Recording) -> CudaGraph:
+    return gpt.graph("b1")
+
+
+@pytest.fixture(scope="module")
+def b8(gpt: gl.Recording) -> CudaGraph:
+    return gpt.graph("b8")
+
+
+@pytest.fixture
+def w(b1: CudaGraph) -> Inspector:
+    return inspect(b1)
+
+
+def _click(widget: Inspector, node_id: str) -> None:
+    """What the front end sends when a node is clicked: a state update of `selected`."""
+    widget._handle_msg({"content": {"data": {"method": "update", "state": {"selected": node_id}}}, "buffers": []})
+
+
+def _drawn_in_svg(svg: str) -> set[str]:
+    return {i.replace("&#45;", "-") for i in re.findall(r'<g id="([^"]+)" class="node', svg)}
+
+
+# -- opening ---------------------------------------------------------------------------------------
+
+
+def test_opens_with_drawing_summary_and_options(w: Inspector, b1: CudaGraph) -> None:
+    assert w.svg.lstrip().startswith("<svg")
+    drawn = _drawn_in_svg(w.svg)
+    assert drawn and drawn <= {n.id for n in b1.nodes()} | {"legend"}
+    truth = structure.summary(b1)
+    rows = dict(w.summary["rows"])
+    assert rows["nodes"] == truth.nodes == len(b1)
+    assert rows["edges"] == truth.edges
+    assert rows["longest chain (depth)"] == f"{truth.depth} nodes"
+    assert rows["widest level (parallelism)"].startswith(str(truth.widest_level))
+    tables = dict((title, dict(pairs)) for title, pairs in w.summary["tables"])
+    assert tables["nodes by kind"] == b1.count_by_kind()
+    assert tables["kernels by family"] == b1.count_by_family()
+    assert {o["name"]: o["count"] for o in w.kind_options} == b1.count_by_kind()
+    assert sum(o["count"] for o in w.family_options) == len(b1.kernels())
+    assert w.title == "gpt/b1"
+    assert w.render_ms > 0
+
+
+def test_front_end_is_bundled_offline(w: Inspector) -> None:
+    esm, css = w._esm, w._css
+    assert "export default" in esm and ".gl-inspector" in css
+    assert not re.search(r"^\s*import\s", esm, re.MULTILINE), "the ESM must not import anything"
+    assert "http://" not in esm + css and "https://" not in esm + css
+
+
+def test_accepts_captured_graphs_and_dot_paths(b1: CudaGraph) -> None:
+    class Captured:  # what gl.capture returns, as far as the inspector cares
+        graph = b1
+
+    assert len(inspect(Captured()).graph) == len(b1)
+    path = KINDS / "memcpy__verbose.dot"
+    assert inspect(str(path)).graph.count_by_kind() == {"memcpy": 3}
+    with pytest.raises(InspectorError, match="cannot inspect a int"):
+        inspect(42)
+
+
+# -- selection and details -------------------------------------------------------------------------
+
+
+def test_selecting_a_kernel_fills_every_detail(w: Inspector, b1: CudaGraph) -> None:
+    info = structure.analyze(b1)
+    node_id = info.order[4]
+    node = b1.node(node_id)
+    w.selected = node_id
+    d = w.details
+    assert d["id"] == node_id and d["kind"] == "kernel"
+    assert d["family"] == node.family and d["short_name"] == node.short_name
+    assert d["demangled_name"] == node.demangled_name and d["name"] == node.name
+    assert tuple(d["grid"]) == node.grid and tuple(d["block"]) == node.block
+    assert d["shared_bytes"] == node.shared_bytes
+    assert d["topo_position"] == 5 and d["topo_total"] == len(b1.root.nodes)
+    assert [p["id"] for p in d["predecessors"]] == list(info.preds[node_id])
+    assert [s["id"] for s in d["successors"]] == list(info.succs[node_id])
+    assert d["level"] == info.level[node_id]
+    assert d["extra"] == node.details
+
+
+def test_a_front_end_click_updates_the_details(w: Inspector, b1: CudaGraph) -> None:
+    target = b1.kernels()[-1]
+    _click(w, target.id)
+    assert w.selected == target.id
+    assert w.details["demangled_name"] == target.demangled_name
+
+
+def test_unknown_ids_clear_the_details(w: Inspector) -> None:
+    w.selected = "legend"
+    assert w.details == {}
+    assert "not a node" in w.status
+    w.selected = ""
+    assert w.details == {}
+
+
+def test_copy_details_show_direction_and_bytes() -> None:
+    g = gl.read_dot(KINDS / "memcpy__verbose.dot")
+    w = inspect(g)
+    for node in g.nodes():
+        w.selected = node.id
+        assert w.details["copy_direction"] == node.copy_direction
+        assert w.details["copy_bytes"] == node.copy_bytes
+    assert {n.copy_direction for n in g.nodes()} == {"HtoD", "DtoD", "DtoH"}
+
+
+def test_nodes_inside_a_body_graph_say_so() -> None:
+    g = gl.read_dot(KINDS / "conditional_if__verbose.dot")
+    body = [gr for gr in g.graphs if gr.parent_node_id is not None][0]
+    w = inspect(g)
+    w.selected = body.nodes[0].id
+    assert body.id in w.details["note"] and body.parent_node_id in w.details["note"]
+    assert body.nodes[0].id in w.drawn_ids
+
+
+# -- search ----------------------------------------------------------------------------------------
+
+
+def test_search_is_case_insensitive_and_matches_full_names(b1: CudaGraph) -> None:
+    w = inspect(b1, collapse=False)
+    w.search = "GEMM"
+    expected = [n.id for n in b1.kernels() if "gemm" in f"{n.short_name}{n.demangled_name}{n.name}".lower()]
+    assert w.matches == expected and expected
+    w.search = "vectorized_gather_kernel"  # only in the demangled / mangled name
+    assert w.matches and all("gather" in b1.node(i).demangled_name for i in w.matches)
+    w.search = ""
+    assert w.matches == []
+
+
+def test_regex_search_and_a_bad_regex(b1: CudaGraph) -> None:
+    w = inspect(b1, collapse=False)
+    w.search_regex = True
+    w.search = r"^(layer_norm|gelu)"
+    assert w.matches and {b1.node(i).short_name.split(" ")[0] for i in w.matches} == {"layer_norm", "gelu"}
+    w.search = "gemm("
+    assert w.matches == [] and w.search_error
+    with pytest.raises(InspectorError, match="bad regular expression"):
+        w.find("gemm(", regex=True)
+
+
+def test_matches_folded_into_a_collapsed_block_light_their_stand_in(w: Inspector, b1: CudaGraph) -> None:
+    w.search = "layer_norm"
+    every = w.find("layer_norm")
+    assert len(every) > len(w.matches) > 0  # later repeats are drawn once
+    assert set(w.matches) <= w.drawn_ids
+
+
+# -- filters, blocks, layout -----------------------------------------------------------------------
+
+
+def test_hiding_kinds_and_families_redraws(w: Inspector, b1: CudaGraph) -> None:
+    memsets = {n.id for n in b1.nodes() if n.kind.value == "memset"}
+    assert memsets & w.drawn_ids
+    w.hide_kinds = ["memset"]
+    assert not memsets & _drawn_in_svg(w.svg)
+    attention = {n.id for n in b1.kernels() if n.family == "attention"}
+    w.hide_families = ["attention"]
+    assert not attention & w.drawn_ids
+    w.hide_kinds, w.hide_families = [], []
+    assert memsets & w.drawn_ids and attention & w.drawn_ids
+
+
+def test_collapse_and_expand_repeated_blocks(w: Inspector, b1: CudaGraph) -> None:
+    collapsed = len(w.drawn_ids)
+    assert "block_0" in w.drawn_ids
+    w.selected = "block_0"
+    block = w.details
+    assert block["kind"] == "repeated block" and block["members"]
+    w.expanded = ["block_0"]
+    assert len(w.drawn_ids) > collapsed
+    w.selected = "block_0-1"  # a click on one repeat of the expanded block
+    assert w.details["id"] == "block_0" and w.details["expanded"] is True
+    w.expanded = []
+    w.collapse = False
+    assert {n.id for n in b1.nodes()} <= w.drawn_ids
+
+
+def test_rankdir(w: Inspector) -> None:
+    before = w.svg
+    w.rankdir = "lr"
+    assert w.rankdir == "LR" and w.svg != before
+    with pytest.raises(InspectorError, match="rankdir"):
+        w.rankdir = "sideways"
+
+
+# -- export and the static picture -----------------------------------------------------------------
+
+
+def test_export_every_format(w: Inspector, b1: CudaGraph, tmp_path: Path) -> None:
+    w.export_dir = tmp_path
+    svg, png, dot, js = (w.export(fmt) for fmt in ("svg", "png", "dot", "json"))
+    assert svg == tmp_path / "gpt_b1.svg" and svg.read_text().startswith("<svg")
+    assert png.read_bytes().startswith(PNG_MAGIC)
+    assert dot.read_text().startswith("digraph")
+    assert CudaGraph.from_json(js.read_text()).to_dict() == b1.to_dict()
+    assert "saved" in w.status
+    with pytest.raises(InspectorError, match="cannot export"):
+        w.export("gif")
+
+
+def test_export_button_writes_and_sends_the_file(w: Inspector, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    w.export_dir = tmp_path
+    sent: list[dict] = []
+    monkeypatch.setattr(w, "send", lambda content, buffers=None: sent.append(content))
+    w._handle_msg({"content": {"data": {"method": "custom", "content": {"event": "export", "format": "png"}}}, "buffers": []})
+    assert (tmp_path / "gpt_b1.png").is_file()
+    assert sent and sent[0]["event"] == "exported" and sent[0]["base64"] is True
+    assert base64.b64decode(sent[0]["data"]).startswith(PNG_MAGIC)
+
+
+def test_mimebundle_has_a_static_picture(w: Inspector) -> None:
+    data, _meta = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert data["image/svg+xml"] == w.svg
+    assert base64.b64decode(data["image/png"]).startswith(PNG_MAGIC)
+    assert data["text/plain"].startswith("<Inspector 'gpt/b1'")
+
+
+# -- diff view -------------------------------------------------------------------------------------
+
+
+def test_diff_view_of_batch_1_and_8(b1: CudaGraph, b8: CudaGraph) -> None:
+    d = inspect(b1, compare=b8, names=("batch 1", "batch 8"))
+    assert isinstance(d, DiffInspector) and d.mode == "diff"
+    assert d.title == "batch 1 vs batch 8"
+    truth = gl.diff(b1, b8, names=("batch 1", "batch 8")).count_by_status()
+    assert {k: v for k, v in d.summary["rows"] if k in truth} == truth
+    changed = next(m for m in d.result.matches if m.status == "changed")
+    d.selected = f"a-{changed.a_id}"
+    assert d.details["note"].startswith("Changed (")
+    assert [s["id"] for s in d.details["sides"]] == [changed.a_id, changed.b_id]
+    assert d.matches == [f"b-{changed.b_id}"]  # the counterpart lights up
+    removed = next(m for m in d.result.matches if m.status == "removed")
+    d.selected = f"a-{removed.a_id}"
+    assert d.details["status"] == "removed" and "Only in batch 1" in d.details["note"]
+    assert d.matches == []
+
+
+def test_diff_exports_and_static_picture(b1: CudaGraph, b8: CudaGraph, tmp_path: Path) -> None:
+    d = inspect_diff(b1, b8, export_dir=tmp_path)
+    data = json.loads(d.export("json").read_text())
+    assert data["count_by_status"] == d.result.count_by_status()
+    assert d.export("svg").read_text().startswith("<svg")
+    bundle, _ = d._repr_mimebundle_()
+    assert base64.b64decode(bundle["image/png"]).startswith(PNG_MAGIC)
