@@ -88,6 +88,8 @@ def test_timeline_draws_kernels_gaps_and_launches_on_one_axis():
     assert sum(graph_idle.x) == pytest.approx(3.0)
     assert "µs since the host called" in fig.layout.xaxis.title.text
     assert fig.layout.barmode == "overlay"
+    order = list(fig.layout.yaxis.categoryarray)  # bottom to top: eager's rows end up on top
+    assert [r.split(" (")[0] for r in order] == ["graph: GPU", "graph: host launches", "eager: GPU", "eager: host launches"]
 
 
 def test_several_models_are_told_apart_by_name():

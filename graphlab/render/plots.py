@@ -204,6 +204,12 @@ def _trace_rows(fig: Any, trace: Trace, mode: str) -> None:
         ))
 
 
+def _row_order(fig: Any) -> list[str]:
+    """Rows bottom to top: graph GPU, graph host, eager GPU, eager host (eager reads first, on top)."""
+    rows = list(dict.fromkeys(t.y[0] for t in fig.data if t.y is not None))
+    return sorted(rows, key=lambda r: (r.startswith("eager"), "host" in r))
+
+
 def plot_timeline(timeline: Timeline) -> Any:
     """One eager forward and one graph replay on a shared time axis: kernels as bars, idle gaps grey.
 
@@ -212,7 +218,7 @@ def plot_timeline(timeline: Timeline) -> Any:
     """
     go = _go()
     fig = go.Figure()
-    for mode in reversed(MODES):  # eager drawn on top
+    for mode in MODES:
         _trace_rows(fig, timeline.trace(mode), mode)
     e, g = timeline.eager, timeline.graph
     fig.update_layout(
@@ -220,8 +226,7 @@ def plot_timeline(timeline: Timeline) -> Any:
         f"idle {e.idle_us:.1f} µs between {len(e.kernels)} kernels; graph: {g.idle_us:.1f} µs, one launch for "
         "the whole graph</sup>",
         barmode="overlay", xaxis_title="µs since the host called the model", height=360,
-        yaxis={"title": "", "categoryorder": "array",
-               "categoryarray": [t.y[0] for t in fig.data if t.y is not None][::-1]},
+        yaxis={"title": "", "categoryorder": "array", "categoryarray": _row_order(fig)},
         legend={"orientation": "h", "y": -0.25},
     )
     return fig
