@@ -18,11 +18,11 @@ BATCH_SIZES="${BATCH_SIZES:-1 2 4 8 16 32 64}"
 timeout "${PYTEST_S:-60}" python3 -m pytest -m gpu tests/gpu/test_timing.py -v -p no:cacheprovider > "$OUT/pytest_timing.log" 2>&1
 pytest_rc=$?
 
-timeout "${RECORD_S:-160}" python3 -m graphlab record --out "$OUT/rec" --models ${RECORD_MODELS:-mlp cnn gpt resnet18} --batch-sizes $BATCH_SIZES > "$OUT/record.log" 2>&1
+timeout "${RECORD_S:-150}" python3 -m graphlab record --out "$OUT/rec" --models ${RECORD_MODELS:-mlp cnn gpt resnet18} --batch-sizes $BATCH_SIZES > "$OUT/record.log" 2>&1
 record_rc=$?
 if [ -d "$OUT/rec" ]; then tar -C "$OUT/rec" -czf "$OUT/recordings.tar.gz" . && rm -rf "$OUT/rec"; fi
 
-timeout "${BENCH_S:-70}" python3 bench/bench_overhead.py --models ${BENCH_MODELS:-mlp gpt} --batch-size 1 \
+timeout "${BENCH_S:-80}" python3 bench/bench_overhead.py --models ${BENCH_MODELS:-mlp gpt} --batch-size 1 \
   --out "$OUT/bench_overhead.json" > "$OUT/bench_overhead.log" 2>&1
 bench_rc=$?
 
