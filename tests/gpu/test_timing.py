@@ -83,7 +83,19 @@ def test_kernel_counts_match_the_captured_graph(mlp):
         replay = profile_call(lambda: cg(x), "graph")
     assert nodes >= 3
     assert kernel_count(eager) == nodes
-    assert kernel_count(replay) == nodes
+    _assert_replay_runs_the_graph(replay, nodes)
+
+
+def _assert_replay_runs_the_graph(trace, nodes):
+    """The replay ran the graph's kernels; some torch versions add two RNG-state fill kernels before it
+    (CUDAGraph::replay's generator prologue), which are real work of the call, so they may appear."""
+    from graphlab.gpu.timeline import is_copy, kernel_count
+
+    extra = kernel_count(trace) - nodes
+    names = [k.name for k in trace.kernels if not is_copy(k.name)]
+    assert extra in (0, 2), names
+    if extra:
+        assert sum("fill" in n.lower() for n in names) >= 2, names
 
 
 def test_timeline_shows_fewer_launches_and_less_idle_time_for_the_graph(mlp):
@@ -92,7 +104,8 @@ def test_timeline_shows_fewer_launches_and_less_idle_time_for_the_graph(mlp):
     model, make_inputs = mlp
     tl = record_timeline(model, make_inputs(1), name="mlp")
     assert Timeline.from_dict(json.loads(tl.to_json())) == tl
-    assert kernel_count(tl.eager) == kernel_count(tl.graph) >= 3
+    assert kernel_count(tl.eager) >= 3
+    _assert_replay_runs_the_graph(tl.graph, kernel_count(tl.eager))
     assert any("GraphLaunch" in s.name for s in tl.graph.launches)
     assert len(tl.eager.launches) > len(tl.graph.launches)
     assert tl.graph.idle_us < tl.eager.idle_us
