@@ -119,7 +119,7 @@ function detailRows(d) {
   add("bodies", d.body_graph_ids && d.body_graph_ids.join(", "));
   add("status", d.status);
   add("topological order", d.topo_position && `${d.topo_position} of ${d.topo_total}`);
-  add("level", d.level !== undefined ? `${d.level} (longest chain of nodes before it)` : null);
+  add("level", d.level !== undefined ? `${d.level} (nodes on the longest chain before it)` : null);
   add("graph", d.graph_id);
   add("node id", d.id);
   return rows;
@@ -137,7 +137,7 @@ function renderDetails(model, ui) {
   const head = [h("div", { class: "gl-title", text: d.label || d.id })];
   if (d.demangled_name) head.push(h("div", { class: "gl-kname", text: d.demangled_name, title: "full demangled kernel name" }));
   if (d.note) head.push(h("p", { class: "gl-note", text: d.note }));
-  if (d.block_id) {
+  if (d.block_id && d.can_toggle) {
     head.push(h("button", { class: "gl-btn gl-wide", text: d.expanded ? "collapse this block" : "expand this block",
       onclick: () => {
         const now = new Set(model.get("expanded"));

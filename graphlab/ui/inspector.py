@@ -38,6 +38,7 @@ _EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded
 RANKDIRS = ("TB", "LR", "BT", "RL")
 EXPORT_FORMATS = {"svg": "image/svg+xml", "png": "image/png", "dot": "text/vnd.graphviz", "json": "application/json"}
 STATIC_PNG_DPI = 72  # the static picture in saved notebooks: enough to read, small enough to keep
+STATIC_PNG_MAX_INCHES = "12,40"  # larger drawings are scaled down to fit (Graphviz `size`)
 
 
 class InspectorError(GraphlabError, ValueError):
@@ -290,7 +291,7 @@ class _DrawingWidget(anywidget.AnyWidget):
     # -- static fallback ---------------------------------------------------------------------
     def static_png(self) -> bytes:
         """The current drawing as a PNG at `STATIC_PNG_DPI`, for viewers without a kernel."""
-        return _run_dot(self._drawing.source, "png", f"-Gdpi={STATIC_PNG_DPI}")
+        return _run_dot(self._drawing.source, "png", f"-Gdpi={STATIC_PNG_DPI}", f"-Gsize={STATIC_PNG_MAX_INCHES}")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
@@ -369,14 +370,14 @@ class Inspector(_DrawingWidget):
         node_id = _EXPANDED_REPEAT.sub(r"\1", node_id)
         if node_id in self._facts.blocks:
             details = self._facts.block_details(node_id)
-            details["expanded"] = node_id in self.expanded
-            return details
-        try:
-            details = self._facts.node_details(node_id)
-        except KeyError:
-            self.status = f"{node_id!r} is not a node of this graph"
-            return {}
+        else:
+            try:
+                details = self._facts.node_details(node_id)
+            except KeyError:
+                self.status = f"{node_id!r} is not a node of this graph"
+                return {}
         details["expanded"] = details.get("block_id") in self.expanded
+        details["can_toggle"] = self.collapse and "block_id" in details  # the expand/collapse button
         return details
 
     # -- search ------------------------------------------------------------------------------

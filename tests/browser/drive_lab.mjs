@@ -39,11 +39,10 @@ try {
   const inspector = page.locator(".gl-inspector").first();
   await inspector.locator("svg.gl-svg g.node").first().waitFor({ state: "attached" });
   lap("first_inspector_drawn_ms", t);
-  // Wait for the whole notebook: the kernel goes idle and no cell still shows [*].
+  // Wait for the whole notebook: every code cell shows its execution count, e.g. "[7]:".
   await page.waitForFunction(() => {
-    const w = window.jupyterapp.shell.currentWidget;
-    const busy = [...document.querySelectorAll(".jp-InputPrompt")].some((p) => p.textContent.includes("*"));
-    return w?.sessionContext?.session?.kernel?.status === "idle" && !busy;
+    const prompts = [...document.querySelectorAll(".jp-CodeCell .jp-InputPrompt")];
+    return prompts.length > 0 && prompts.every((p) => /\[\d+\]/.test(p.textContent));
   });
   lap("run_all_ms", t);
   result.errors_in_outputs = await page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count();
@@ -69,6 +68,15 @@ try {
   result.details_kernel = await kname.textContent();
   result.details_text = await inspector.locator(".gl-details").innerText();
   result.mount_ms = Number(await inspector.getAttribute("data-mount-ms"));
+  // Zoom: ten Ctrl+wheel steps over the drawing, then one animation frame.
+  const area = await inspector.locator(".gl-canvas").boundingBox();
+  await page.mouse.move(area.x + area.width / 2, area.y + area.height / 2);
+  t = Date.now();
+  await page.keyboard.down("Control");
+  for (let i = 0; i < 10; i += 1) await page.mouse.wheel(0, i < 5 ? -120 : 120);
+  await page.keyboard.up("Control");
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+  lap("zoom_10_wheel_steps_ms", t);
   await page.waitForTimeout(300); // let the highlight paint before the picture
   await inspector.screenshot({ path: args.screenshot });
   result.screenshot = args.screenshot;

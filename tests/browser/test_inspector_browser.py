@@ -189,9 +189,10 @@ def _big_graph_notebook(root: Path, nodes_wanted: int = 1000) -> str:
         if prev_tail is not None:
             edges.append(Edge(prev_tail, rename[base.nodes[0].id]))
         prev_tail = rename[base.nodes[-1].id]
-    big = CudaGraph((Graph("graph_1", tuple(nodes), tuple(edges)),), source="gpt_x12.dot")
+    big = CudaGraph((Graph("graph_1", tuple(nodes), tuple(edges)),), source="gpt_repeated.dot")
     (root / "big.json").write_text(big.to_json(indent=None))
     nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     nb.cells = [
         nbformat.v4.new_code_cell("import graphlab as gl\nbig = gl.CudaGraph.from_json(open('big.json').read())\nlen(big)"),
         nbformat.v4.new_code_cell("w = gl.inspect(big, collapse=False)\nw"),
