@@ -193,9 +193,23 @@ REAL_NAMES = [
     ("ncclKernel_AllReduce_RING_LL_Sum_float", "NCCL", "all_reduce (NCCL)"),
     # cuDNN
     ("sm80_xmma_fprop_implicit_gemm_indexed_wo_smem_f16f16_f16f32_f32_nhwckrsc_nchw_tilesize64x32x64_stage5_warpsize2x2x1"
-     "_g1_tensor16x8x16_kernel", "cuDNN", "conv fwd (cuDNN)"),
+     "_g1_tensor16x8x16_kernel", "cuDNN", "conv fwd 64x32 (cuDNN)"),
     ("sm86_xmma_dgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16"
-     "_kernel", "cuDNN", "conv dgrad (cuDNN)"),
+     "_kernel", "cuDNN", "conv dgrad 128x128 (cuDNN)"),
+    # H200 recordings (data/recordings/h200/resnet18, cnn)
+    ("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize64x192x32_warpgroupsize1x1x1_g1_execute_"
+     "segment_k_off_kernel__5x_cudnn", "cuDNN", "conv fwd 64x192 (cuDNN)"),
+    ("void implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>(int, int, int, float const*,"
+     " int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, "
+     "float const*, bool, int, int)", "cuDNN", "conv fwd (cuDNN)"),
+    ("void cask_plugin__5x_cudnn::xmma__5x_cudnn::init_device_workspace_kernel<xmma__5x_cudnn::implicit_gemm::fprop::"
+     "Kernel_traits<xmma__5x_cudnn::Ampere_hmma_tf32_traits<unsigned int, float>, xmma__5x_cudnn::Cta_tile<"
+     "xmma__5x_cudnn::Ampere, 128, 32, 16, 2, 2, 1, 1>, true, 1, false> >(xmma__5x_cudnn::implicit_gemm::fprop::Params)",
+     "cuDNN", "workspace init (cuDNN)"),
+    ("void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false, (cudnnKernelDataType_t)0>("
+     "cudnn::engines_precompiled::nhwc2nchw_params_t<float>, float const*, float*)", "cuDNN", "nhwc→nchw (cuDNN)"),
+    ("void at::native::(anonymous namespace)::max_pool_forward_nchw<float, int>(int, float const*, long, long, long, "
+     "int, int, int, int, int, int, int, int, int, int, float*, long*)", "ATen other", "max_pool (ATen)"),
     ("void cudnn::ops::nchwToNhwcKernel<__half, __half, float, false, true, (cudnnKernelDataType_t)0>("
      "cudnn::ops::nchw2nhwc_params_t<float>, __half const*, __half*)", "cuDNN", "nchw→nhwc (cuDNN)"),
     ("void cudnn::bn_fw_inf_1C11_kernel_NCHW<float, float, true, 1>(float, float, cudnnTensorStruct, float const*)",

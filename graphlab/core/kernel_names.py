@@ -196,12 +196,12 @@ def _cudnn(name: str, demangled: str) -> str | None:
     low = demangled.lower()
     if "sdpa" in low:
         return None
+    if "init_device_workspace" in low:
+        return "workspace init"
     if re.search(r"xmma_(fprop|dgrad|wgrad)|implicit_convolve|implicit_gemm|convolve_|conv2d|winograd", low):
-        if "dgrad" in low:
-            return "conv dgrad"
-        if "wgrad" in low:
-            return "conv wgrad"
-        return "conv fwd"
+        op = "conv dgrad" if "dgrad" in low else "conv wgrad" if "wgrad" in low else "conv fwd"
+        tile = _tile(_base(demangled).lower())
+        return f"{op} {tile}" if tile else op
     if low.startswith("cudnn") or "cudnn::" in low:
         base = _base(demangled)
         if "nchwtonhwc" in low:
@@ -291,6 +291,8 @@ _ATEN_OTHER = [
     ("gather", r"gather"),
     ("triu/tril", r"triu|tril"),
     ("upsample", r"upsample"),
+    ("max_pool", r"max_pool"),
+    ("avg_pool", r"avg_pool|adaptive_average_pool|adaptiveaveragepool"),
     ("im2col", r"im2col|col2im"),
     ("multinomial", r"multinomial"),
     ("random", r"distribution|philox|curand"),
