@@ -277,3 +277,21 @@ def test_long_unknown_names_are_shortened() -> None:
     name = "a_very_long_handwritten_kernel_name_that_goes_on_and_on_forever"
     short = describe_kernel(name).short_name
     assert short.endswith("(other)") and len(short) < len(name)
+
+
+def test_every_h200_fixture_kernel_has_a_family_and_a_short_name() -> None:
+    """Real PyTorch/cuBLAS/cuDNN kernels from the H200 fixtures never fall through to 'other', and
+    their short names stay short enough for a graph drawing."""
+    import re
+
+    from conftest import FIXTURES
+
+    names: set[str] = set()
+    for path in (FIXTURES / "h200").glob("*/*__verbose.dot"):
+        names |= set(re.findall(r"\| (\S+?)\\<\\<\\<", path.read_text()))
+    if not names:
+        pytest.skip("H200 fixtures are not there")
+    for name in names:
+        info = describe_kernel(name)
+        assert info.family != "other", name
+        assert len(info.short_name) <= 40 and "<" not in info.short_name, (name, info.short_name)
