@@ -72,7 +72,7 @@ function buildToolbar(model, ui) {
   });
   const canSearch = model.get("mode") === "graph";
   return h("div", { class: "gl-toolbar" }, [
-    h("div", { class: "gl-group" }, canSearch ? [ui.search, h("label", { class: "gl-check" }, [ui.regex, "regex"]), ui.matchCount] : []),
+    canSearch ? h("div", { class: "gl-group" }, [ui.search, h("label", { class: "gl-check" }, [ui.regex, "regex"]), ui.matchCount]) : null,
     h("div", { class: "gl-group" }, canSearch ? [ui.kindMenu, ui.familyMenu,
       h("label", { class: "gl-check" }, [ui.collapse, "collapse repeats"]), ui.rankdir] : [ui.rankdir]),
     h("div", { class: "gl-group" }, [
@@ -125,6 +125,24 @@ function detailRows(d) {
   return rows;
 }
 
+// The two versions of a diff node side by side; rows whose values differ are marked.
+function compareSides(sides) {
+  if (!sides || !sides.length) return null;
+  const rows = sides.map((side) => new Map([["name", side.short_name || side.kind], ...detailRows(side)]));
+  const keys = [...new Set(rows.flatMap((m) => [...m.keys()]))];
+  const table = h("table", { class: "gl-kv gl-compare" }, [
+    h("tr", {}, [h("th", { text: "" }), ...sides.map((side) => h("th", { class: "gl-colhead", text: side.title }))]),
+  ]);
+  for (const key of keys) {
+    const values = rows.map((m) => (m.has(key) ? String(m.get(key)) : "—"));
+    const differs = !["graph", "node id"].includes(key) && values.some((v) => v !== values[0]);
+    table.append(h("tr", { class: differs ? "gl-differs" : null }, [
+      h("th", { text: key }), ...values.map((v) => h("td", { text: v })),
+    ]));
+  }
+  return h("div", { class: "gl-side-block" }, [table]);
+}
+
 function renderDetails(model, ui) {
   const d = model.get("details");
   const panel = ui.details;
@@ -146,7 +164,8 @@ function renderDetails(model, ui) {
       } }));
   }
   const table = h("table", { class: "gl-kv" });
-  for (const [k, v] of detailRows(d)) table.append(h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]));
+  const mainRows = d.sides ? detailRows(d).filter(([k]) => k === "status" || k === "kind") : detailRows(d);
+  for (const [k, v] of mainRows) table.append(h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]));
   const links = (title, items) => {
     if (!items) return null;
     const box = h("div", { class: "gl-links" }, [h("div", { class: "gl-sub", text: `${title} (${items.length})` })]);
@@ -169,10 +188,7 @@ function renderDetails(model, ui) {
   }
   const parts = [...head, table, links("predecessors", d.predecessors), links("successors", d.successors),
     links("nodes in one repeat", d.members), more,
-    ...(d.sides || []).map((s) => h("div", { class: "gl-side-block" }, [
-      h("div", { class: "gl-sub", text: s.title }),
-      h("table", { class: "gl-kv" }, detailRows(s).map(([k, v]) => h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]))),
-    ]))];
+    compareSides(d.sides)];
   panel.replaceChildren(...parts.filter(Boolean));
 }
 
