@@ -84,7 +84,8 @@ CAUSES: dict[str, Cause] = {c.key: c for c in (
         "capture ends, or the graph would have a loose end.",
         "After the side-stream work, call torch.cuda.current_stream().wait_stream(side) inside the "
         "captured code.",
-        (r"capture sequence contains a fork that was not joined", r"cudaErrorStreamCaptureUnjoined"),
+        (r"capture sequence contains a fork that was not joined", r"capturing stream has unjoined work",
+         r"cudaErrorStreamCaptureUnjoined"),
     ),
     Cause(
         "legacy_stream", "work on the legacy default stream during capture",
