@@ -158,3 +158,13 @@ def test_examples_classify_from_their_failing_line(key):
 def test_run_example_rejects_unknown_names():
     with pytest.raises(GraphlabError, match="no example"):
         dg.run_example("nope")
+
+
+def test_an_ordinary_bug_keeps_its_type_and_message_in_the_one_line_error():
+    def step(t):
+        return t * undefined_scale  # noqa: F821
+
+    exc = raised(step, 2)
+    err = dg.capture_error(dg.diagnose(exc), exc)
+    assert err.cause == "unknown"
+    assert "NameError: name 'undefined_scale' is not defined" in str(err) and "\n" not in str(err)

@@ -216,6 +216,8 @@ class Diagnosis:
         where = f" at {self.line.where()} (`{self.line.text}`)" if self.line and self.line.text else (
             f" at {self.line.where()}" if self.line else "")
         detail = f": {self.detail}" if self.detail else ""
+        if self.cause.key == "unknown":
+            detail = f": {self.message}"
         return f"Capture failed, {self.cause.title}{where}{detail}. {self.cause.explanation} Fix: {self.cause.fix}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -334,7 +336,10 @@ def diagnose(exc: BaseException, prefer_filename: str | None = None) -> Diagnosi
     message = str(exc)
     line = find_user_line(exc.__traceback__, prefer_filename)
     cause, detail = classify(message, line.text if line else None)
-    return Diagnosis(cause, first_line(message) or type(exc).__name__, line, detail)
+    text = first_line(message) or type(exc).__name__
+    if cause.key == "unknown":  # an ordinary bug in the captured code, most likely: keep its type in view
+        text = f"{type(exc).__name__}: {text}"
+    return Diagnosis(cause, text, line, detail)
 
 
 def explain(exc: BaseException) -> Diagnosis:
