@@ -88,3 +88,16 @@ def test_pool_must_name_an_existing_variable(shell, monkeypatch):
     monkeypatch.setattr("graphlab.env.require_cuda", lambda what: torch)
     err = run(shell, "g --pool nowhere")
     assert isinstance(err, GraphlabError) and "--pool nowhere" in str(err)
+
+
+def test_a_capture_error_shows_as_cause_where_why_fix_not_a_long_traceback(shell, capsys):
+    from graphlab.gpu.diagnose import CAUSES, Diagnosis, UserLine, capture_error
+
+    line = UserLine("<cudagraph cell step>", 2, "if y.sum().item() > 0:")
+    shell.user_ns["err"] = capture_error(Diagnosis(CAUSES["host_sync"], "CUDA error: ...", line, "`.item()`"))
+    capsys.readouterr()
+    result = shell.run_cell("raise err")
+    shown = capsys.readouterr().out
+    assert result.error_in_exec is shell.user_ns["err"]
+    assert "CaptureError" in shown and "cell line 2: if y.sum().item() > 0:" in shown and "fix:" in shown
+    assert "Traceback" not in shown and "capture.py" not in shown

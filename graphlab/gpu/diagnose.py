@@ -249,6 +249,9 @@ class Diagnosis:
         rows += [f"why:     {self.cause.explanation}", f"fix:     {self.cause.fix}", f"message: {self.message}"]
         return "\n".join(rows)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
     def _repr_html_(self) -> str:
         def esc(text: str) -> str:  # escape, then `code` spans
             return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
@@ -356,7 +359,18 @@ def capture_error(diagnosis: Diagnosis, original: BaseException | None = None) -
     if original is not None:
         err.original_traceback = "".join(  # type: ignore[attr-defined]
             traceback.format_exception(type(original), original, original.__traceback__))
+    # IPython shows this instead of a traceback through torch and graphlab internals
+    err._render_traceback_ = lambda: render_traceback(diagnosis)  # type: ignore[attr-defined]
     return err
+
+
+def render_traceback(diagnosis: Diagnosis) -> list[str]:
+    """The lines a notebook shows for a CaptureError: the cause, then where, why and how to fix it."""
+    red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
+    lines = [f"{red}{bold}CaptureError{reset}: capture failed, {diagnosis.cause.title}"]
+    lines += [f"  {row}" for row in str(diagnosis).splitlines()[1:]]
+    lines.append("  (the process is fine: fix the cell and run it again; err.original holds PyTorch's exception)")
+    return lines
 
 
 def empty_capture_error() -> CaptureError:
