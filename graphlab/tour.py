@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Sequence
@@ -47,23 +48,29 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
     """Execute one notebook in a fresh kernel, write `<out_dir>/<name>.ipynb` and `.html`; return seconds."""
     import nbclient
     import nbformat
+    from jupyter_client import KernelManager
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(path, as_version=4)
     started = time.perf_counter()
-    client = nbclient.NotebookClient(
-        nb,
-        timeout=timeout_s,
-        kernel_name="python3",
-        store_widget_state=False,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    try:
-        client.execute()
-    except nbclient.exceptions.CellExecutionError as exc:
-        nbformat.write(nb, out_dir / path.name)
-        first_line = str(exc).strip().splitlines()[-1] if str(exc).strip() else "cell failed"
-        raise GraphlabError(f"{path.name}: a cell failed ({first_line}); partial output in {out_dir / path.name}") from None
+    with tempfile.TemporaryDirectory(prefix="graphlab-kernel-") as sockets:
+        # local IPC sockets: nothing listens on the network, and ipykernel has no TCP warning to print
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"))
+        client = nbclient.NotebookClient(
+            nb,
+            km=km,
+            timeout=timeout_s,
+            store_widget_state=False,
+            resources={"metadata": {"path": str(path.parent)}},
+        )
+        try:
+            client.execute()
+        except nbclient.exceptions.CellExecutionError as exc:
+            nbformat.write(nb, out_dir / path.name)
+            last_line = str(exc).strip().splitlines()[-1] if str(exc).strip() else "cell failed"
+            raise GraphlabError(
+                f"{path.name}: a cell failed ({last_line}); partial output in {out_dir / path.name}"
+            ) from None
     seconds = time.perf_counter() - started
     nbformat.write(nb, out_dir / path.name)
     html, _ = HTMLExporter().from_notebook_node(nb)
