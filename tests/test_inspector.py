@@ -180,6 +180,19 @@ def test_matches_folded_into_a_collapsed_block_light_their_stand_in(w: Inspector
 # -- filters, blocks, layout -----------------------------------------------------------------------
 
 
+def test_a_node_folded_into_a_collapsed_repeat_is_shown_by_its_stand_in(w: Inspector) -> None:
+    block = w._facts.blocks["block_0"]
+    hidden = block.node_ids[-1][2]  # third node of the last repeat: not drawn while collapsed
+    assert hidden not in w.drawn_ids
+    w.selected = hidden
+    assert w.details["drawn_as"] == block.representative[2] in w.drawn_ids
+    assert f"repeat {block.count} of {block.count}" in w.details["note"]
+    w.collapse = False
+    w.selected = ""
+    w.selected = hidden
+    assert w.details["drawn_as"] == hidden and w.details["can_toggle"] is False
+
+
 def test_hiding_kinds_and_families_redraws(w: Inspector, b1: CudaGraph) -> None:
     memsets = {n.id for n in b1.nodes() if n.kind.value == "memset"}
     assert memsets & w.drawn_ids

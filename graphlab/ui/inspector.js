@@ -313,7 +313,7 @@ function markNodes(model, ui) {
     const g = byId(it.id); if (g) g.classList.add("gl-neighbor");
   }
   const sel = model.get("selected");
-  const g = sel ? byId(sel) : null;
+  const g = sel ? byId(sel) || (d.drawn_as ? byId(d.drawn_as) : null) : null;
   if (g) { g.classList.add("gl-selected"); ui.centerOn(g); }
   const err = model.get("search_error");
   if (ui.matchCount) {

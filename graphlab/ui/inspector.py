@@ -235,6 +235,8 @@ class _DrawingWidget(anywidget.AnyWidget):
 
     @traitlets.observe("selected")
     def _on_selected(self, change: dict[str, Any]) -> None:
+        if self.status.endswith("is not a node of this graph") or "of either graph" in self.status:
+            self.status = ""
         self.details = self.details_for(change["new"])
 
     def details_for(self, node_id: str) -> dict[str, Any]:
@@ -378,6 +380,8 @@ class Inspector(_DrawingWidget):
                 return {}
         details["expanded"] = details.get("block_id") in self.expanded
         details["can_toggle"] = self.collapse and "block_id" in details  # the expand/collapse button
+        # a node folded into a collapsed repeat is outlined where it is drawn: its stand-in
+        details["drawn_as"] = node_id if node_id in self._drawn else (self._stand_in(node_id) or "")
         return details
 
     # -- search ------------------------------------------------------------------------------
