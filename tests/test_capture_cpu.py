@@ -297,3 +297,11 @@ def test_record_main_rejects_unknown_models(monkeypatch):
     args = argparse.Namespace(out="x", models=["vgg"], batch_sizes=None, no_sweep=True, repeats=None)
     with pytest.raises(GraphlabError, match="unknown model"):
         record.record_main(args)
+
+
+def test_cell_inputs_and_outputs_are_read_from_the_code():
+    import ast
+
+    tree = ast.parse("h = model(ids)\nfor i in range(2):\n    h = h + bias\nprobs = h.softmax(-1)\n")
+    assert cap._assigned_names(tree) == ["h", "i", "probs"]
+    assert set(cap._loaded_names(tree)) == {"model", "ids", "range", "h", "bias"}
