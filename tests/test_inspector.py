@@ -201,8 +201,11 @@ def test_hiding_kinds_and_families_redraws(w: Inspector, b1: CudaGraph) -> None:
     attention = {n.id for n in b1.kernels() if n.family == "attention"}
     w.hide_families = ["attention"]
     assert not attention & w.drawn_ids
+    w.search = "fmha"  # the attention kernels' names: all hidden now
+    assert w.matches == [] and w.hidden_matches == len(attention)
     w.hide_kinds, w.hide_families = [], []
     assert memsets & w.drawn_ids and attention & w.drawn_ids
+    assert w.matches and w.hidden_matches == 0
 
 
 def test_collapse_and_expand_repeated_blocks(w: Inspector, b1: CudaGraph) -> None:

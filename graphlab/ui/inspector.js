@@ -317,7 +317,9 @@ function markNodes(model, ui) {
   if (g) { g.classList.add("gl-selected"); ui.centerOn(g); }
   const err = model.get("search_error");
   if (ui.matchCount) {
-    ui.matchCount.textContent = err ? err : (model.get("search") ? `${matches.length} match${matches.length === 1 ? "" : "es"}` : "");
+    const hidden = model.get("hidden_matches");
+    const count = `${matches.length} match${matches.length === 1 ? "" : "es"}${hidden ? ` (+${hidden} hidden by filters)` : ""}`;
+    ui.matchCount.textContent = err ? err : (model.get("search") ? count : "");
     ui.matchCount.classList.toggle("gl-error", Boolean(err));
   }
 }
@@ -360,7 +362,7 @@ function render({ model, el }) {
     ["change:svg", () => ui.mount()],
     ["change:details", () => { renderDetails(model, ui); ui.mark(); }],
     ["change:selected", () => ui.mark()],
-    ["change:matches", () => ui.mark()],
+    ["change:matches change:hidden_matches", () => ui.mark()],
     ["change:search_error", () => ui.mark()],
     ["change:summary", () => renderSummary(model, ui)],
     ["change:kind_options change:family_options change:hide_kinds change:hide_families", menus],

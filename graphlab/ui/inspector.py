@@ -178,6 +178,7 @@ class _DrawingWidget(anywidget.AnyWidget):
     search_regex = traitlets.Bool(False).tag(sync=True)
     search_error = traitlets.Unicode("").tag(sync=True)
     matches = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    hidden_matches = traitlets.Int(0).tag(sync=True)  # matching kernels the filters hide
     hide_kinds = traitlets.List(traitlets.Unicode()).tag(sync=True)
     hide_families = traitlets.List(traitlets.Unicode()).tag(sync=True)
     kind_options = traitlets.List().tag(sync=True)
@@ -317,7 +318,8 @@ class Inspector(_DrawingWidget):
         details: what the side panel shows for `selected` (kind, family, names, launch shape,
             copy bytes, predecessors, successors, position in topological order).
         search: text (case-insensitive substring, or a regex when `search_regex`) over kernel names.
-        matches: ids of the drawn nodes that match `search`, in dump order.
+        matches: ids of the drawn nodes that match `search`, in dump order; `hidden_matches`
+            counts the matching kernels that the kind and family filters hide.
         hide_kinds, hide_families: node kinds and kernel families left out of the drawing.
         collapse: draw repeated blocks once; `expanded` lists the block ids drawn in full anyway.
         rankdir: "TB" (top to bottom) or "LR" (left to right).
@@ -413,14 +415,19 @@ class Inspector(_DrawingWidget):
             found = self.find(self.search, regex=self.search_regex)
         except InspectorError:
             self.search_error = "not a valid regex"
+            self.hidden_matches = 0
             self.matches = []
             return
         self.search_error = ""
         drawn: list[str] = []
+        hidden = 0
         for nid in found:  # a match inside a collapsed repeat lights up what stands for it
             target = nid if nid in self._drawn else self._stand_in(nid)
-            if target and target not in drawn:
+            if target is None:
+                hidden += 1
+            elif target not in drawn:
                 drawn.append(target)
+        self.hidden_matches = hidden
         self.matches = drawn
 
     def _stand_in(self, node_id: str) -> str | None:
@@ -429,10 +436,8 @@ class Inspector(_DrawingWidget):
             return None
         block = self._facts.blocks[block_id]
         _, offset = block.locate(node_id) or (0, 0)
-        rep = block.representative[offset]
-        if rep in self._drawn:
-            return rep
-        return block_id if block_id in self._drawn else None
+        rep = block.representative[offset]  # same kind and family: hidden by the same filters
+        return rep if rep in self._drawn else None
 
     def __repr__(self) -> str:
         s = self._facts.summary

@@ -88,6 +88,16 @@ try {
     await page.waitForFunction((el) => el.querySelectorAll("g.gl-match").length > 0, await inspector.elementHandle());
     result.search_count_text = await inspector.locator(".gl-count").textContent();
     result.search_highlighted = await inspector.locator("g.gl-match").count();
+    await box.press("Enter"); // selects the next match
+    await page.waitForFunction((el) => el.querySelector("g.gl-match.gl-selected") !== null, await inspector.elementHandle());
+    result.enter_selected = await inspector.locator("g.gl-match.gl-selected").getAttribute("id");
+  }
+  if (args.export) { // an export button: Python writes the file and sends it back as a download link
+    await inspector.locator(`button.gl-btn:text-is("${args.export.toUpperCase()}")`).click();
+    const link = inspector.locator("a.gl-download");
+    await link.waitFor({ state: "visible" });
+    result.export_link = await link.getAttribute("download");
+    result.export_status = await inspector.locator(".gl-status").innerText();
   }
   if (args.diff_screenshot) { // the diff view: click a changed node of side A
     const diffView = page.locator(".gl-inspector").nth(1);

@@ -117,12 +117,12 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
 
 
 def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
-    """Run drive_lab.mjs against `lab` (options: pick, search, diff); return its JSON report."""
+    """Run drive_lab.mjs against `lab` (options: pick, search, export, diff); return its JSON report."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = SCREENSHOTS / f"{name}.png"
     args = {
         "base": lab.base, "token": lab.token, "notebook": notebook, "pick": options.get("pick", ""),
-        "search": options.get("search", ""), "timeout_ms": 150_000,
+        "search": options.get("search", ""), "export": options.get("export", ""), "timeout_ms": 150_000,
         "screenshot": str(shot), "page_screenshot": str(SCREENSHOTS / f"{name}-page.png"),
     }
     if options.get("diff"):
@@ -144,7 +144,7 @@ def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
 def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     """Run notebook 04 in JupyterLab, click a kernel node, and see its full name in the details panel."""
     shutil.copy(NOTEBOOK, lab.root / NOTEBOOK.name)
-    report = drive(lab, NOTEBOOK.name, "reading_the_graph", search="gemm", diff=True)
+    report = drive(lab, NOTEBOOK.name, "reading_the_graph", search="gemm", export="svg", diff=True)
     assert report["tracebacks"] == [], report["tracebacks"]
     assert report["inspectors"] >= 2  # the graph and the batch-size diff
     import graphlab as gl
@@ -157,7 +157,11 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     assert f"of {len(graph.root.nodes)}" in report["details_text"]  # position in topological order
     # typing in the search box reaches Python and comes back as highlights
     assert report["search_highlighted"] > 0
-    assert report["search_count_text"].strip().endswith(("match", "matches"))
+    assert "match" in report["search_count_text"]
+    assert report["enter_selected"]  # Enter in the search box selected a match
+    # an export button wrote the file next to the notebook and offered it for download
+    assert report["export_link"] == "gpt_b1.svg"
+    assert (lab.root / "gpt_b1.svg").read_text().startswith("<svg")
     # the diff view: a changed node says what changed and lights up its counterpart on side B
     assert report["diff_clicked"].startswith("a-")
     assert report["diff_note"].startswith("Changed (")
