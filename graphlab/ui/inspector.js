@@ -171,7 +171,9 @@ function renderDetails(model, ui) {
     const box = h("div", { class: "gl-links" }, [h("div", { class: "gl-sub", text: `${title} (${items.length})` })]);
     if (!items.length) box.append(h("span", { class: "gl-dim", text: "none" }));
     for (const it of items.slice(0, 50)) {
-      box.append(h("button", { class: "gl-link", text: it.label, title: it.id,
+      const drawn = ui.canvas.querySelector(`g.node[id="${CSS.escape(it.id)}"]`) !== null;
+      box.append(h("button", { class: drawn ? "gl-link" : "gl-link gl-undrawn",
+        text: it.label, title: drawn ? it.id : `${it.id}: not drawn (hidden by a filter or folded into a repeat)`,
         onclick: () => { model.set("selected", it.id); model.save_changes(); } }));
     }
     if (items.length > 50) box.append(h("span", { class: "gl-dim", text: `… ${items.length - 50} more` }));
@@ -260,6 +262,7 @@ function setupCanvas(model, ui) {
     svg.classList.add("gl-svg");
     ui.home();
     ui.mark();
+    if (ui.onMount) ui.onMount(); // links in the details panel depend on what is drawn
     ui.el.dataset.mountMs = (performance.now() - t0).toFixed(1);
   };
   // Pan by dragging; a press that barely moves is a click on whatever is under it.
@@ -337,6 +340,7 @@ function render({ model, el }) {
     h("div", { class: "gl-body" }, [ui.canvas, h("div", { class: "gl-side" }, [ui.details, ui.summary])]),
     ui.status);
   ui.mark = () => markNodes(model, ui);
+  ui.onMount = () => renderDetails(model, ui);
   setupCanvas(model, ui);
 
   const menus = () => {
