@@ -250,7 +250,8 @@ def test_export_button_writes_and_sends_the_file(w: Inspector, tmp_path: Path, m
     w.export_dir = tmp_path
     sent: list[dict] = []
     monkeypatch.setattr(w, "send", lambda content, buffers=None: sent.append(content))
-    w._handle_msg({"content": {"data": {"method": "custom", "content": {"event": "export", "format": "png"}}}, "buffers": []})
+    message = {"method": "custom", "content": {"event": "export", "format": "png"}}
+    w._handle_msg({"content": {"data": message}, "buffers": []})
     assert (tmp_path / "gpt_b1.png").is_file()
     assert sent and sent[0]["event"] == "exported" and sent[0]["base64"] is True
     assert base64.b64decode(sent[0]["data"]).startswith(PNG_MAGIC)

@@ -29,7 +29,7 @@ import anywidget
 import traitlets
 
 from graphlab.core import structure
-from graphlab.core.model import CudaGraph, Node, NodeKind
+from graphlab.core.model import CudaGraph, Node
 from graphlab.errors import GraphlabError
 
 _HERE = Path(__file__).resolve().parent
@@ -109,10 +109,11 @@ class _GraphFacts:
             block = self.blocks[block_id]
             repeat, offset = block.locate(node_id) or (0, 0)
             out["block_id"] = block_id
-            out["note"] = (
+            where = (
                 f"Node {offset + 1} of {block.period} in repeat {repeat + 1} of {block.count} "
                 f"of the repeated block {block_id}."
             )
+            out["note"] = f"{out['note']} {where}" if "note" in out else where
         return out
 
     def block_details(self, block_id: str) -> dict[str, Any]:
@@ -134,15 +135,16 @@ class _GraphFacts:
 
     def summary_rows(self, title: str) -> dict[str, Any]:
         s = self.summary
+        root = " (root graph)" if s.graphs > 1 else ""  # depth and width are the root's
         return {
             "title": title,
             "rows": [
                 ["nodes", s.nodes],
                 ["edges", s.edges],
                 ["graphs (root + bodies)", s.graphs],
-                ["longest chain (depth)", f"{s.depth} nodes"],
-                ["widest level (parallelism)", f"{s.widest_level} node{'s' if s.widest_level != 1 else ''}"],
-                ["repeated blocks", s.repeated_blocks],
+                [f"longest chain (depth){root}", f"{s.depth} nodes"],
+                [f"widest level (parallelism){root}", f"{s.widest_level} node{'s' if s.widest_level != 1 else ''}"],
+                ["repeated blocks", len(self.blocks)],
             ],
             "tables": [["nodes by kind", _pairs(s.by_kind)], ["kernels by family", _pairs(s.by_family)]],
         }
@@ -495,7 +497,8 @@ class DiffInspector(_DrawingWidget):
             "rows": [[status, counts[status]] for status in ("same", "changed", "added", "removed")]
             + [["nodes", f"{len(self.a)} \u2192 {len(self.b)}"]],
             "tables": [
-                [f"nodes by kind ({na} \u2192 {nb})", [[k, f"{x} \u2192 {y}"] for k, (x, y) in d.count_by_kind().items()]],
+                [f"nodes by kind ({na} \u2192 {nb})",
+                 [[k, f"{x} \u2192 {y}"] for k, (x, y) in d.count_by_kind().items()]],
                 ["differences", [[f"{r['status']} \u00d7{r['count']}", _diff_text(r)] for r in rows[:40]]],
             ],
         }
@@ -520,7 +523,9 @@ class DiffInspector(_DrawingWidget):
         out["id"] = node_id
         out["label"] = graph.node(raw).label
         kernel_changed = bool(getattr(match, "kernel_changed", False))
-        out["status"] = ("kernel changed" if kernel_changed else "launch changed") if match.status == "changed" else match.status
+        out["status"] = match.status
+        if match.status == "changed":  # the drawing's two shades of change
+            out["status"] = "kernel changed" if kernel_changed else "launch changed"
         out["note"] = {
             "same": "The same in both graphs.",
             "changed": ("Changed (another kernel): " if kernel_changed else "Changed (same kernel, new launch shape): ")

@@ -70,7 +70,7 @@ class Lab:
         settings = root.parent / "settings" / "@jupyterlab" / "apputils-extension"
         settings.mkdir(parents=True, exist_ok=True)
         (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
-        env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "TQDM_DISABLE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+        env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "TQDM_DISABLE": "1"}
         self.log = (root.parent / "lab.log").open("w")
         self.proc = subprocess.Popen(
             [
@@ -198,7 +198,9 @@ def _big_graph_notebook(root: Path, nodes_wanted: int = 1000) -> str:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     nb.cells = [
-        nbformat.v4.new_code_cell("import graphlab as gl\nbig = gl.CudaGraph.from_json(open('big.json').read())\nlen(big)"),
+        nbformat.v4.new_code_cell(
+            "import graphlab as gl\nbig = gl.CudaGraph.from_json(open('big.json').read())\nlen(big)"
+        ),
         nbformat.v4.new_code_cell("w = gl.inspect(big, collapse=False)\nw"),
         nbformat.v4.new_code_cell("print(f'python layout {w.render_ms:.0f} ms')"),
     ]
