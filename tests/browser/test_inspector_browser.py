@@ -169,11 +169,8 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
 
 
 def _notebook_graph(gl):  # type: ignore[no-untyped-def]
-    """The graph notebook 04 opens first: the GPT recording at batch 1, else the H200 fixture."""
-    try:
-        return gl.load_recording("gpt").graph("b1")
-    except gl.RecordingError:
-        return gl.read_dot(REPO / "tests" / "fixtures" / "h200" / "models" / "gpt_b1__verbose.dot")
+    """The graph notebook 04 opens first: the GPT recording at batch 1 (made on an H200)."""
+    return gl.load_recording("gpt").graph("b1")
 
 
 def _big_graph_notebook(root: Path, nodes_wanted: int = 1000) -> str:
