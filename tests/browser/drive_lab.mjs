@@ -18,10 +18,14 @@ const browser = await chromium.launch({
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync"],
 });
-const result = { ok: false, console_errors: [] };
+const result = { ok: false, console_errors: [], external_requests: [] };
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   page.setDefaultTimeout(timeout);
+  page.on("request", (req) => { // offline: nothing may leave 127.0.0.1
+    const url = req.url();
+    if (!url.startsWith(args.base) && !/^(data|blob|about):/.test(url)) result.external_requests.push(url.slice(0, 200));
+  });
   page.on("console", (msg) => { if (msg.type() === "error") result.console_errors.push(msg.text().slice(0, 300)); });
   const url = `${args.base}/lab/workspaces/graphlab-test/tree/${args.notebook}?reset&token=${args.token}`;
   let t = Date.now();

@@ -138,6 +138,7 @@ def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
     print(f"\n[{name}] screenshot: {shot}\n[{name}] timings: {json.dumps(report.get('times'))}, "
           f"svg mount {report.get('mount_ms')} ms, driver {report['driver_s']} s")
     assert report["ok"], report.get("error")
+    assert report["external_requests"] == [], "the inspector must work offline (no CDN)"
     return report
 
 
