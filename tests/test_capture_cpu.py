@@ -12,6 +12,7 @@ from conftest import FIXTURES
 from graphlab.core.dot_parser import parse_dot
 from graphlab.errors import GPUUnavailableError, GraphlabError
 from graphlab.gpu import capture as cap
+from graphlab.gpu import cell_capture, tensors
 from graphlab.gpu import dot_export
 from graphlab.gpu.census import Census, CensusNode
 from graphlab.gpu.zoo import ZOO, get_model
@@ -32,7 +33,7 @@ def test_capturing_and_cell_capture_without_gpu_raise_the_same_error():
         with cap.capturing():
             pass
     with pytest.raises(GPUUnavailableError, match="%%cudagraph"):
-        cap.capture_cell("y = 1", {})
+        cell_capture.capture_cell("y = 1", {})
 
 
 def test_top_level_names_resolve_lazily():
@@ -45,22 +46,22 @@ def test_top_level_names_resolve_lazily():
 def test_map_and_flatten_handle_nested_tuples_lists_and_dicts():
     a, b, c = torch.ones(2), torch.zeros(3), torch.full((1,), 5.0)
     tree = (a, {"mask": b, "extra": [c, 7]}, "text")
-    doubled = cap.map_tensors(lambda t: t * 2, tree)
+    doubled = tensors.map_tensors(lambda t: t * 2, tree)
     assert torch.equal(doubled[1]["extra"][0], c * 2) and doubled[1]["extra"][1] == 7 and doubled[2] == "text"
-    paths = [p for p, _ in cap.flatten(tree)]
+    paths = [p for p, _ in tensors.flatten(tree)]
     assert paths == ["[0]", "[1]['mask']", "[1]['extra'][0]", "[1]['extra'][1]", "[2]"]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool])
 def test_random_like_keeps_shape_and_dtype_and_is_never_all_zeros(dtype):
     template = torch.tensor([[3, 9, 5], [4, 8, 6]]).to(dtype)
-    fresh = cap.random_like(torch, template, seed=1)
+    fresh = tensors.random_like(torch, template, seed=1)
     assert fresh.shape == template.shape and fresh.dtype == dtype
     if dtype == torch.int64:
         assert int(fresh.min()) >= 3 and int(fresh.max()) <= 9
     elif dtype != torch.bool:
         assert fresh.abs().sum() > 0
-    assert torch.equal(fresh, cap.random_like(torch, template, seed=1))
+    assert torch.equal(fresh, tensors.random_like(torch, template, seed=1))
 
 
 # -- CapturedGraph with a stand-in graph (replay = run the function into the static outputs) -------------------
@@ -73,7 +74,7 @@ class StandInGraph:
     def replay(self):
         self.replays += 1
         if not self.stale:
-            for out, new in zip(cap.flatten(self.outputs), cap.flatten(self.fn(*self.inputs))):
+            for out, new in zip(tensors.flatten(self.outputs), tensors.flatten(self.fn(*self.inputs))):
                 out[1].copy_(new[1])
 
     def reset(self):
@@ -81,7 +82,7 @@ class StandInGraph:
 
 
 def _stand_in(fn, *example, stale=False, dtype=torch.float32):
-    static = cap.map_tensors(lambda t: t.detach().clone().to(dtype), example)
+    static = tensors.map_tensors(lambda t: t.detach().clone().to(dtype), example)
     with torch.no_grad():
         outputs = fn(*static)
     graph = StandInGraph(fn, static, outputs, stale)
@@ -303,5 +304,5 @@ def test_cell_inputs_and_outputs_are_read_from_the_code():
     import ast
 
     tree = ast.parse("h = model(ids)\nfor i in range(2):\n    h = h + bias\nprobs = h.softmax(-1)\n")
-    assert cap._assigned_names(tree) == ["h", "i", "probs"]
-    assert set(cap._loaded_names(tree)) == {"model", "ids", "range", "h", "bias"}
+    assert cell_capture._assigned_names(tree) == ["h", "i", "probs"]
+    assert set(cell_capture._loaded_names(tree)) == {"model", "ids", "range", "h", "bias"}

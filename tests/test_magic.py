@@ -58,7 +58,7 @@ def test_without_gpu_the_magic_says_what_is_missing_and_how_to_explore_a_recordi
 def test_magic_passes_its_options_and_stores_the_graph(shell, monkeypatch):
     import torch
 
-    from graphlab.gpu import capture
+    from graphlab.gpu import cell_capture
 
     seen = {}
 
@@ -71,7 +71,7 @@ def test_magic_passes_its_options_and_stores_the_graph(shell, monkeypatch):
         return Captured()
 
     monkeypatch.setattr("graphlab.env.require_cuda", lambda what: torch)
-    monkeypatch.setattr(capture, "capture_cell", fake_capture_cell)
+    monkeypatch.setattr(cell_capture, "capture_cell", fake_capture_cell)
     err = run(shell, "step --warmup 5 --flags 5 --no-show", "y = x + 1\n")
     assert err is None
     assert isinstance(shell.user_ns["step"], Captured)

@@ -15,121 +15,17 @@ Layer 2: torch is imported inside functions; never plotly, graphviz or widgets.
 """
 from __future__ import annotations
 
-import ast
 import contextlib
 import html
-import inspect
-import linecache
 import sys
-import time
-import warnings
-from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator
 
 from graphlab.env import require_cuda
 from graphlab.errors import CaptureError, GraphlabError
-from graphlab.gpu.diagnose import capture_error, diagnose, empty_capture_error
 from graphlab.gpu.dot_export import DEFAULT_DOT_FLAGS, has_cuda_bindings, raw_graph_handle
-
-GRAD_MODES = ("no_grad", "inference_mode", "enabled")
-_SIDE_STREAMS: dict[int, Any] = {}
-
-#: (rtol, atol) per dtype name for `verify`: an error passes when max_abs <= atol + rtol * max|eager|.
-TOLERANCES: dict[str, tuple[float, float]] = {
-    "float64": (1e-7, 1e-9), "float32": (1e-3, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (2e-2, 1e-2),
-}
-
-# ---------------------------------------------------------------------------------------------------------
-# nested inputs and outputs
-
-
-def map_tensors(fn: Callable[[Any], Any], obj: Any) -> Any:
-    """Apply `fn` to every tensor leaf of nested tuples, lists and dicts; other leaves are kept."""
-    if isinstance(obj, tuple):
-        return tuple(map_tensors(fn, o) for o in obj)
-    if isinstance(obj, list):
-        return [map_tensors(fn, o) for o in obj]
-    if isinstance(obj, dict):
-        return {k: map_tensors(fn, v) for k, v in obj.items()}
-    return fn(obj) if _is_tensor(obj) else obj
-
-
-def flatten(obj: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """(path, leaf) pairs of nested tuples, lists and dicts, e.g. [("[0]", t), ("[1]['mask']", m)]."""
-    if isinstance(obj, (tuple, list)):
-        return [pair for i, o in enumerate(obj) for pair in flatten(o, f"{prefix}[{i}]")]
-    if isinstance(obj, dict):
-        return [pair for k, v in obj.items() for pair in flatten(v, f"{prefix}[{k!r}]")]
-    return [(prefix or "output", obj)]
-
-
-def _is_tensor(obj: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(obj, torch.Tensor)
-
-
-def grad_context(torch: Any, mode: str) -> Any:
-    """The autograd context for a grad mode name."""
-    if mode == "no_grad":
-        return torch.no_grad()
-    if mode == "inference_mode":
-        return torch.inference_mode()
-    return contextlib.nullcontext()
-
-
-def _sync(torch: Any) -> None:
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
-def _shape(t: Any) -> str:
-    return f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')}"
-
-
-def random_like(torch: Any, t: Any, seed: int) -> Any:
-    """A fresh random tensor shaped like `t` (normal floats; ints within t's observed range; never zeros)."""
-    gen = torch.Generator(device="cpu").manual_seed(seed)
-    if t.dtype.is_floating_point or t.dtype.is_complex:
-        out = torch.randn(t.shape, generator=gen, dtype=torch.float32)
-    elif t.dtype == torch.bool:
-        out = torch.rand(t.shape, generator=gen) > 0.5
-    else:
-        low, high = (int(t.min()), int(t.max()) + 1) if t.numel() else (0, 1)
-        out = torch.randint(low, max(high, low + 1), t.shape, generator=gen)
-    return out.to(device=t.device, dtype=t.dtype)
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    """Replay vs eager on fresh inputs. `passed` when every output is within the dtype's tolerance."""
-
-    passed: bool
-    max_abs_err: float
-    max_rel_err: float
-    trials: int
-    outputs_checked: int
-    worst_output: str
-    rtol: float
-    atol: float
-
-    def __bool__(self) -> bool:
-        return self.passed
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        verdict = "PASS" if self.passed else "FAIL"
-        return (f"{verdict}: replay matches eager to max abs error {self.max_abs_err:.3g} (relative "
-                f"{self.max_rel_err:.3g}; tolerance rtol={self.rtol:g}, atol={self.atol:g}) over {self.trials} "
-                f"trial(s) of fresh random inputs, {self.outputs_checked} output(s)")
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-
-# ---------------------------------------------------------------------------------------------------------
-# the captured graph
+from graphlab.gpu.session import CaptureSession, warm_up
+from graphlab.gpu.tensors import GRAD_MODES, describe, flatten, grad_context, is_tensor, map_tensors
+from graphlab.gpu.verify import VerifyResult, verify_replay
 
 
 class CapturedGraph:
@@ -208,14 +104,14 @@ class CapturedGraph:
         torch = sys.modules["torch"]
         with grad_context(torch, self.grad_mode):
             for (path, old), (_, new) in zip(static, fresh):
-                if not _is_tensor(old):
+                if not is_tensor(old):
                     if old != new:
                         raise GraphlabError(f"input {path} was {old!r} at capture, got {new!r}: a graph bakes in "
                                             "non-tensor arguments; capture again for a new value")
                     continue
-                if not _is_tensor(new) or new.shape != old.shape or new.dtype != old.dtype:
-                    got = _shape(new) if _is_tensor(new) else type(new).__name__
-                    raise GraphlabError(f"input {path} must be {_shape(old)} as captured, got {got}: a graph has "
+                if not is_tensor(new) or new.shape != old.shape or new.dtype != old.dtype:
+                    got = describe(new) if is_tensor(new) else type(new).__name__
+                    raise GraphlabError(f"input {path} must be {describe(old)} as captured, got {got}: a graph has "
                                         "fixed shapes, so capture one graph per shape")
                 if new.data_ptr() != old.data_ptr():
                     old.copy_(new, non_blocking=True)
@@ -273,43 +169,7 @@ class CapturedGraph:
             make_inputs: returns a tuple of new inputs; default: random tensors shaped like the captured ones.
             trials: how many input sets to try.
         """
-        if self._fn is None:
-            raise GraphlabError(f"graph {self.name!r} came from a `with` block, whose code cannot be re-run: "
-                                "use gl.capture(fn, ...) or %%cudagraph to verify")
-        torch = sys.modules["torch"]
-        saved = map_tensors(lambda t: t.clone(), self.inputs)
-        worst: tuple[float, float, float, str, float, float] | None = None  # margin, abs, rel, path, rtol, atol
-        checked = 0
-        for trial in range(trials):
-            if make_inputs is not None:
-                fresh = make_inputs()
-                fresh = fresh if isinstance(fresh, tuple) else (fresh,)
-            else:
-                fresh = map_tensors(lambda t: random_like(torch, t, seed=1000 + trial), self.inputs)
-            replayed = map_tensors(lambda t: t.clone(), self(*fresh))
-            with grad_context(torch, self.grad_mode):
-                eager = self._fn(*fresh)
-            _sync(torch)
-            eager_leaves = dict(flatten(eager))
-            pairs = [(p, a, eager_leaves[p]) for p, a in flatten(replayed) if _is_tensor(a) and p in eager_leaves]
-            checked = len(pairs)
-            for path, got, want in pairs:
-                rtol, atol = TOLERANCES.get(str(want.dtype).replace("torch.", ""), (0.0, 0.0))
-                got, want = got.detach(), want.detach()
-                diff = (got.double() - want.double()).abs()
-                max_abs = float(diff.max()) if diff.numel() else 0.0
-                scale = float(want.double().abs().max()) if want.numel() else 0.0
-                max_rel = max_abs / scale if scale > 0 else max_abs
-                margin = max_abs - (atol + rtol * scale)
-                if worst is None or margin > worst[0]:
-                    worst = (margin, max_abs, max_rel, path, rtol, atol)
-        self._copy_in(saved)
-        self.torch_graph.replay()
-        _sync(torch)
-        if worst is None:
-            raise GraphlabError(f"graph {self.name!r} has no tensor outputs to verify")
-        margin, max_abs, max_rel, path, rtol, atol = worst
-        return VerifyResult(margin <= 0, max_abs, max_rel, trials, checked, path, rtol, atol)
+        return verify_replay(self, make_inputs, trials)
 
     def reset(self) -> None:
         """Free the graph and its pool (the CapturedGraph cannot be replayed afterwards)."""
@@ -330,8 +190,8 @@ class CapturedGraph:
             "capture_ms": round(self.capture_ms, 3),
             "instantiate_ms": round(self.instantiate_ms, 3),
             "memory_bytes": self.memory_bytes,
-            "inputs": {p: _shape(t) for p, t in flatten(self._named(self.inputs, self.input_names)) if _is_tensor(t)},
-            "outputs": {p: _shape(t) for p, t in flatten(self.outputs) if _is_tensor(t)},
+            "inputs": {p: describe(t) for p, t in flatten(self._named(self.inputs, self.input_names)) if is_tensor(t)},
+            "outputs": {p: describe(t) for p, t in flatten(self.outputs) if is_tensor(t)},
         }
 
     @staticmethod
@@ -363,204 +223,12 @@ class CapturedGraph:
         return f"<b>CapturedGraph {html.escape(s['name'])}</b><table>{body}</table>"
 
 
-# ---------------------------------------------------------------------------------------------------------
-# capturing
-
-
-def side_stream(torch: Any, device: int | None = None) -> Any:
-    """One shared side stream per device, used for warm-up and capture (as torch.cuda.graph does)."""
-    index = torch.cuda.current_device() if device is None else device
-    if index not in _SIDE_STREAMS:
-        _SIDE_STREAMS[index] = torch.cuda.Stream(device=index)
-    return _SIDE_STREAMS[index]
-
-
-def _resolve_stream(torch: Any, stream: Any) -> Any:
-    if stream is None:
-        return side_stream(torch)
-    if stream == "default":
-        return torch.cuda.default_stream()
-    return stream
-
-
-def _clear_cuda_error() -> None:
-    """Clear a sticky-looking last error left by a failed capture (non-sticky capture errors only)."""
-    if not has_cuda_bindings():
-        return
-    with contextlib.suppress(Exception):
-        from cuda.bindings import runtime as rt
-
-        rt.cudaGetLastError()
-
-
-def settle_rng(torch: Any, stream: Any | None = None) -> None:
-    """Take the CUDA generator out of capture mode after a failed capture.
-
-    torch's capture_end raises before it runs the generator's capture epilogue, so every later
-    `torch.randn(..., device="cuda")` fails with "Offset increment outside graph capture encountered
-    unexpectedly" until a capture completes. A tiny successful capture completes one.
-    """
-    stream = stream or side_stream(torch)
-    with contextlib.suppress(Exception), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        scratch = torch.zeros(1, device="cuda")
-        stream.wait_stream(torch.cuda.current_stream())
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.stream(stream):
-            graph.capture_begin()
-            try:
-                scratch.add_(1)
-            finally:
-                graph.capture_end()
-        torch.cuda.current_stream().wait_stream(stream)
-        graph.reset()
-
-
-def recover(torch: Any | None = None) -> bool:
-    """Make the process usable after a failed capture elsewhere (e.g. a raw `torch.cuda.graph` block).
-
-    Ends a capture still running on the current stream, clears the CUDA error it left, and makes the
-    default stream current again. Returns True when something had to be repaired.
-    """
-    torch = torch or require_cuda("recover")
-    repaired = False
-    if torch.cuda.is_current_stream_capturing():
-        repaired = True
-        stream = torch.cuda.current_stream()
-        if has_cuda_bindings():
-            from cuda.bindings import runtime as rt
-
-            with contextlib.suppress(Exception):
-                result = rt.cudaStreamEndCapture(stream.cuda_stream)
-                if int(result[0]) == 0 and result[1] is not None:
-                    rt.cudaGraphDestroy(result[1])
-    if torch.cuda.current_stream() != torch.cuda.default_stream():
-        repaired = True
-        torch.cuda.set_stream(torch.cuda.default_stream())
-    _clear_cuda_error()
-    settle_rng(torch)
-    return repaired
-
-
-class CaptureSession:
-    """One capture on one stream: begin, end, or abandon after a failure. Shared by every front end.
-
-    Owns the stream switch, so the caller's current stream is restored whatever happens.
-    """
-
-    def __init__(self, torch: Any, *, stream: Any = None, pool: Any = None, capture_error_mode: str = "global",
-                 prefer_filename: str | None = None):
-        self.torch = torch
-        self.stream = _resolve_stream(torch, stream)
-        self.pool = pool.pool() if isinstance(pool, CapturedGraph) else pool
-        self.capture_error_mode = capture_error_mode
-        self.prefer_filename = prefer_filename
-        self.keep_graph = "keep_graph" in inspect.signature(torch.cuda.CUDAGraph).parameters
-        self.graph = torch.cuda.CUDAGraph(keep_graph=True) if self.keep_graph else torch.cuda.CUDAGraph()
-        self._stream_ctx: Any = None
-        self.capture_ms = 0.0
-        self.instantiate_ms = 0.0
-        self.memory_bytes = 0
-
-    def begin(self) -> None:
-        torch = self.torch
-        if torch.cuda.is_current_stream_capturing():
-            raise GraphlabError("a capture is already running on this stream: finish it (or call "
-                                "graphlab.gpu.capture.recover()) before starting another")
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-        self._reserved_before = torch.cuda.memory_reserved()
-        self._stream_ctx = torch.cuda.stream(self.stream)
-        self._stream_ctx.__enter__()
-        self._t0 = time.perf_counter()
-        try:
-            self.graph.capture_begin(pool=self.pool, capture_error_mode=self.capture_error_mode)
-        except Exception as exc:
-            raise self.abandon(exc) from None
-
-    def _exit_stream(self) -> None:
-        if self._stream_ctx is not None:
-            ctx, self._stream_ctx = self._stream_ctx, None
-            ctx.__exit__(None, None, None)
-
-    def end(self) -> None:
-        """Finish the capture; raise CaptureError if it failed or recorded nothing."""
-        torch = self.torch
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                self.graph.capture_end()
-        except Exception as exc:
-            self._end_allocate_to_pool()
-            raise self.abandon(exc) from None
-        self.capture_ms = (time.perf_counter() - self._t0) * 1e3
-        self._exit_stream()
-        empty = False
-        for w in caught:
-            if "CUDA Graph is empty" in str(w.message):
-                empty = True
-            elif "debug_dump" not in str(w.message):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        handle = raw_graph_handle(self.graph)
-        if handle is not None and has_cuda_bindings():
-            from graphlab.gpu.census import node_count
-
-            empty = node_count(handle) == 0
-        if empty:
-            with contextlib.suppress(Exception):
-                self.graph.reset()
-            raise empty_capture_error()
-        t1 = time.perf_counter()
-        if self.keep_graph and hasattr(self.graph, "instantiate"):
-            self.graph.instantiate()
-        torch.cuda.synchronize()
-        self.instantiate_ms = (time.perf_counter() - t1) * 1e3
-        self.memory_bytes = max(0, torch.cuda.memory_reserved() - self._reserved_before)
-
-    def abandon(self, exc: BaseException) -> CaptureError:
-        """End a failed capture, restore the stream and error state; return the diagnosed CaptureError."""
-        torch = self.torch
-        if self._stream_ctx is not None and torch.cuda.is_current_stream_capturing():
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # "The CUDA Graph is empty": expected after a failure
-                    self.graph.capture_end()
-            except Exception:
-                self._end_allocate_to_pool()
-        if self._stream_ctx is not None and torch.cuda.is_current_stream_capturing():
-            recover(torch)
-        self._exit_stream()
-        _clear_cuda_error()
-        with contextlib.suppress(Exception):
-            self.graph.reset()
-        with contextlib.suppress(Exception):
-            torch.cuda.synchronize()
-        settle_rng(torch, None if self.stream == torch.cuda.default_stream() else self.stream)
-        return capture_error(diagnose(exc, self.prefer_filename), exc)
-
-    def _end_allocate_to_pool(self) -> None:
-        """torch's capture_end raises before it tells the caching allocator that the capture is over;
-        tell it here (an error just means torch already did)."""
-        with contextlib.suppress(Exception):
-            self.torch._C._cuda_endAllocateToPool(self.torch.cuda.current_device(), self.graph.pool())
-
-    def result(self, **fields: Any) -> CapturedGraph:
-        return CapturedGraph(
-            torch_graph=self.graph, capture_ms=self.capture_ms, instantiate_ms=self.instantiate_ms,
-            memory_bytes=self.memory_bytes, **fields,
-        )
-
-
-def warm_up(torch: Any, run: Callable[[], Any], times: int, stream: Any) -> None:
-    """Run `run()` `times` times on `stream`, ordered after and before the current stream (docs' pattern)."""
-    if times <= 0:
-        return
-    current = torch.cuda.current_stream()
-    stream.wait_stream(current)
-    with torch.cuda.stream(stream):
-        for _ in range(times):
-            run()
-    current.wait_stream(stream)
+def session_result(session: CaptureSession, **fields: Any) -> CapturedGraph:
+    """The `CapturedGraph` a finished session made, with the timings and memory it measured."""
+    return CapturedGraph(
+        torch_graph=session.graph, capture_ms=session.capture_ms, instantiate_ms=session.instantiate_ms,
+        memory_bytes=session.memory_bytes, **fields,
+    )
 
 
 def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool: Any = None,
@@ -598,7 +266,7 @@ def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool:
             raise session.abandon(exc) from None
         session.end()
     label = name or getattr(fn, "__name__", None) or type(fn).__name__
-    return session.result(static_inputs=static_inputs, static_outputs=outputs, fn=fn, grad_mode=grad_mode,
+    return session_result(session, static_inputs=static_inputs, static_outputs=outputs, fn=fn, grad_mode=grad_mode,
                           name=label, dot_flags=dot_flags)
 
 
@@ -649,74 +317,8 @@ def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = D
     after = dict(frame.f_locals)
     outputs = {k: v for k, v in after.items()
                if isinstance(v, torch.Tensor) and v.is_cuda and before.get(k) != id(v)}
-    cg._complete(session.result(static_inputs=(), static_outputs=outputs, fn=None, grad_mode=grad_mode,
+    cg._complete(session_result(session, static_inputs=(), static_outputs=outputs, fn=None, grad_mode=grad_mode,
                                 name=name, dot_flags=dot_flags))
 
 
-def _assigned_names(tree: ast.AST) -> list[str]:
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
-            names.append(node.id)
-    return names
-
-
-def _loaded_names(tree: ast.AST) -> list[str]:
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
-            names.append(node.id)
-    return names
-
-
-def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name: str = "cell",
-                 dot_flags: int | str = DEFAULT_DOT_FLAGS, grad_mode: str = "no_grad", stream: Any = None,
-                 pool: Any = None, capture_error_mode: str = "global", filename: str | None = None) -> CapturedGraph:
-    """Capture a cell of code run in `namespace` (what `%%cudagraph` does).
-
-    CUDA tensors the code reads from `namespace` are the static inputs (`cg.inputs`, by name); names it
-    binds to CUDA tensors are the static outputs (`cg.outputs`), written back to `namespace`.
-    Warm-ups run in a copy of the namespace, so the cell's side effects happen once, under capture.
-    """
-    torch = require_cuda("%%cudagraph")
-    if grad_mode not in GRAD_MODES:
-        raise GraphlabError(f"grad_mode must be one of {', '.join(GRAD_MODES)}, got {grad_mode!r}")
-    filename = filename or f"<cudagraph cell {name}>"
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    tree = ast.parse(code, filename)
-    compiled = compile(tree, filename, "exec")
-    assigned = _assigned_names(tree)
-    input_names = [n for n in _loaded_names(tree)
-                   if isinstance(namespace.get(n), torch.Tensor) and namespace[n].is_cuda]
-    snapshot = dict(namespace)
-
-    def run_cell(*inputs: Any) -> dict[str, Any]:
-        scope = dict(snapshot)
-        scope.update(zip(input_names, inputs))
-        exec(compiled, scope)
-        return {k: scope[k] for k in assigned if k in scope and isinstance(scope[k], torch.Tensor) and scope[k].is_cuda}
-
-    session = CaptureSession(torch, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
-                             prefer_filename=filename)
-    static_inputs = tuple(namespace[n] for n in input_names)
-    scope = dict(namespace)
-    with grad_context(torch, grad_mode):
-        warm_up(torch, lambda: exec(compiled, dict(namespace)), warmup, session.stream)
-        session.begin()
-        try:
-            exec(compiled, scope)
-        except Exception as exc:
-            raise session.abandon(exc) from None
-        session.end()
-    for key in assigned:
-        if key in scope:
-            namespace[key] = scope[key]
-    outputs = {k: scope[k] for k in assigned
-               if k in scope and isinstance(scope[k], torch.Tensor) and scope[k].is_cuda}
-    return session.result(static_inputs=static_inputs, static_outputs=outputs, fn=run_cell, grad_mode=grad_mode,
-                          name=name, dot_flags=dot_flags, input_names=tuple(input_names), source=code)
-
-
-__all__ = ["CapturedGraph", "CaptureError", "CaptureSession", "capture", "capture_cell", "capturing", "recover",
-           "settle_rng",
-           "side_stream", "warm_up"]
+__all__ = ["CapturedGraph", "CaptureError", "VerifyResult", "capture", "capturing", "session_result"]

@@ -446,7 +446,7 @@ def run_example(key: str) -> Diagnosis:
     if example.fresh_process:
         return _run_in_fresh_process(key)
     torch = require_cuda("run_example")
-    from graphlab.gpu.capture import capture_cell
+    from graphlab.gpu.cell_capture import capture_cell
 
     namespace: dict[str, Any] = {"torch": torch}
     exec(example.setup, namespace)
@@ -488,7 +488,7 @@ def _main(argv: list[str]) -> int:
     diagnosis = run_example(argv[0]) if not EXAMPLES.get(argv[0], Example("", "")).fresh_process else None
     if diagnosis is None:  # we are the fresh process: run it here
         from graphlab.env import require_cuda
-        from graphlab.gpu.capture import capture_cell
+        from graphlab.gpu.cell_capture import capture_cell
 
         example = EXAMPLES[argv[0]]
         namespace: dict[str, Any] = {"torch": require_cuda("run_example")}

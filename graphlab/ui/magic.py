@@ -58,7 +58,7 @@ class CudaGraphMagics(Magics):
         from graphlab.env import require_cuda
 
         require_cuda("%%cudagraph")
-        from graphlab.gpu.capture import capture_cell
+        from graphlab.gpu.cell_capture import capture_cell
         from graphlab.gpu.dot_export import DEFAULT_DOT_FLAGS, parse_flags
 
         namespace = self.shell.user_ns

@@ -1,0 +1,81 @@
+"""Capture a notebook cell: the engine behind `%%cudagraph`.
+
+CUDA tensors the cell reads are its static inputs; CUDA tensors it binds to names are its static
+outputs. Layer 2.
+"""
+from __future__ import annotations
+
+import ast
+import linecache
+from typing import Any
+
+from graphlab.env import require_cuda
+from graphlab.errors import GraphlabError
+from graphlab.gpu.capture import CapturedGraph, session_result
+from graphlab.gpu.dot_export import DEFAULT_DOT_FLAGS
+from graphlab.gpu.session import CaptureSession, warm_up
+from graphlab.gpu.tensors import GRAD_MODES, grad_context
+
+
+def _assigned_names(tree: ast.AST) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
+            names.append(node.id)
+    return names
+
+
+def _loaded_names(tree: ast.AST) -> list[str]:
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
+            names.append(node.id)
+    return names
+
+
+def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name: str = "cell",
+                 dot_flags: int | str = DEFAULT_DOT_FLAGS, grad_mode: str = "no_grad", stream: Any = None,
+                 pool: Any = None, capture_error_mode: str = "global", filename: str | None = None) -> CapturedGraph:
+    """Capture a cell of code run in `namespace` (what `%%cudagraph` does).
+
+    CUDA tensors the code reads from `namespace` are the static inputs (`cg.inputs`, by name); names it
+    binds to CUDA tensors are the static outputs (`cg.outputs`), written back to `namespace`.
+    Warm-ups run in a copy of the namespace, so the cell's side effects happen once, under capture.
+    """
+    torch = require_cuda("%%cudagraph")
+    if grad_mode not in GRAD_MODES:
+        raise GraphlabError(f"grad_mode must be one of {', '.join(GRAD_MODES)}, got {grad_mode!r}")
+    filename = filename or f"<cudagraph cell {name}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    tree = ast.parse(code, filename)
+    compiled = compile(tree, filename, "exec")
+    assigned = _assigned_names(tree)
+    input_names = [n for n in _loaded_names(tree)
+                   if isinstance(namespace.get(n), torch.Tensor) and namespace[n].is_cuda]
+    snapshot = dict(namespace)
+
+    def run_cell(*inputs: Any) -> dict[str, Any]:
+        scope = dict(snapshot)
+        scope.update(zip(input_names, inputs))
+        exec(compiled, scope)
+        return {k: scope[k] for k in assigned if k in scope and isinstance(scope[k], torch.Tensor) and scope[k].is_cuda}
+
+    session = CaptureSession(torch, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
+                             prefer_filename=filename)
+    static_inputs = tuple(namespace[n] for n in input_names)
+    scope = dict(namespace)
+    with grad_context(torch, grad_mode):
+        warm_up(torch, lambda: exec(compiled, dict(namespace)), warmup, session.stream)
+        session.begin()
+        try:
+            exec(compiled, scope)
+        except Exception as exc:
+            raise session.abandon(exc) from None
+        session.end()
+    for key in assigned:
+        if key in scope:
+            namespace[key] = scope[key]
+    outputs = {k: scope[k] for k in assigned
+               if k in scope and isinstance(scope[k], torch.Tensor) and scope[k].is_cuda}
+    return session_result(session, static_inputs=static_inputs, static_outputs=outputs, fn=run_cell, grad_mode=grad_mode,
+                          name=name, dot_flags=dot_flags, input_names=tuple(input_names), source=code)
