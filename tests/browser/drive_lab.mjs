@@ -103,6 +103,13 @@ try {
     result.export_link = await link.getAttribute("download");
     result.export_status = await inspector.locator(".gl-status").innerText();
   }
+  if (args.expand) { // the clicked node sits in a collapsed block: expand it from the details panel
+    const before = await inspector.locator("svg.gl-svg g.node").count();
+    await inspector.locator(".gl-details button", { hasText: "expand this block" }).click();
+    await inspector.locator("svg.gl-svg g.cluster.repeated-block.expanded").first().waitFor({ state: "attached" });
+    result.nodes_before_expand = before;
+    result.nodes_after_expand = await inspector.locator("svg.gl-svg g.node").count();
+  }
   if (args.diff_screenshot) { // the diff view: click a changed node of side A
     const diffView = page.locator(".gl-inspector").nth(1);
     await diffView.scrollIntoViewIfNeeded();

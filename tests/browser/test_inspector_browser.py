@@ -117,12 +117,13 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
 
 
 def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
-    """Run drive_lab.mjs against `lab` (options: pick, search, export, diff); return its JSON report."""
+    """Run drive_lab.mjs against `lab` (options: pick, search, export, expand, diff); return its report."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = SCREENSHOTS / f"{name}.png"
     args = {
         "base": lab.base, "token": lab.token, "notebook": notebook, "pick": options.get("pick", ""),
-        "search": options.get("search", ""), "export": options.get("export", ""), "timeout_ms": 150_000,
+        "search": options.get("search", ""), "export": options.get("export", ""),
+        "expand": bool(options.get("expand")), "timeout_ms": 150_000,
         "screenshot": str(shot), "page_screenshot": str(SCREENSHOTS / f"{name}-page.png"),
     }
     if options.get("diff"):
@@ -145,7 +146,7 @@ def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
 def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     """Run notebook 04 in JupyterLab, click a kernel node, and see its full name in the details panel."""
     shutil.copy(NOTEBOOK, lab.root / NOTEBOOK.name)
-    report = drive(lab, NOTEBOOK.name, "reading_the_graph", search="gemm", export="svg", diff=True)
+    report = drive(lab, NOTEBOOK.name, "reading_the_graph", search="gemm", export="svg", expand=True, diff=True)
     assert report["tracebacks"] == [], report["tracebacks"]
     assert report["inspectors"] >= 2  # the graph and the batch-size diff
     import graphlab as gl
@@ -163,6 +164,8 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     # an export button wrote the file next to the notebook and offered it for download
     assert report["export_link"] == "gpt_b1.svg"
     assert (lab.root / "gpt_b1.svg").read_text().startswith("<svg")
+    # the first clicked node lies in the collapsed block: expanding it draws every repeat
+    assert report["nodes_after_expand"] > report["nodes_before_expand"]
     # the diff view: a changed node says what changed and lights up its counterpart on side B
     assert report["diff_clicked"].startswith("a-")
     assert report["diff_note"].startswith("Changed (")
