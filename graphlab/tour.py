@@ -71,6 +71,9 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
             raise GraphlabError(
                 f"{path.name}: a cell failed ({last_line}); partial output in {out_dir / path.name}"
             ) from None
+        finally:
+            if km.has_kernel:  # nbclient leaves a kernel it did not create running
+                km.shutdown_kernel(now=True)
     seconds = time.perf_counter() - started
     nbformat.write(nb, out_dir / path.name)
     html, _ = HTMLExporter().from_notebook_node(nb)
