@@ -14,7 +14,15 @@ import pytest
 import graphlab as gl
 from graphlab.core import structure
 from graphlab.core.model import CudaGraph
-from graphlab.ui.inspector import DiffInspector, Inspector, InspectorError, inspect, inspect_diff
+from graphlab.ui.inspector import (
+    DiffInspector,
+    Inspector,
+    InspectorError,
+    _default_title,
+    _safe_stem,
+    inspect,
+    inspect_diff,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 KINDS = REPO / "tests" / "fixtures" / "h200" / "kinds"
@@ -68,7 +76,7 @@ def test_opens_with_drawing_summary_and_options(w: Inspector, b1: CudaGraph) -> 
     assert tables["kernels by family"] == b1.count_by_family()
     assert {o["name"]: o["count"] for o in w.kind_options} == b1.count_by_kind()
     assert sum(o["count"] for o in w.family_options) == len(b1.kernels())
-    assert w.title == "gpt/b1"
+    assert w.title == _default_title(b1) and "b1" in w.title
     assert w.render_ms > 0
 
 
@@ -77,6 +85,16 @@ def test_front_end_is_bundled_offline(w: Inspector) -> None:
     assert "export default" in esm and ".gl-inspector" in css
     assert not re.search(r"^\s*import\s", esm, re.MULTILINE), "the ESM must not import anything"
     assert "http://" not in esm + css and "https://" not in esm + css
+
+
+def test_default_titles() -> None:
+    def titled(source: str) -> str:
+        return _default_title(CudaGraph((), source=source))
+
+    assert titled("/repo/data/recordings/h200/gpt/b1.dot") == "gpt/b1"
+    assert titled("tests/fixtures/h200/models/gpt_b1__verbose.dot") == "gpt_b1__verbose"
+    assert titled("gpt b1 (H200)") == "gpt b1 (H200)"
+    assert _safe_stem("gpt b1 (H200)") == "gpt_b1_H200"
 
 
 def test_accepts_captured_graphs_and_dot_paths(b1: CudaGraph) -> None:
@@ -237,7 +255,7 @@ def test_rankdir(w: Inspector) -> None:
 def test_export_every_format(w: Inspector, b1: CudaGraph, tmp_path: Path) -> None:
     w.export_dir = tmp_path
     svg, png, dot, js = (w.export(fmt) for fmt in ("svg", "png", "dot", "json"))
-    assert svg == tmp_path / "gpt_b1.svg" and svg.read_text().startswith("<svg")
+    assert svg == tmp_path / f"{_safe_stem(w.title)}.svg" and svg.read_text().startswith("<svg")
     assert png.read_bytes().startswith(PNG_MAGIC)
     assert dot.read_text().startswith("digraph")
     assert CudaGraph.from_json(js.read_text()).to_dict() == b1.to_dict()
@@ -252,7 +270,7 @@ def test_export_button_writes_and_sends_the_file(w: Inspector, tmp_path: Path, m
     monkeypatch.setattr(w, "send", lambda content, buffers=None: sent.append(content))
     message = {"method": "custom", "content": {"event": "export", "format": "png"}}
     w._handle_msg({"content": {"data": message}, "buffers": []})
-    assert (tmp_path / "gpt_b1.png").is_file()
+    assert (tmp_path / f"{_safe_stem(w.title)}.png").is_file()
     assert sent and sent[0]["event"] == "exported" and sent[0]["base64"] is True
     assert base64.b64decode(sent[0]["data"]).startswith(PNG_MAGIC)
 
@@ -262,7 +280,7 @@ def test_mimebundle_has_a_static_picture(w: Inspector) -> None:
     assert "application/vnd.jupyter.widget-view+json" in data
     assert data["image/svg+xml"] == w.svg
     assert base64.b64decode(data["image/png"]).startswith(PNG_MAGIC)
-    assert data["text/plain"].startswith("<Inspector 'gpt/b1'")
+    assert data["text/plain"].startswith(f"<Inspector {w.title!r}: {len(w.graph)} nodes")
 
 
 # -- diff view -------------------------------------------------------------------------------------

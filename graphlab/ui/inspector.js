@@ -4,8 +4,8 @@
 // computes details, matches and the summary; this file only draws them and turns clicks, typing,
 // wheel and drag into trait changes. No imports, no CDN: it must work offline in JupyterLab 4.
 
-const MIN_SCALE = 0.02;
-const MAX_SCALE = 8;
+const MAX_SCALE = 8; // px per svg unit at the deepest zoom
+const MAX_ZOOM_OUT = 4; // how far past "fit" one may zoom out
 const CLICK_SLOP_PX = 4;
 const READABLE_SCALE = 0.8; // below this a 10 pt label is too small to read
 const MAX_HOME_SCALE = 1.4;
@@ -43,6 +43,7 @@ function buildToolbar(model, ui) {
   });
   ui.search.addEventListener("keydown", (ev) => {
     if (ev.key !== "Enter") return;
+    ev.preventDefault();
     const matches = model.get("matches");
     if (!matches.length) return;
     const at = matches.indexOf(model.get("selected"));
@@ -61,17 +62,21 @@ function buildToolbar(model, ui) {
   ui.collapse.addEventListener("change", () => { model.set("collapse", ui.collapse.checked); model.save_changes(); });
   ui.rankdir = h("select", { title: "layout direction", "aria-label": "layout direction" }, [
     h("option", { value: "TB", text: "top → bottom" }), h("option", { value: "LR", text: "left → right" }),
+    h("option", { value: "BT", text: "bottom → top" }), h("option", { value: "RL", text: "right → left" }),
   ]);
   ui.rankdir.value = model.get("rankdir");
   ui.rankdir.addEventListener("change", () => { model.set("rankdir", ui.rankdir.value); model.save_changes(); });
 
   const zoom = (f) => () => ui.zoomBy(f);
+  const what = { svg: "the drawing as SVG", png: "the drawing as PNG", dot: "the drawing's Graphviz source",
+    json: "the whole graph model as JSON" };
   const exportBtn = (fmt) => h("button", {
-    class: "gl-btn", text: fmt.toUpperCase(), title: `save the drawing as ${fmt.toUpperCase()}`,
+    class: "gl-btn", text: fmt.toUpperCase(), title: `save ${what[fmt]} (next to the notebook, and as a download)`,
     onclick: () => model.send({ event: "export", format: fmt }),
   });
   const canSearch = model.get("mode") === "graph";
-  return h("div", { class: "gl-toolbar" }, [
+  // JupyterLab must not treat keys typed in the toolbar as notebook shortcuts (Shift+Enter runs a cell).
+  return h("div", { class: "gl-toolbar", "data-lm-suppress-shortcuts": "true" }, [
     canSearch ? h("div", { class: "gl-group" }, [ui.search, h("label", { class: "gl-check" }, [ui.regex, "regex"]), ui.matchCount]) : null,
     h("div", { class: "gl-group" }, canSearch ? [ui.kindMenu, ui.familyMenu,
       h("label", { class: "gl-check" }, [ui.collapse, "collapse repeats"]), ui.rankdir] : [ui.rankdir]),
@@ -215,7 +220,17 @@ function setupCanvas(model, ui) {
   let svg = null, base = null, vb = null;
   const apply = () => { if (svg && vb) svg.setAttribute("viewBox", `${vb.x} ${vb.y} ${vb.w} ${vb.h}`); };
   const box = () => canvas.getBoundingClientRect();
-  ui.fit = () => { if (base) { vb = { ...base }; apply(); } };
+  // Every view box keeps the canvas's aspect ratio, so screen pixels map onto it without offsets.
+  ui.fit = () => {
+    if (!base) return;
+    const r = box();
+    if (!r.width || !r.height) { vb = { ...base }; apply(); return; }
+    const s = Math.min(r.width / base.w, r.height / base.h);
+    vb = { w: r.width / s, h: r.height / s };
+    vb.x = base.x - (vb.w - base.w) / 2;
+    vb.y = base.y - (vb.h - base.h) / 2;
+    apply();
+  };
   // Initial view: the whole graph when it stays readable (text near its natural size), else its
   // top at natural size. Never blow a small graph up past MAX_HOME_SCALE.
   ui.home = () => {
@@ -234,21 +249,21 @@ function setupCanvas(model, ui) {
     const r = box();
     const fx = cx === undefined ? 0.5 : (cx - r.left) / r.width;
     const fy = cy === undefined ? 0.5 : (cy - r.top) / r.height;
-    const w = Math.min(Math.max(vb.w / factor, base.w * MIN_SCALE), base.w / MIN_SCALE);
+    const fitW = Math.max(base.w, base.h * (r.width / r.height)); // viewBox width when fitted
+    const w = Math.min(Math.max(vb.w / factor, r.width / MAX_SCALE), fitW * MAX_ZOOM_OUT);
     const hgt = vb.h * (w / vb.w);
     vb = { x: vb.x + (vb.w - w) * fx, y: vb.y + (vb.h - hgt) * fy, w, h: hgt };
     apply();
   };
-  ui.centerOn = (g) => {
-    if (!vb || !g || typeof g.getBBox !== "function") return;
-    const b = g.getBBox();
-    const ctm = g.getCTM && svg.getCTM ? svg.getCTM().inverse().multiply(g.getCTM()) : null;
-    const cx = ctm ? ctm.a * (b.x + b.width / 2) + ctm.e : b.x + b.width / 2;
-    const cy = ctm ? ctm.d * (b.y + b.height / 2) + ctm.f : b.y + b.height / 2;
-    if (cx < vb.x || cx > vb.x + vb.w || cy < vb.y || cy > vb.y + vb.h) {
-      vb = { ...vb, x: cx - vb.w / 2, y: cy - vb.h / 2 };
-      apply();
-    }
+  ui.centerOn = (g) => { // scroll the view to `g` unless it is already in sight
+    if (!vb || !g) return;
+    const r = box(), gr = g.getBoundingClientRect();
+    if (!r.width || !r.height) return;
+    const cx = gr.left + gr.width / 2 - r.left, cy = gr.top + gr.height / 2 - r.top;
+    if (cx >= 0 && cx <= r.width && cy >= 0 && cy <= r.height) return;
+    const k = vb.w / r.width; // svg units per screen pixel
+    vb = { ...vb, x: vb.x + (cx - r.width / 2) * k, y: vb.y + (cy - r.height / 2) * k };
+    apply();
   };
   ui.mount = () => {
     const t0 = performance.now();

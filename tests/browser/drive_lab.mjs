@@ -85,6 +85,13 @@ try {
   await inspector.screenshot({ path: args.screenshot });
   result.screenshot = args.screenshot;
 
+  if (args.expand) { // the clicked node sits in a collapsed block: expand it from the details panel
+    const before = await inspector.locator("svg.gl-svg g.node").count();
+    await inspector.locator(".gl-details button", { hasText: "expand this block" }).click();
+    await inspector.locator("svg.gl-svg g.cluster.repeated-block.expanded").first().waitFor({ state: "attached" });
+    result.nodes_before_expand = before;
+    result.nodes_after_expand = await inspector.locator("svg.gl-svg g.node").count();
+  }
   if (args.search) { // type into the search box like a user (JupyterLab must not eat the keys)
     const box = inspector.locator("input.gl-search");
     await box.click();
@@ -92,9 +99,13 @@ try {
     await page.waitForFunction((el) => el.querySelectorAll("g.gl-match").length > 0, await inspector.elementHandle());
     result.search_count_text = await inspector.locator(".gl-count").textContent();
     result.search_highlighted = await inspector.locator("g.gl-match").count();
-    await box.press("Enter"); // selects the next match
+    await box.press("Shift+Enter"); // selects the previous match: from none, the last one (far down)
     await page.waitForFunction((el) => el.querySelector("g.gl-match.gl-selected") !== null, await inspector.elementHandle());
-    result.enter_selected = await inspector.locator("g.gl-match.gl-selected").getAttribute("id");
+    const picked = inspector.locator("g.gl-match.gl-selected");
+    result.enter_selected = await picked.getAttribute("id");
+    const [view, node] = [await inspector.locator(".gl-canvas").boundingBox(), await picked.boundingBox()];
+    const [nx, ny] = [node.x + node.width / 2, node.y + node.height / 2];
+    result.selected_in_view = nx >= view.x && nx <= view.x + view.width && ny >= view.y && ny <= view.y + view.height;
   }
   if (args.export) { // an export button: Python writes the file and sends it back as a download link
     await inspector.locator(`button.gl-btn:text-is("${args.export.toUpperCase()}")`).click();
@@ -102,13 +113,6 @@ try {
     await link.waitFor({ state: "visible" });
     result.export_link = await link.getAttribute("download");
     result.export_status = await inspector.locator(".gl-status").innerText();
-  }
-  if (args.expand) { // the clicked node sits in a collapsed block: expand it from the details panel
-    const before = await inspector.locator("svg.gl-svg g.node").count();
-    await inspector.locator(".gl-details button", { hasText: "expand this block" }).click();
-    await inspector.locator("svg.gl-svg g.cluster.repeated-block.expanded").first().waitFor({ state: "attached" });
-    result.nodes_before_expand = before;
-    result.nodes_after_expand = await inspector.locator("svg.gl-svg g.node").count();
   }
   if (args.diff_screenshot) { // the diff view: click a changed node of side A
     const diffView = page.locator(".gl-inspector").nth(1);

@@ -160,10 +160,14 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     # typing in the search box reaches Python and comes back as highlights
     assert report["search_highlighted"] > 0
     assert "match" in report["search_count_text"]
-    assert report["enter_selected"]  # Enter in the search box selected a match
+    assert report["enter_selected"]  # Shift+Enter in the search box selected a match...
+    assert report["selected_in_view"]  # ...and the view moved to show it
     # an export button wrote the file next to the notebook and offered it for download
-    assert report["export_link"] == "gpt_b1.svg"
-    assert (lab.root / "gpt_b1.svg").read_text().startswith("<svg")
+    from graphlab.ui.inspector import _default_title, _safe_stem
+
+    exported = f"{_safe_stem(_default_title(graph))}.svg"  # the widget's title names the file
+    assert report["export_link"] == exported
+    assert (lab.root / exported).read_text().startswith("<svg")
     # the first clicked node lies in the collapsed block: expanding it draws every repeat
     assert report["nodes_after_expand"] > report["nodes_before_expand"]
     # the diff view: a changed node says what changed and lights up its counterpart on side B
@@ -212,6 +216,8 @@ def _big_graph_notebook(root: Path, nodes_wanted: int = 1000) -> str:
 def test_thousand_node_graph_opens_and_responds(lab: Lab) -> None:
     """A ~1,000-node graph drawn in full: record how long it takes to appear and to answer a click."""
     notebook = _big_graph_notebook(lab.root)
-    report = drive(lab, notebook, "thousand_nodes")
+    report = drive(lab, notebook, "thousand_nodes", search="gelu")
     assert report["tracebacks"] == [], report["tracebacks"]
     assert report["details_kernel"].strip()
+    assert report["search_highlighted"] > 20  # one gelu per layer, 22 copies of the model
+    assert report["selected_in_view"]  # the last match, ~1,000 nodes down, was scrolled into view
