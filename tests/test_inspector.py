@@ -310,3 +310,16 @@ def test_diff_exports_and_static_picture(b1: CudaGraph, b8: CudaGraph, tmp_path:
     assert d.export("svg").read_text().startswith("<svg")
     bundle, _ = d._repr_mimebundle_()
     assert base64.b64decode(bundle["image/png"]).startswith(PNG_MAGIC)
+
+
+def test_nbconvert_shows_the_static_picture(w: Inspector) -> None:
+    """A saved notebook without widget state (GitHub, nbconvert) falls back to the picture."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    data, metadata = w._repr_mimebundle_()
+    cell = nbformat.v4.new_code_cell("w", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("execute_result", data=data, metadata=metadata, execution_count=1)]
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    html_text, _ = HTMLExporter().from_notebook_node(nb)
+    assert 'data-mime-type="image/svg+xml"' in html_text or 'data-mime-type="image/png"' in html_text
