@@ -6,6 +6,8 @@ For each model, at one batch size, the end-to-end latency of one synchronised ca
     raw replay        torch.cuda.CUDAGraph.replay() alone (inputs already in place)
     raw copy+replay   static_x.copy_(x); graph.replay()      (what a request really needs)
     CapturedGraph     graphlab's CapturedGraph.__call__(x)   (copy in + replay + return outputs)
+    eager, after profiling   model(x) again, once this process has run torch.profiler (a control:
+                      Kineto may leave CUPTI attached, which slows every later launch)
     reduce-overhead   torch.compile(model, mode="reduce-overhead")(x)
 
 The reduce-overhead row is only reported as a graph if its logs prove it: no
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from datetime import datetime, timezone
@@ -56,7 +59,7 @@ def _graph_launches(call: Callable[[], Any]) -> int:
     return sum(1 for s in trace.launches if "GraphLaunch" in s.name)
 
 
-def bench_model(torch: Any, name: str, batch_size: int) -> dict[str, Any]:
+def bench_model(torch: Any, name: str, batch_size: int, compile_too: bool = True) -> dict[str, Any]:
     from graphlab.gpu.zoo import get_model
 
     zm = get_model(name)
@@ -94,6 +97,11 @@ def bench_model(torch: Any, name: str, batch_size: int) -> dict[str, Any]:
         except ImportError as exc:
             rows["CapturedGraph"] = {"error": f"graphlab.gpu.capture unavailable: {exc}"}
 
+        # control: eager again, now that this process has run torch.profiler (CUPTI may stay attached)
+        rows["eager, after profiling"] = _time(torch, lambda: model(x))
+        if not compile_too:
+            return {"model": name, "batch_size": batch_size, "rows": rows}
+
         torch._dynamo.reset()
         from torch._dynamo.utils import counters
 
@@ -122,7 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", nargs="+", default=["mlp", "gpt"])
     parser.add_argument("--batch-size", type=int, default=1)
     parser.add_argument("--out", default=None, help="write the results as JSON here")
+    parser.add_argument("--no-compile", action="store_true", help="skip torch.compile(mode='reduce-overhead')")
+    parser.add_argument("--teardown-cupti", action="store_true",
+                        help="set TEARDOWN_CUPTI=1 first, so Kineto detaches CUPTI after each profile")
     args = parser.parse_args(argv)
+    if args.teardown_cupti:
+        os.environ["TEARDOWN_CUPTI"] = "1"
 
     from graphlab.env import require_cuda
     from graphlab.gpu.timing import run_conditions
@@ -132,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         "conditions": {
             **run_conditions(torch),
             "repetitions": REPETITIONS, "runs": RUNS, "warmup": WARMUP,
+            "TEARDOWN_CUPTI": os.environ.get("TEARDOWN_CUPTI"),
             "timer": "host perf_counter from the call to torch.cuda.synchronize() returning",
             "command": "python3 bench/bench_overhead.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -139,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         "models": [],
     }
     for name in args.models:
-        entry = bench_model(torch, name, args.batch_size)
+        entry = bench_model(torch, name, args.batch_size, compile_too=not args.no_compile)
         results["models"].append(entry)
         if args.out:  # after every model, so a time limit loses at most the model in progress
             with open(args.out, "w", encoding="utf-8") as fh:
@@ -148,10 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         for mode, row in entry["rows"].items():
             if "p50_us" in row:
                 extra = f"  used graphs: {row['used_graphs']}" if "used_graphs" in row else ""
-                print(f"  {mode:<16} {row['p50_us']:9.1f} ({row['p10_us']:.1f}-{row['p90_us']:.1f})  "
+                print(f"  {mode:<24} {row['p50_us']:9.1f} ({row['p10_us']:.1f}-{row['p90_us']:.1f})  "
                       f"±{row['spread_pct']:.1f}%{extra}")
             else:
-                print(f"  {mode:<16} {row}")
+                print(f"  {mode:<24} {row}")
     return 0
 
 

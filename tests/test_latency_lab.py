@@ -79,8 +79,9 @@ def test_live_mode_fills_in_point_by_point(root):
     def fake_runner(model, make_inputs, batch_sizes, *, name, repetitions, runs, progress, on_point):
         seen.append((model, batch_sizes, repetitions, runs, progress))
         points = []
-        for b in batch_sizes:
-            for p in (_p(b, "eager", 100.0 + b), _p(b, "graph", 40.0 + b)):
+        for mode, base in (("eager", 100.0), ("graph", 40.0)):  # the order sweep() uses
+            for b in batch_sizes:
+                p = _p(b, mode, base + b)
                 points.append(p)
                 on_point(p)
                 snapshots.append((lab.progress.value, [t.name for t in _lines(lab)]))
@@ -94,9 +95,9 @@ def test_live_mode_fills_in_point_by_point(root):
     lab.repetitions_choice.value = 100
     lab.run_button.click()
     assert seen[0][1:] == ([1, 2, 4], 100, 2, False)
-    assert [s[0] for s in snapshots] == [0, 1, 1, 2, 2, 3]  # progress moves once per batch size
-    assert not any(n.startswith("CUDA graph") for n in snapshots[0][1])  # eager line first, then graph
-    assert any(n.startswith("CUDA graph") for n in snapshots[1][1])
+    assert [s[0] for s in snapshots] == [1, 2, 3, 4, 5, 6] and lab.progress.max == 6  # one step per point
+    assert not any(n.startswith("CUDA graph") for n in snapshots[2][1])  # eager line first, then graph
+    assert any(n.startswith("CUDA graph") for n in snapshots[3][1])
     assert list(_lines(lab)[1].y) == [41.0, 42.0, 44.0]
     assert lab.status.value.startswith("done") and "Fake GPU" in lab.banner.value
     assert not lab.run_button.disabled

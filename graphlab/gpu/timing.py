@@ -10,8 +10,10 @@ Method (docs/latency-method.md explains each choice):
   returning (what a request sees) and, in the same loop, CUDA events around the call (GPU side);
 - repetitions per run are chosen so a run lasts about `run_s` seconds (within bounds), and the
   run is repeated `runs` times; the spread between run medians is the noise floor;
-- kernel count and GPU-busy time come from one profiled call (torch.profiler), capture time and
-  graph memory from a separate reference capture with `torch.cuda.CUDAGraph`.
+- order: eager at every batch size first, then the graphs, then one profiled call per point
+  (torch.profiler leaves CUPTI attached to the process, which slows every later launch);
+- kernel count and GPU-busy time come from that profiled call, capture time and graph memory from
+  a separate reference capture with `torch.cuda.CUDAGraph`.
 
 Example (on a GPU):
     >>> import graphlab as gl
@@ -25,7 +27,7 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
@@ -160,7 +162,8 @@ def _time_loop(torch: Any, call: Callable[[Sequence[Any]], Any], input_sets: lis
 
 def _measure(torch: Any, call: Callable[[Sequence[Any]], Any], input_sets: list[Sequence[Any]], *, mode: str,
              batch_size: int, warmup: int, repetitions: int | None, runs: int, run_s: float,
-             profile: bool, first_call_us: float | None, **extra: Any) -> LatencyPoint:
+             first_call_us: float | None, **extra: Any) -> LatencyPoint:
+    """Warm up, then time `runs` runs of synchronised calls; no profiling here (see `_with_profile`)."""
     for i in range(warmup):
         call(input_sets[i % len(input_sets)])
     torch.cuda.synchronize()
@@ -176,26 +179,33 @@ def _measure(torch: Any, call: Callable[[Sequence[Any]], Any], input_sets: list[
         gpu_all += gpu
         run_medians.append(median(wall))
     w, g = summarize(wall_all), summarize(gpu_all)
-    kernels, busy = extra.pop("kernel_count", None), None
-    if profile:
-        from graphlab.gpu.timeline import kernel_count, profile_call
-
-        try:
-            trace = profile_call(lambda: call(input_sets[0]), mode)
-        except Exception as exc:  # the timings stand without the profile; say why it is missing
-            warnings.warn(f"profiling batch {batch_size} ({mode}) failed, no kernel count/busy time: {exc}",
-                          stacklevel=2)
-        else:
-            if trace.kernels:
-                busy = trace.busy_us
-                kernels = kernel_count(trace) if mode == "eager" or kernels is None else kernels
     return LatencyPoint(
         batch_size=batch_size, mode=mode, p10_us=w.p10_us, p50_us=w.p50_us, p90_us=w.p90_us,
         gpu_p10_us=g.p10_us, gpu_p50_us=g.p50_us, gpu_p90_us=g.p90_us, repetitions=repetitions, runs=runs,
-        run_p50_us=tuple(run_medians), spread_pct=run_spread_pct(run_medians), first_call_us=first_call_us,
-        kernel_count=kernels, gpu_busy_us=busy,
-        launch_overhead_pct=None if busy is None else overhead_share_pct(busy, w.p50_us), **extra,
+        run_p50_us=tuple(run_medians), spread_pct=run_spread_pct(run_medians), first_call_us=first_call_us, **extra,
     )
+
+
+def _with_profile(point: LatencyPoint, call: Callable[[Sequence[Any]], Any], inputs: Sequence[Any]) -> LatencyPoint:
+    """Add kernel count, GPU-busy time and idle share from one profiled call.
+
+    Runs after every timed loop of a sweep: once torch.profiler has run, CUPTI stays attached to the
+    process and later launches are slower, so profiling first would bias the timings.
+    """
+    from graphlab.gpu.timeline import kernel_count, profile_call
+
+    try:
+        trace = profile_call(lambda: call(inputs), point.mode)
+    except Exception as exc:  # the timings stand without the profile; say why it is missing
+        warnings.warn(f"profiling batch {point.batch_size} ({point.mode}) failed, no kernel count/busy time: {exc}",
+                      stacklevel=2)
+        return point
+    if not trace.kernels:
+        return point
+    busy = trace.busy_us
+    kernels = kernel_count(trace) if point.mode == "eager" or point.kernel_count is None else point.kernel_count
+    return replace(point, kernel_count=kernels, gpu_busy_us=busy,
+                   launch_overhead_pct=overhead_share_pct(busy, point.p50_us))
 
 
 def _call_make_inputs(make_inputs: Callable[..., Any], batch_size: int, seed: int) -> tuple[Any, ...]:
@@ -231,9 +241,10 @@ def sweep(
         repetitions: timed calls per run (default: enough for ~`run_s` seconds, 50..2000).
         runs: repeated runs per point; their spread is reported as `spread_pct`.
         warmup: untimed calls before timing, per mode and batch size.
-        profile: also profile one call per point (kernel count, GPU-busy time, overhead share).
+        profile: also profile one call per point (kernel count, GPU-busy time, overhead share),
+            after all timings.
         check_weights: also probe what a graph does when weights change (`probe_weight_update`).
-        progress: show a tqdm.auto bar over batch sizes.
+        progress: show a tqdm.auto bar (one step per timed point: eager first, then graphs).
         on_point: called with each `LatencyPoint` as soon as it is measured (the widget uses it).
 
     Returns:
@@ -256,48 +267,56 @@ def sweep(
     if hasattr(model, "eval"):
         model.eval()
     name = name or type(model).__name__
-    common = dict(warmup=warmup, repetitions=repetitions, runs=runs, run_s=run_s, profile=profile)
-    points: list[LatencyPoint] = []
-    bar = None
-    if progress:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:  # no tqdm: measure without a bar
-            tqdm = None
-        if tqdm is not None:
-            bar = tqdm(total=len(batch_sizes), desc=f"{name}: eager vs graph", unit="batch size")
+    common = dict(warmup=warmup, repetitions=repetitions, runs=runs, run_s=run_s)
+    bar = _progress_bar(progress, 2 * len(batch_sizes), name)
+
+    def done(point: LatencyPoint) -> None:
+        if on_point is not None:
+            on_point(point)
+        if bar is not None:
+            bar.set_postfix_str(f"{point.mode} batch {point.batch_size}: p50 {point.p50_us:.1f} µs")
+            bar.update(1)
+
+    eager: dict[int, LatencyPoint] = {}
+    graph: dict[int, LatencyPoint] = {}
+    calls: dict[int, GraphCall] = {}
     with torch.no_grad():
-        for batch_size in batch_sizes:
-            input_sets = [_call_make_inputs(make_inputs, batch_size, seed) for seed in range(INPUT_SETS)]
-            _check_inputs(torch, input_sets[0], batch_size)
+        inputs = {b: [_call_make_inputs(make_inputs, b, seed) for seed in range(INPUT_SETS)] for b in batch_sizes}
+        for batch_size in batch_sizes:  # 1. eager, before captures and profiling touch the process
+            _check_inputs(torch, inputs[batch_size][0], batch_size)
             torch.cuda.synchronize()
             t0 = time.perf_counter_ns()
-            model(*input_sets[0])
+            model(*inputs[batch_size][0])
             torch.cuda.synchronize()
-            first_us = (time.perf_counter_ns() - t0) / 1000.0
-            eager = _measure(torch, lambda xs: model(*xs), input_sets, mode="eager", batch_size=batch_size,
-                             first_call_us=first_us, **common)
-            _, _, cost = _raw_capture(torch, model, tuple(x.clone() for x in input_sets[0]))
+            eager[batch_size] = _measure(torch, lambda xs: model(*xs), inputs[batch_size], mode="eager",
+                                         batch_size=batch_size, first_call_us=(time.perf_counter_ns() - t0) / 1e3,
+                                         **common)
+            done(eager[batch_size])
+        for batch_size in batch_sizes:  # 2. graphs: capture cost, then copy-in + replay timings
+            _, _, cost = _raw_capture(torch, model, tuple(x.clone() for x in inputs[batch_size][0]))
             torch.cuda.empty_cache()
-            graph_call = build_graph_call(model, input_sets[0])
+            graph_call = build_graph_call(model, inputs[batch_size][0])
             t0 = time.perf_counter_ns()
-            graph_call.call(input_sets[0])
+            graph_call.call(inputs[batch_size][0])
             torch.cuda.synchronize()
-            graph = _measure(torch, graph_call.call, input_sets, mode="graph", batch_size=batch_size,
-                             first_call_us=(time.perf_counter_ns() - t0) / 1000.0, kernel_count=graph_call.kernel_nodes,
-                             capture_ms=cost.capture_ms, graph_memory_bytes=cost.pool_bytes,
-                             graph_exec_bytes=cost.exec_bytes, **common)
+            graph[batch_size] = _measure(
+                torch, graph_call.call, inputs[batch_size], mode="graph", batch_size=batch_size,
+                first_call_us=(time.perf_counter_ns() - t0) / 1e3, kernel_count=graph_call.kernel_nodes,
+                capture_ms=cost.capture_ms, graph_memory_bytes=cost.pool_bytes, graph_exec_bytes=cost.exec_bytes,
+                **common)
+            if profile:
+                calls[batch_size] = graph_call
             del graph_call
-            torch.cuda.empty_cache()
-            for point in (eager, graph):
-                points.append(point)
-                if on_point is not None:
-                    on_point(point)
-            if bar is not None:
-                bar.set_postfix_str(f"batch {batch_size}: {eager.p50_us / graph.p50_us:.2f}x")
-                bar.update(1)
+            done(graph[batch_size])
+        if profile:  # 3. profiling last (see _with_profile)
+            for batch_size in batch_sizes:
+                eager[batch_size] = _with_profile(eager[batch_size], lambda xs: model(*xs), inputs[batch_size][0])
+                graph[batch_size] = _with_profile(graph[batch_size], calls[batch_size].call, inputs[batch_size][0])
+        calls.clear()
+        torch.cuda.empty_cache()
     if bar is not None:
         bar.close()
+    points = [p for b in batch_sizes for p in (eager[b], graph[b])]
     conditions = {
         **run_conditions(torch),
         "warmup": warmup, "runs": runs, "repetitions": repetitions or f"auto (~{run_s} s per run, 50..2000)",
@@ -307,6 +326,8 @@ def sweep(
         "capture_ms": "reference torch.cuda.CUDAGraph capture + instantiate, warm-up excluded",
         "graph_memory_bytes": "torch.cuda.memory_reserved() growth over that capture (the graph's private pool)",
         "graph_exec_bytes": "drop of cudaMemGetInfo free memory over instantiate() (driver's executable graph)",
+        "order": "eager at every batch size, then graphs, then one profiled call per point (profiling last: "
+                 "CUPTI stays attached after torch.profiler and slows later launches)",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     weights = None
@@ -316,6 +337,17 @@ def sweep(
         except Exception as exc:  # keep the sweep; record why the probe is missing
             weights = {"error": f"{type(exc).__name__}: {exc}"}
     return Sweep(model=name, points=tuple(points), conditions=conditions, weight_update=weights)
+
+
+def _progress_bar(progress: bool, total: int, name: str) -> Any:
+    """A tqdm.auto bar (one step per timed point), or None without progress or tqdm."""
+    if not progress:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # no tqdm: measure without a bar
+        return None
+    return tqdm(total=total, desc=f"{name}: eager, then graphs", unit="point")
 
 
 def _has_capture() -> bool:

@@ -8,8 +8,8 @@ Layer 3 (UI): ipywidgets + a plotly FigureWidget (needs anywidget). Everything i
     >>> lab                                 # doctest: +SKIP
     >>> lab.sweeps[-1].table()              # doctest: +SKIP
 
-On a GPU, Run measures; the progress bar advances per batch size while the figure and table fill
-in. Without a GPU, Run shows the recordings (with a banner naming the GPU, driver, torch and date),
+On a GPU, Run measures; the progress bar advances per batch size and mode (eager at every batch
+size first, then the graphs) while the figure and table fill in. Without a GPU, Run shows the recordings (with a banner naming the GPU, driver, torch and date),
 and several GPUs' recordings of the same model can be compared in one figure.
 """
 from __future__ import annotations
@@ -130,7 +130,7 @@ class LatencyLab:
         self.gpu_choice = w.SelectMultiple(description="compare GPUs", style=style, rows=3)
         self.run_button = w.Button(description="Run" if self.live else "Show recording", button_style="primary",
                                    icon="play")
-        self.progress = w.IntProgress(value=0, min=0, max=1, description="batch sizes" if self.live else "")
+        self.progress = w.IntProgress(value=0, min=0, max=1, description="measured" if self.live else "")
         self.status = w.Label(value="")
         self.banner = w.HTML(_banner_html(self.live, []))
         self.table = w.HTML(_table_html([]))
@@ -174,14 +174,13 @@ class LatencyLab:
             zoo_model = get_model(choice)
             model, make_inputs, name = zoo_model.build(), zoo_model.make_inputs, choice
         points: list[LatencyPoint] = []
-        self.progress.max, self.progress.value = len(batch_sizes), 0
-        self.status.value = f"measuring {name}..."
+        self.progress.max, self.progress.value = 2 * len(batch_sizes), 0
+        self.status.value = f"measuring {name}: eager first, then graphs, then one profiled call each..."
 
         def on_point(point: LatencyPoint) -> None:
             points.append(point)
-            if point.mode == "graph":
-                self.progress.value += 1
-                self.status.value = f"batch {point.batch_size} done"
+            self.progress.value += 1
+            self.status.value = f"{point.mode}, batch {point.batch_size}: p50 {point.p50_us:.1f} µs"
             self._show([Sweep(name, tuple(points))])
 
         runner = self._runner
