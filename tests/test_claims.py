@@ -85,3 +85,17 @@ def test_claims_read_recordings_from_disk(tmp_path):
     table = verdicts._repr_markdown_()
     assert table.startswith("| claim | verdict | measured |") and table == claims_markdown(list(verdicts))
     assert "[HOLDS]" in str(verdicts)
+
+
+def test_memory_claim_uses_each_models_cheapest_graph():
+    # the first capture in a process can hold library workspaces: batch 1 costs more than batch 8 here
+    sweep = Sweep("m", (
+        _p(1, "eager", 10.0), _p(1, "graph", 5.0, graph_memory_bytes=36 << 20, graph_exec_bytes=2 << 20,
+                                 graph_peak_bytes=1 << 20),
+        _p(8, "eager", 10.0), _p(8, "graph", 5.0, graph_memory_bytes=512 * 1024, graph_exec_bytes=0,
+                                 graph_peak_bytes=300 * 1024),
+    ))
+    memory = _by_key(check_claims([sweep]))["memory"]
+    assert memory.per_model == {"m": 512 * 1024} and memory.verdict == HOLDS
+    assert "512.0 KiB at batch 8" in memory.measured and "peaked at 300.0 KiB" in memory.measured
+    assert "up to 38.00 MiB at batch 1" in memory.measured

@@ -133,21 +133,24 @@ def _memory_claim(sweeps: list[Sweep]) -> ClaimVerdict:
         graph_points = [p for p in s.by_mode("graph") if p.graph_memory_bytes is not None]
         if not graph_points:
             continue
-        p = graph_points[0]  # the smallest batch size: the cheapest graph of that model
-        cost = p.graph_memory_bytes + (p.graph_exec_bytes or 0)
-        total[s.model] = cost
-        biggest = graph_points[-1]
+        cost = {p.batch_size: p.graph_memory_bytes + (p.graph_exec_bytes or 0) for p in graph_points}
+        cheapest = min(graph_points, key=lambda p: (cost[p.batch_size], p.batch_size))
+        biggest = max(graph_points, key=lambda p: (cost[p.batch_size], p.batch_size))
+        total[s.model] = cost[cheapest.batch_size]
+        peak = f", the work itself peaked at {format_bytes(cheapest.graph_peak_bytes)}" \
+            if cheapest.graph_peak_bytes is not None else ""
         parts.append(
-            f"{s.model} {format_bytes(cost)} at batch {p.batch_size} (pool {format_bytes(p.graph_memory_bytes)}"
-            f" + driver {format_bytes(p.graph_exec_bytes or 0)}), {format_bytes(biggest.graph_memory_bytes)} pool "
-            f"at batch {biggest.batch_size}"
+            f"{s.model} {format_bytes(cost[cheapest.batch_size])} at batch {cheapest.batch_size} (pool "
+            f"{format_bytes(cheapest.graph_memory_bytes)} + driver {format_bytes(cheapest.graph_exec_bytes or 0)}"
+            f"{peak}), up to {format_bytes(cost[biggest.batch_size])} at batch {biggest.batch_size}"
         )
     low, high = FEW_HUNDRED_KB
     return ClaimVerdict(
         "memory", "A CUDA graph costs a few hundred kilobytes of GPU memory.",
         _judge(total, lambda v: low <= v <= high), "; ".join(parts) or "no graph memory recorded",
-        "private memory pool growth (torch.cuda.memory_reserved) plus the driver's instantiate cost "
-        "(cudaMemGetInfo, page-granular); read as 100 KiB to 1 MiB at the smallest batch size; " + _where(sweeps),
+        "the cheapest graph of each model: its private memory pool (torch.cuda.memory_reserved growth, whole "
+        "allocator segments of 2 MiB and up) plus the driver's instantiate cost (cudaMemGetInfo, page-granular); "
+        "read as 100 KiB to 1 MiB; " + _where(sweeps),
         total, "bytes",
     )
 

@@ -57,6 +57,9 @@ class LatencyPoint:
         graph_memory_bytes: graph only, device memory the graph's private pool added.
         graph_exec_bytes: graph only, device memory the driver took to instantiate the graph
             (free-memory drop over `instantiate()`; page-granular, so 0 or whole pages).
+        graph_peak_bytes: graph only, the most memory the captured work held at once (peak of
+            `torch.cuda.memory_allocated()` during capture): what the pool must hold, before the
+            caching allocator rounds it up to whole segments (`graph_memory_bytes`).
     """
 
     batch_size: int
@@ -78,6 +81,7 @@ class LatencyPoint:
     capture_ms: float | None = None
     graph_memory_bytes: int | None = None
     graph_exec_bytes: int | None = None
+    graph_peak_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

@@ -60,6 +60,7 @@ class GraphCost:
     capture_ms: float
     pool_bytes: int
     exec_bytes: int | None
+    peak_bytes: int
 
 
 def _as_tuple(inputs: Any) -> tuple[Any, ...]:
@@ -93,10 +94,13 @@ def _raw_capture(torch: Any, fn: Callable[..., Any], static_in: Sequence[Any], w
     graph = torch.cuda.CUDAGraph(keep_graph=True) if keep else torch.cuda.CUDAGraph()
     torch.cuda.empty_cache()
     reserved0 = torch.cuda.memory_reserved()
+    torch.cuda.reset_peak_memory_stats()
+    allocated0 = torch.cuda.memory_allocated()
     start = time.perf_counter()
     with torch.cuda.graph(graph):
         out = fn(*static_in)
     torch.cuda.synchronize()
+    peak_bytes = int(torch.cuda.max_memory_allocated() - allocated0)
     exec_bytes = None
     if keep and hasattr(graph, "instantiate"):
         free0 = torch.cuda.mem_get_info()[0]
@@ -104,7 +108,7 @@ def _raw_capture(torch: Any, fn: Callable[..., Any], static_in: Sequence[Any], w
         torch.cuda.synchronize()
         exec_bytes = int(free0 - torch.cuda.mem_get_info()[0])
     done = time.perf_counter()
-    cost = GraphCost((done - start) * 1e3, int(torch.cuda.memory_reserved() - reserved0), exec_bytes)
+    cost = GraphCost((done - start) * 1e3, int(torch.cuda.memory_reserved() - reserved0), exec_bytes, peak_bytes)
     return graph, out, cost
 
 
@@ -303,6 +307,7 @@ def sweep(
                 torch, graph_call.call, inputs[batch_size], mode="graph", batch_size=batch_size,
                 first_call_us=(time.perf_counter_ns() - t0) / 1e3, kernel_count=graph_call.kernel_nodes,
                 capture_ms=cost.capture_ms, graph_memory_bytes=cost.pool_bytes, graph_exec_bytes=cost.exec_bytes,
+                graph_peak_bytes=cost.peak_bytes,
                 **common)
             if profile:
                 calls[batch_size] = graph_call
@@ -326,6 +331,7 @@ def sweep(
         "capture_ms": "reference torch.cuda.CUDAGraph capture + instantiate, warm-up excluded",
         "graph_memory_bytes": "torch.cuda.memory_reserved() growth over that capture (the graph's private pool)",
         "graph_exec_bytes": "drop of cudaMemGetInfo free memory over instantiate() (driver's executable graph)",
+        "graph_peak_bytes": "peak torch.cuda.memory_allocated() growth during that capture (bytes the pool must hold)",
         "order": "eager at every batch size, then graphs, then one profiled call per point (profiling last: "
                  "CUPTI stays attached after torch.profiler and slows later launches)",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
