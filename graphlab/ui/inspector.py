@@ -135,15 +135,16 @@ class _GraphFacts:
 
     def summary_rows(self, title: str) -> dict[str, Any]:
         s = self.summary
-        root = " (root graph)" if s.graphs > 1 else ""  # depth and width are the root's
+        bodies = s.graphs > 1  # depth and width are the root graph's
         return {
             "title": title,
             "rows": [
                 ["nodes", s.nodes],
                 ["edges", s.edges],
                 ["graphs (root + bodies)", s.graphs],
-                [f"longest chain (depth){root}", f"{s.depth} nodes"],
-                [f"widest level (parallelism){root}", f"{s.widest_level} node{'s' if s.widest_level != 1 else ''}"],
+                ["longest chain in the root graph" if bodies else "longest chain (depth)", f"{s.depth} nodes"],
+                ["widest level in the root graph" if bodies else "widest level (parallelism)",
+                 f"{s.widest_level} node{'s' if s.widest_level != 1 else ''}"],
                 ["repeated blocks", len(self.blocks)],
             ],
             "tables": [["nodes by kind", _pairs(s.by_kind)], ["kernels by family", _pairs(s.by_family)]],
