@@ -106,6 +106,8 @@ def test_accepts_captured_graphs_and_dot_paths(b1: CudaGraph) -> None:
     assert inspect(str(path)).graph.count_by_kind() == {"memcpy": 3}
     with pytest.raises(InspectorError, match="cannot inspect a int"):
         inspect(42)
+    with pytest.raises(InspectorError, match=r"gl.inspect\(rec.graph\('b1'\)\)"):
+        inspect(gl.load_recording("gpt"))
 
 
 # -- selection and details -------------------------------------------------------------------------

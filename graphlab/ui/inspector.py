@@ -56,6 +56,11 @@ def as_cuda_graph(obj: Any) -> CudaGraph:
         from graphlab.core.dot_parser import read_dot
 
         return read_dot(obj)
+    if callable(inner) and hasattr(obj, "graph_names"):  # a Recording: which of its graphs?
+        raise InspectorError(
+            f"a recording holds several graphs: pass one, e.g. gl.inspect(rec.graph({obj.graph_names[0]!r})) "
+            f"(it has {', '.join(obj.graph_names)})"
+        )
     raise InspectorError(
         f"cannot inspect a {type(obj).__name__}: pass a CudaGraph (gl.parse_dot(text), "
         "gl.load_recording(name).graph(key)), a captured graph, or the path of a .dot file"
