@@ -20,6 +20,7 @@ meta.json:
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -174,7 +175,9 @@ class Recording:
         from graphlab.core.dot_parser import parse_dot
 
         k = self._graph_key(key)
-        return parse_dot(self.dot(k), source=str(self.dot_path(k)))
+        parsed = parse_dot(self.dot(k), source=str(self.dot_path(k)))  # parse errors name the file
+        gpu = self.gpu.replace("NVIDIA ", "")
+        return dataclasses.replace(parsed, source=f"{self.name} {k} ({gpu})")  # what drawings show as title
 
     def stored_model(self, key: str | None = None) -> CudaGraph:
         """The model JSON written at record time."""
