@@ -64,7 +64,7 @@ _LAZY: dict[str, str] = {
     "probe_weight_update": "graphlab.gpu.timing",
     # layer 3: UI
     "inspect": "graphlab.ui.inspector",
-    "inspect_diff": "graphlab.ui.inspector",
+    "inspect_diff": "graphlab.ui.diff_inspector",
     "latency_lab": "graphlab.ui.latency_lab",
     # environment
     "about": "graphlab.env",

@@ -1,0 +1,131 @@
+"""The diff view: two graphs side by side, coloured by what changed (e.g. batch 1 vs batch 8).
+
+Layer 3 (UI); shares its front end and state with the graph inspector (`drawing_widget.py`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from graphlab.ui.drawing_widget import _DrawingWidget, as_cuda_graph
+
+
+class DiffInspector(_DrawingWidget):
+    """Two graphs side by side, coloured by what changed (e.g. batch 1 vs batch 8 of one model).
+
+    Grey: the same in both; pale yellow: the same kernel with another launch shape; yellow: another
+    kernel; mint: only in B (added); orange: only in A (removed). Clicking a node shows it and its counterpart,
+    whose outline lights up too. `result` holds the `GraphDiff` (`.rows()`, `.summary()`).
+    Node ids in the drawing are "a-<node id>" and "b-<node id>".
+    """
+
+    def __init__(
+        self,
+        a: Any,
+        b: Any,
+        *,
+        names: tuple[str, str] | None = None,
+        title: str | None = None,
+        collapse: bool = True,
+        rankdir: str = "TB",
+        export_dir: str | Path = ".",
+    ) -> None:
+        from graphlab.core.diff import diff
+
+        self.a, self.b = as_cuda_graph(a), as_cuda_graph(b)
+        self.result = diff(self.a, self.b, names=names)
+        self._setup(export_dir)
+        na, nb = self.result.names
+        super().__init__(mode="diff", title=title or f"{na} vs {nb}", collapse=collapse, rankdir=rankdir)
+        self.summary = self._summary()
+        self._start()
+
+    def _draw(self) -> Any:
+        from graphlab.render.drawing import render_diff
+
+        return render_diff(self.a, self.b, names=self.result.names, collapse=self.collapse, rankdir=self.rankdir)
+
+    def _json(self) -> str:
+        import json
+
+        return json.dumps({"names": list(self.result.names), "count_by_status": self.result.count_by_status(),
+                           "rows": self.result.rows(), "a": self.a.to_dict(), "b": self.b.to_dict()}, indent=1)
+
+    def _summary(self) -> dict[str, Any]:
+        d = self.result
+        na, nb = d.names
+        counts = d.count_by_status()
+        rows = d.rows()
+        return {
+            "title": f"{na} vs {nb}",
+            "rows": [[status, counts[status]] for status in ("same", "changed", "added", "removed")]
+            + [["nodes", f"{len(self.a)} \u2192 {len(self.b)}"]],
+            "tables": [
+                [f"nodes by kind ({na} \u2192 {nb})",
+                 [[k, f"{x} \u2192 {y}"] for k, (x, y) in d.count_by_kind().items()]],
+                ["differences", [[f"{r['status']} \u00d7{r['count']}", _diff_text(r)] for r in rows[:40]]],
+            ],
+        }
+
+    def details_for(self, node_id: str) -> dict[str, Any]:
+        """Both sides of the pair a drawn node ("a-graph_1_node_3" or "b-...") belongs to."""
+        self.matches = []
+        side, _, raw = node_id.partition("-")
+        if not node_id or side not in ("a", "b") or not raw:
+            return {}
+        if raw.startswith("block_"):
+            return {"id": node_id, "label": "repeated block", "kind": "repeated block",
+                    "note": "Drawn once, with the worst status of its repeats. Use collapse=False to see every node."}
+        try:
+            match = self.result.match_of_a(raw) if side == "a" else self.result.match_of_b(raw)
+        except KeyError:
+            self.status = f"{node_id!r} is not a node of either graph"
+            return {}
+        graph = self.a if side == "a" else self.b
+        out = graph.node(raw).to_dict()
+        out.pop("details", None)
+        out["id"] = node_id
+        out["label"] = graph.node(raw).label
+        kernel_changed = bool(getattr(match, "kernel_changed", False))
+        out["status"] = match.status
+        if match.status == "changed":  # the drawing's two shades of change
+            out["status"] = "kernel changed" if kernel_changed else "launch changed"
+        out["note"] = {
+            "same": "The same in both graphs.",
+            "changed": ("Changed (another kernel): " if kernel_changed else "Changed (same kernel, new launch shape): ")
+            + "; ".join(match.changes),
+            "added": f"Only in {self.result.names[1]} (added).",
+            "removed": f"Only in {self.result.names[0]} (removed).",
+        }[match.status]
+        sides = []
+        for label, g, nid, prefix in ((self.result.names[0], self.a, match.a_id, "a-"),
+                                      (self.result.names[1], self.b, match.b_id, "b-")):
+            if nid is None:
+                continue
+            node = g.node(nid).to_dict()
+            node.pop("details", None)
+            node.pop("name", None)
+            sides.append({"title": label, **node})
+            other = prefix + nid
+            if other != node_id and other in self._drawn:
+                self.matches = [other]
+        out["sides"] = sides
+        return out
+
+    def __repr__(self) -> str:
+        return f"<DiffInspector {self.title!r}: {self.result._headline()}>"
+
+
+def _diff_text(row: dict[str, Any]) -> str:
+    what = f"{row['a']} \u2192 {row['b']}" if row["a"] and row["b"] and row["a"] != row["b"] else row["a"] or row["b"]
+    return f"{what} ({row['detail']})" if row["detail"] else what
+
+
+def inspect_diff(a: Any, b: Any, **options: Any) -> DiffInspector:
+    """The diff view of two graphs (e.g. batch 1 vs batch 8): see `DiffInspector`.
+
+    Example:
+        >>> rec = gl.load_recording("gpt")                             # doctest: +SKIP
+        >>> gl.inspect_diff(rec.graph("b1"), rec.graph("b8"), names=("batch 1", "batch 8"))  # doctest: +SKIP
+    """
+    return DiffInspector(a, b, **options)
