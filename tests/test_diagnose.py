@@ -9,6 +9,7 @@ import torch
 
 from graphlab.errors import CaptureError, GraphlabError
 from graphlab.gpu import diagnose as dg
+from graphlab.gpu import pitfalls
 
 # The exact text torch 2.11 raised on the H200 (reference notes, section 6), with its CUDA boilerplate.
 BOILERPLATE = (
@@ -139,17 +140,17 @@ def test_a_capture_error_is_not_diagnosed_twice():
 def test_every_example_demonstrates_a_catalogued_cause():
     keys = {c.key for c in dg.catalogue()}
     assert "unknown" not in keys
-    for name, example in dg.EXAMPLES.items():
+    for name, example in pitfalls.EXAMPLES.items():
         assert example.cause in keys, name
         compile(example.code, name, "exec")
         compile(example.setup, name, "exec")
-    covered = {e.cause for e in dg.EXAMPLES.values()}
+    covered = {e.cause for e in pitfalls.EXAMPLES.values()}
     assert {"host_sync", "default_stream", "pageable_copy", "library_handle", "forbidden_op", "empty"} <= covered
 
 
 @pytest.mark.parametrize("key", ["item", "print", "synchronize", "nonzero", "forbidden_op"])
 def test_examples_classify_from_their_failing_line(key):
-    example = dg.EXAMPLES[key]
+    example = pitfalls.EXAMPLES[key]
     causes = {dg.classify(NOT_PERMITTED, line)[0].key for line in example.code.splitlines()[1:] or
               example.code.splitlines()}
     assert example.cause in causes
@@ -157,7 +158,7 @@ def test_examples_classify_from_their_failing_line(key):
 
 def test_run_example_rejects_unknown_names():
     with pytest.raises(GraphlabError, match="no example"):
-        dg.run_example("nope")
+        pitfalls.run_example("nope")
 
 
 def test_an_ordinary_bug_keeps_its_type_and_message_in_the_one_line_error():

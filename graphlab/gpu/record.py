@@ -4,7 +4,7 @@ For each zoo model and batch size: capture (warm-up 3, keep_graph=True), verify 
 keep the raw DOT (flags 1, Verbose: kernel launch dimensions, copy sizes and topological ids in one
 dump, the same text torch's own `debug_dump` writes) and its parsed model, plus a census from the
 graph API and, unless --no-sweep, the eager-vs-replay latency sweep and a kernel timeline. A
-"pitfalls" recording keeps what each failure example (`graphlab.gpu.diagnose.EXAMPLES`) said here,
+"pitfalls" recording keeps what each failure example (`graphlab.gpu.pitfalls.EXAMPLES`) said here,
 and the graph captured right after all of them (proof that the process stayed usable).
 
     graphlab record --out data/recordings --models mlp gpt --batch-sizes 1 8 --no-sweep
@@ -141,7 +141,7 @@ def record_pitfalls(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
     """Run every failure example, keep its diagnosis, then prove the process still captures."""
     from graphlab.core.recordings import gpu_slug, write_recording
     from graphlab.gpu.capture import capture
-    from graphlab.gpu.diagnose import EXAMPLES, run_example
+    from graphlab.gpu.pitfalls import EXAMPLES, run_example
     from graphlab.gpu.zoo import get_model
 
     outcomes = []
