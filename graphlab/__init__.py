@@ -45,7 +45,7 @@ _LAZY: dict[str, str] = {
     "check_claims": "graphlab.core.claims",
     # layer 1: adapters
     "render": "graphlab.render.drawing",
-    "render_diff": "graphlab.render.drawing",
+    "render_diff": "graphlab.render.diff_drawing",
     "Drawing": "graphlab.render.drawing",
     "plot_latency": "graphlab.render.plots",
     "plot_timeline": "graphlab.render.plots",

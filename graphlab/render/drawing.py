@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 
 import graphviz
 
-from graphlab.core.diff import GraphDiff, NodeMatch, diff
+from graphlab.core.diff import GraphDiff
 from graphlab.core.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.core.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
 from graphlab.errors import GraphlabError
@@ -26,7 +26,6 @@ from graphlab.render import style
 COLLAPSE_MIN_SAVED_NODES = 4  # collapse a block only when that hides at least this many nodes
 SAVE_FORMATS = {".svg": "svg", ".png": "png", ".gv": "gv", ".dot": "gv", ".pdf": "pdf"}
 _SLANTED = {"parallelogram", "trapezium", "hexagon", "house", "invhouse", "diamond", "cds", "cylinder"}
-_STATUS_RANK = {"same": 0, "launch changed": 1, "added": 2, "removed": 2, "kernel changed": 3}
 
 
 class GraphvizMissingError(GraphlabError, RuntimeError):
@@ -385,78 +384,3 @@ def render(
     return Drawing(
         dot, graph=cg, blocks=painter.blocks, collapsed=[b.id for b in painter.collapsed], node_ids=painter.drawn
     )
-
-
-def render_diff(
-    a: CudaGraph,
-    b: CudaGraph,
-    *,
-    names: tuple[str, str] | None = None,
-    collapse: bool = True,
-    rankdir: str = "TB",
-    legend: bool = True,
-) -> Drawing:
-    """Draw two graphs side by side, coloured by what changed between them.
-
-    Colours: grey = the same in both, yellow = matched but changed (another kernel, grid or
-    block), mint = only in `b` (added), orange = only in `a` (removed). A table node sums up node
-    counts by kind and the first differences; `Drawing.diff` holds the full `GraphDiff`. Node ids
-    in the SVG are "a-<node id>" and "b-<node id>".
-    """
-    d = diff(a, b, names=names)
-    dot = _new_digraph(rankdir)
-    drawn: list[str] = []
-    collapsed = False
-    for side, cg, match in (("a", a, d.match_of_a), ("b", b, d.match_of_b)):
-        opts = _Options(collapse=collapse, name_prefix=f"{side}__", id_prefix=f"{side}-")
-        painter = _Painter(cg, opts)
-        collapsed = collapsed or bool(painter.collapsed)
-        worst = _worst_status(painter, match)
-        opts.fill = lambda node, worst=worst: style.STATUS_COLORS[worst[node.id]]
-        opts.extra_classes = lambda node, worst=worst, side=side: [
-            f"status-{style.slug(worst[node.id])}", f"side-{side}"
-        ]
-        with dot.subgraph(name=f"cluster_side_{side}") as sub:
-            sub.attr(label=d.names[0 if side == "a" else 1], id=f"side-{side}", style="rounded", color="#BBBBBB",
-                     fontsize="12")
-            painter.paint(sub)
-        drawn += [f"{side}-{nid}" for nid in painter.drawn]
-    entries = list(style.STATUS_COLORS.items()) if legend else []
-    note = style.BLOCK_NOTE + "; it shows the biggest change among its repeats" if legend and collapsed else ""
-    dot.attr(label=style.title_label(f"{d.names[0]}  vs  {d.names[1]}", entries, heading="difference",
-                                     note=note, per_row=5, table=_diff_table(d)))
-    return Drawing(dot, node_ids=drawn, diff=d)
-
-
-def _display_status(match: NodeMatch) -> str:
-    if match.status != "changed":
-        return match.status
-    return "kernel changed" if match.kernel_changed else "launch changed"
-
-
-def _worst_status(painter: _Painter, match: Callable[[str], NodeMatch]) -> dict[str, str]:
-    """Status per drawn node; a block's stand-in shows the biggest change among the nodes it stands for."""
-    worst = {n.id: _display_status(match(n.id)) for n in painter.cg.nodes()}
-    for hidden_id, rep_id in painter.rep.items():
-        if _STATUS_RANK[worst[hidden_id]] > _STATUS_RANK[worst[rep_id]]:
-            worst[rep_id] = worst[hidden_id]
-    return worst
-
-
-def _diff_table(d: GraphDiff, max_rows: int = 12) -> str:
-    rows = d.rows()
-    lines = []
-    for row in rows[:max_rows]:
-        times = f" x{row['count']}" if row["count"] > 1 else ""
-        what = f"{row['a']} \u2192 {row['b']}" if row["a"] and row["b"] and row["a"] != row["b"] else row["a"] or row["b"]
-        detail = f" ({row['detail']})" if row["detail"] else ""
-        shown = row["status"]
-        if shown == "changed":
-            shown = "kernel changed" if row["kernel_changed"] else "launch changed"
-        lines.append((shown, f"{row['status']}{times}: {what}{detail}"))
-    more = len(rows) - max_rows
-    if more > 0:
-        lines.append(("", f"... {more} more (see Drawing.diff)"))
-    if not rows:
-        lines.append(("", "no differences"))
-    return style.diff_table(d.names, d.count_by_kind(), lines)
