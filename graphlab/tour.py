@@ -52,6 +52,9 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(path, as_version=4)
+    # plotly's default renderer writes only its own mimetype, which HTML exports drop; "notebook" adds
+    # the figure as self-contained HTML (plotly.js inlined once per notebook: works offline)
+    os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype+notebook")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="graphlab-kernel-") as sockets:
         # local IPC sockets: nothing listens on the network, and ipykernel has no TCP warning to print
