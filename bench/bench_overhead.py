@@ -125,12 +125,46 @@ def bench_model(torch: Any, name: str, batch_size: int, compile_too: bool = True
     return {"model": name, "batch_size": batch_size, "rows": rows}
 
 
+def contamination(torch: Any, name: str, batch_size: int, sessions: int) -> dict[str, Any]:
+    """Does a process time eager calls slower after torch.profiler, or after failed captures?
+
+    Times `model(x)` in this (fresh) process, again after `sessions` profiled calls, and again after
+    every capture-failure example of `graphlab.gpu.pitfalls` (each fails inside a capture, on purpose).
+    """
+    from graphlab.gpu.timeline import profile_call
+    from graphlab.gpu.zoo import get_model
+
+    zm = get_model(name)
+    model = zm.build()
+    (x,) = zm.make_inputs(batch_size)
+    rows: dict[str, Any] = {}
+    with torch.no_grad():
+        rows["eager, fresh process"] = _time(torch, lambda: model(x))
+        for _ in range(sessions):
+            profile_call(lambda: model(x), "eager")
+        rows[f"eager, after {sessions} profiled calls"] = _time(torch, lambda: model(x))
+    from graphlab.gpu.pitfalls import EXAMPLES, run_example
+
+    outcomes = {}
+    for key in EXAMPLES:
+        try:
+            outcomes[key] = str(run_example(key).cause)
+        except Exception as exc:  # an example that did not fail, or failed differently: note it, go on
+            outcomes[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}"
+    with torch.no_grad():
+        rows["eager, after the capture-failure examples"] = _time(torch, lambda: model(x))
+    rows["capture-failure examples"] = outcomes
+    return {"model": name, "batch_size": batch_size, "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=["mlp", "gpt"])
     parser.add_argument("--batch-size", type=int, default=1)
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile(mode='reduce-overhead')")
+    parser.add_argument("--contamination", type=int, default=0, metavar="N",
+                        help="instead: time eager fresh, after N profiled calls, after the capture-failure examples")
     parser.add_argument("--teardown-cupti", action="store_true",
                         help="set TEARDOWN_CUPTI=1 first, so Kineto detaches CUPTI after each profile")
     args = parser.parse_args(argv)
@@ -153,14 +187,17 @@ def main(argv: list[str] | None = None) -> int:
         "models": [],
     }
     for name in args.models:
-        entry = bench_model(torch, name, args.batch_size, compile_too=not args.no_compile)
+        if args.contamination:
+            entry = contamination(torch, name, args.batch_size, args.contamination)
+        else:
+            entry = bench_model(torch, name, args.batch_size, compile_too=not args.no_compile)
         results["models"].append(entry)
         if args.out:  # after every model, so a time limit loses at most the model in progress
             with open(args.out, "w", encoding="utf-8") as fh:
                 json.dump(results, fh, indent=1)
         print(f"\n{name}, batch {args.batch_size}: end-to-end p50 (p10-p90) µs, spread between {RUNS} runs")
         for mode, row in entry["rows"].items():
-            if "p50_us" in row:
+            if isinstance(row, dict) and "p50_us" in row:
                 extra = f"  used graphs: {row['used_graphs']}" if "used_graphs" in row else ""
                 print(f"  {mode:<24} {row['p50_us']:9.1f} ({row['p10_us']:.1f}-{row['p90_us']:.1f})  "
                       f"±{row['spread_pct']:.1f}%{extra}")
