@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU check of the latency lab, for the lent GPU machine (the device tool), from the repository root:
 #   1. pytest -m gpu tests/gpu/test_timing.py  (short sweep with sane numbers, kernel counts, timeline)
-#   2. python3 -m graphlab record, one fresh process per zoo model (torch.profiler leaves CUPTI attached
-#      to a process, so a model recorded after another one's profiling would time slower launches),
+#   2. python3 -m graphlab record, one fresh process per zoo model (a process that has run torch.profiler
+#      launches kernels more slowly, so a model recorded after another one's profiling would be biased),
 #      sweeps at batch sizes 1..64; packed into $OUT/recordings.tar.gz (unpack under data/recordings/)
 #   3. bench/bench_overhead.py on the MLP: CapturedGraph vs raw replay vs torch.compile reduce-overhead,
 #      plus a control (eager again after profiling), then the control alone with TEARDOWN_CUPTI=1

@@ -11,7 +11,7 @@ Method (docs/latency-method.md explains each choice):
 - repetitions per run are chosen so a run lasts about `run_s` seconds (within bounds), and the
   run is repeated `runs` times; the spread between run medians is the noise floor;
 - order: eager at every batch size first, then the graphs, then one profiled call per point
-  (torch.profiler leaves CUPTI attached to the process, which slows every later launch);
+  (a process that has run torch.profiler launches kernels more slowly afterwards: docs/overhead.md);
 - kernel count and GPU-busy time come from that profiled call, capture time and graph memory from
   a separate reference capture with `torch.cuda.CUDAGraph`.
 
@@ -193,8 +193,8 @@ def _measure(torch: Any, call: Callable[[Sequence[Any]], Any], input_sets: list[
 def _with_profile(point: LatencyPoint, call: Callable[[Sequence[Any]], Any], inputs: Sequence[Any]) -> LatencyPoint:
     """Add kernel count, GPU-busy time and idle share from one profiled call.
 
-    Runs after every timed loop of a sweep: once torch.profiler has run, CUPTI stays attached to the
-    process and later launches are slower, so profiling first would bias the timings.
+    Runs after every timed loop of a sweep: a process that has run torch.profiler launches kernels
+    more slowly afterwards (measured in docs/overhead.md), so profiling first would bias the timings.
     """
     from graphlab.gpu.timeline import kernel_count, profile_call
 
@@ -333,7 +333,7 @@ def sweep(
         "graph_exec_bytes": "drop of cudaMemGetInfo free memory over instantiate() (driver's executable graph)",
         "graph_peak_bytes": "peak torch.cuda.memory_allocated() growth during that capture (bytes the pool must hold)",
         "order": "eager at every batch size, then graphs, then one profiled call per point (profiling last: "
-                 "CUPTI stays attached after torch.profiler and slows later launches)",
+                 "a process that has profiled launches kernels more slowly)",
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     weights = None
