@@ -198,7 +198,7 @@ def _trace_rows(fig: Any, trace: Trace, mode: str) -> None:
         fig.add_trace(go.Bar(
             y=[gpu_row] * len(trace.kernels), x=[k.duration_us for k in trace.kernels],
             base=[k.start_us for k in trace.kernels], orientation="h", marker_color=COLORS[mode],
-            marker_line={"color": "white", "width": 1}, name=f"{mode} kernels",
+            marker_line={"width": 0}, name=f"{mode} kernels",
             text=[_short(k.name) for k in trace.kernels], textposition="none",
             hovertemplate="%{text}<br>starts %{base:.1f} µs, runs %{x:.1f} µs<extra></extra>",
         ))
@@ -223,8 +223,8 @@ def plot_timeline(timeline: Timeline) -> Any:
     e, g = timeline.eager, timeline.graph
     fig.update_layout(
         title=f"{timeline.model}, batch {timeline.batch_size}: what the GPU did during one call<br><sup>eager: GPU "
-        f"idle {e.idle_us:.1f} µs between {len(e.kernels)} kernels; graph: {g.idle_us:.1f} µs, one launch for "
-        "the whole graph</sup>",
+        f"idle {e.idle_us:.1f} µs around {len(e.kernels)} kernels and copies; graph: {g.idle_us:.1f} µs, one "
+        "launch for the whole graph (grey hatched: GPU idle)</sup>",
         barmode="overlay", xaxis_title="µs since the host called the model", height=360,
         yaxis={"title": "", "categoryorder": "array", "categoryarray": _row_order(fig)},
         legend={"orientation": "h", "y": -0.25},
