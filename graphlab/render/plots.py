@@ -135,7 +135,7 @@ def plot_speedup(sweeps: Sweeps) -> Any:
     add_speedup_traces(fig, items)
     _batch_axis(fig, sorted({b for s in items for b in s.batch_sizes}))
     fig.update_layout(title="How many times faster one call is with a CUDA graph<br><sup>above 1: the graph wins; "
-                      "the gain shrinks as the batch grows and the GPU, not the launches, sets the pace</sup>",
+                      "the gain fades once the GPU's work, not the launching, sets the pace</sup>",
                       yaxis_title="speedup (eager ÷ graph)", height=380)
     return fig
 
