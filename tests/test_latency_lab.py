@@ -125,6 +125,15 @@ def test_static_twin_and_mimebundle(root):
     bundle = lab._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "plotly" in bundle["text/html"] and "<table" in bundle["text/html"]
+    import plotly.io as pio
+
+    default = pio.renderers.default
+    try:  # what `graphlab tour` uses for exports: the figure's HTML needs no CDN
+        pio.renderers.default = "plotly_mimetype+notebook"
+        offline = lab._repr_mimebundle_()["text/html"]
+    finally:
+        pio.renderers.default = default
+    assert "cdn.plot.ly" not in offline and "Plotly.newPlot" in offline and "<table" in offline
 
 
 def test_no_recordings_and_no_gpu_is_a_clear_error(tmp_path, root):

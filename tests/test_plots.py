@@ -36,6 +36,8 @@ def test_latency_figure_has_lines_bands_and_a_log_batch_axis():
     band = bands[0]  # closed polygon: p90 forward, p10 backward
     assert list(band.y) == pytest.approx([130.0, 156.0, 520.0, 360.0, 108.0, 90.0])
     assert fig.layout.xaxis2.type == "log" and list(fig.layout.xaxis2.tickvals) == [1, 8, 64]
+    assert fig.layout.xaxis.type == "log"  # both panels: a shared axis with two types misplaces points
+    assert fig.layout.xaxis.title.text is None and "batch size" in fig.layout.xaxis2.title.text
     assert fig.layout.yaxis.type == "log"
     speedup = lines[2]
     assert list(speedup.y) == pytest.approx([100 / 60, 1.2, 400 / 390])

@@ -47,9 +47,10 @@ def _tag(sweep: Sweep, items: list[Sweep]) -> str:
 
 
 def _batch_axis(fig: Any, batch_sizes: list[int], row: int | None = None) -> None:
+    """Log batch-size axis on every panel (shared axes must agree on type), titled on `row` only."""
+    fig.update_xaxes(type="log", tickvals=batch_sizes, ticktext=[str(b) for b in batch_sizes])
     kwargs = {"row": row, "col": 1} if row else {}
-    fig.update_xaxes(type="log", tickvals=batch_sizes, ticktext=[str(b) for b in batch_sizes],
-                     title_text="batch size (inputs per call, log scale)", **kwargs)
+    fig.update_xaxes(title_text="batch size (inputs per call, log scale)", **kwargs)
 
 
 def add_latency_traces(fig: Any, sweeps: Sweeps, row: int | None = None, gpu_time: bool = False) -> None:

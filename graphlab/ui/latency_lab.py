@@ -88,6 +88,22 @@ def _banner_html(live: bool, sweeps: list[Sweep]) -> str:
     return "<b>Recorded</b> (no GPU here, these numbers were measured earlier):<br>" + "<br>".join(lines)
 
 
+def _figure_html(fig: Any) -> str:
+    """HTML of a static figure from plotly's default renderers, activated once per kernel like any figure
+    (plotly's `_build_mime_bundle` is private: feature-detected, with the CDN form as fallback)."""
+    import plotly.io as pio
+
+    build = getattr(pio.renderers, "_build_mime_bundle", None)
+    if build is not None:
+        try:
+            html = build(fig.to_dict()).get("text/html")
+        except Exception:  # a renderer that cannot run here
+            html = None
+        if html:
+            return str(html)
+    return str(fig.to_html(include_plotlyjs="cdn", full_html=False))
+
+
 class LatencyLab:
     """The widget behind `latency_lab()`. Attributes worth reading: `sweeps` (what is shown),
     `widget` (the ipywidgets VBox), `figure_widget` (the plotly FigureWidget)."""
@@ -232,8 +248,12 @@ class LatencyLab:
         return self._static(self.sweeps)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The live widget, plus a static HTML twin (banner, figure, table) for front ends and exports
+        without widget state. The figure's HTML follows plotly's active renderer when it makes HTML
+        (e.g. "plotly_mimetype+notebook", which inlines plotly.js once: offline), else loads plotly.js
+        from its CDN."""
         data = dict(self.widget._repr_mimebundle_(**kwargs))
-        figure_html = self.figure().to_html(include_plotlyjs="cdn", full_html=False) if self.sweeps else ""
+        figure_html = _figure_html(self.figure()) if self.sweeps else ""
         data["text/html"] = self.banner.value + figure_html + self.table.value
         return data
 
