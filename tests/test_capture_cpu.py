@@ -300,6 +300,26 @@ def test_record_main_rejects_unknown_models(monkeypatch):
         record.record_main(args)
 
 
+def test_record_main_records_each_model_in_a_fresh_process(monkeypatch):
+    """Profiling and failed captures slow later eager launches in a process: one process per model."""
+    from graphlab.gpu import record
+
+    monkeypatch.setattr("graphlab.env.require_cuda", lambda what: torch)
+    calls = []
+    monkeypatch.setattr(record.subprocess, "run", lambda argv: calls.append(argv) or argparse.Namespace(returncode=0))
+    args = argparse.Namespace(out="rec", models=["mlp", "pitfalls"], batch_sizes=[1, 8], no_sweep=False, repeats=None)
+    assert record.record_main(args) == 0
+    assert [c[c.index("--models") + 1] for c in calls] == ["mlp", "pitfalls"]
+    assert all(c[1:4] == ["-m", "graphlab", "record"] and c[c.index("--batch-sizes") + 1:][:2] == ["1", "8"]
+               for c in calls)
+    monkeypatch.setattr(record.subprocess, "run", lambda argv: argparse.Namespace(returncode=3))
+    assert record.record_main(args) == 1
+
+
+def test_zoo_defaults_are_the_sweep_batch_sizes():
+    assert all(zm.default_batch_sizes == (1, 2, 4, 8, 16, 32, 64) for zm in ZOO.values())
+
+
 def test_cell_inputs_and_outputs_are_read_from_the_code():
     import ast
 

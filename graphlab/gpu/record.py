@@ -5,7 +5,8 @@ keep the raw DOT (flags 1, Verbose: kernel launch dimensions, copy sizes and top
 dump, the same text torch's own `debug_dump` writes) and its parsed model, plus a census from the
 graph API and, unless --no-sweep, the eager-vs-replay latency sweep and a kernel timeline. A
 "pitfalls" recording keeps what each failure example (`graphlab.gpu.pitfalls.EXAMPLES`) said here,
-and the graph captured right after all of them (proof that the process stayed usable).
+and the graph captured right after all of them (proof that the process stayed usable). Each model is
+recorded in a fresh process: profiling and failed captures slow a process's later launches.
 
     graphlab record --out data/recordings --models mlp gpt --batch-sizes 1 8 --no-sweep
 
@@ -183,6 +184,8 @@ def record_main(args: argparse.Namespace) -> int:
         raise GraphlabError(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join([*ZOO, PITFALLS])}")
     if args.batch_sizes is not None and any(b < 1 for b in args.batch_sizes):
         raise GraphlabError("--batch-sizes must be positive integers")
+    if len(names) > 1:
+        return _record_each_in_fresh_process(args, names)
     command = "graphlab " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "graphlab record"
     prov = provenance(torch, command)
     out_root = Path(args.out)
@@ -201,6 +204,31 @@ def record_main(args: argparse.Namespace) -> int:
         written.append(record_model(torch, name, batch_sizes, out_root, prov, not args.no_sweep, args.repeats))
     for folder in written:
         print(f"[record] wrote {folder}", flush=True)
+    return 0
+
+
+def _record_each_in_fresh_process(args: argparse.Namespace, names: list[str]) -> int:
+    """Record each model in its own Python process.
+
+    A process that has run torch.profiler (the kernel timeline) or failed captures (the pitfalls)
+    launches kernels more slowly afterwards (docs/overhead.md), so timings of a model recorded after
+    another one in the same process would be biased against eager.
+    """
+    failed = []
+    for name in names:
+        argv = [sys.executable, "-m", "graphlab", "record", "--out", str(args.out), "--models", name]
+        if args.batch_sizes:
+            argv += ["--batch-sizes", *map(str, args.batch_sizes)]
+        if args.no_sweep:
+            argv.append("--no-sweep")
+        if args.repeats is not None:
+            argv += ["--repeats", str(args.repeats)]
+        print(f"[record] {name}: in a fresh process", flush=True)
+        if subprocess.run(argv).returncode != 0:
+            failed.append(name)
+    if failed:
+        print(f"[record] failed: {', '.join(failed)}", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 
