@@ -61,7 +61,7 @@ _LAZY: dict[str, str] = {
     "get_model": "graphlab.gpu.zoo",
     "sweep": "graphlab.gpu.timing",
     "record_timeline": "graphlab.gpu.timeline",
-    "probe_weight_update": "graphlab.gpu.timing",
+    "probe_weight_update": "graphlab.gpu.weights",
     # layer 3: UI
     "inspect": "graphlab.ui.inspector",
     "inspect_diff": "graphlab.ui.diff_inspector",

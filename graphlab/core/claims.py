@@ -160,7 +160,7 @@ def _weights_claim(sweeps: list[Sweep]) -> ClaimVerdict:
     claim = "New weights need a new capture."
     if not probes:
         return ClaimVerdict("weights", claim, UNSETTLED, "no weight-update probe recorded",
-                            "run graphlab.gpu.timing.probe_weight_update on a GPU to settle it")
+                            "run graphlab.gpu.weights.probe_weight_update on a GPU to settle it")
     inplace = {m: bool(p["inplace_copy"]["replay_follows_new_weights"]) for m, p in probes.items()}
     rebind = {m: bool(p["rebind_parameter"]["replay_follows_new_weights"]) for m, p in probes.items()}
     if all(inplace.values()) and not any(rebind.values()):

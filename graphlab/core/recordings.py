@@ -25,7 +25,6 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 

@@ -21,6 +21,8 @@ from graphlab.core.stats import latency_drop_pct, speedup
 from graphlab.errors import GraphlabError
 
 MODES = ("eager", "graph")
+#: batch sizes a sweep covers unless told otherwise (powers of two up to 64)
+DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 SWEEP_SCHEMA = "graphlab.sweep/1"
 TIMELINE_SCHEMA = "graphlab.timeline/1"
 
@@ -115,7 +117,7 @@ class Sweep:
         points: one `LatencyPoint` per (batch size, mode), in measurement order.
         conditions: how it was measured: device, torch, dtype, warm-up, repetitions, runs, date, ...
         weight_update: what happened when weights changed after capture (see
-            `graphlab.gpu.timing.probe_weight_update`), or None when not probed.
+            `graphlab.gpu.weights.probe_weight_update`), or None when not probed.
     """
 
     model: str

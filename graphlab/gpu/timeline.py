@@ -111,10 +111,6 @@ def profile_call(call: Callable[[], Any], mode: str, calls: int = 2) -> Trace:
     return trace_from_chrome(data, mode)
 
 
-def _as_tuple(inputs: Any) -> tuple[Any, ...]:
-    return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-
-
 def record_timeline(
     model: Any,
     inputs: Any = None,
@@ -137,7 +133,8 @@ def record_timeline(
         The graph call is what a request pays: copy the inputs in, replay, synchronise.
     """
     from graphlab.env import require_cuda
-    from graphlab.gpu.timing import build_graph_call, run_conditions
+    from graphlab.gpu.graph_call import as_tuple, build_graph_call
+    from graphlab.gpu.timing import run_conditions
 
     torch = require_cuda("record_timeline")
     if isinstance(model, str):
@@ -149,7 +146,7 @@ def record_timeline(
         inputs = zoo_model.make_inputs(batch_size) if inputs is None else inputs
     if inputs is None:
         raise TimelineError("record_timeline(model, inputs) needs example inputs unless model is a zoo name")
-    args: Sequence[Any] = _as_tuple(inputs)
+    args: Sequence[Any] = as_tuple(inputs)
     if hasattr(model, "eval"):
         model.eval()
     batch_size = int(args[0].shape[0]) if args and hasattr(args[0], "shape") and args[0].dim() > 0 else 1

@@ -27,44 +27,21 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
-from graphlab.core.results import LatencyPoint, Sweep
+from graphlab.core.results import DEFAULT_BATCH_SIZES, LatencyPoint, Sweep
 from graphlab.core.stats import median, overhead_share_pct, run_spread_pct, summarize
 from graphlab.errors import GraphlabError
+from graphlab.gpu.graph_call import GraphCall, as_tuple, build_graph_call, measure_capture
+from graphlab.gpu.weights import probe_weight_update
 
-DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 INPUT_SETS = 3
 
 
 class TimingError(GraphlabError, ValueError):
     """A sweep was asked for something it cannot measure (zero inputs, no batch sizes, ...)."""
-
-
-@dataclass
-class GraphCall:
-    """A ready-to-call graph: `call(inputs)` copies inputs in, replays, and returns the outputs."""
-
-    call: Callable[[Sequence[Any]], Any]
-    source: str
-    kernel_nodes: int | None = None
-    capture_ms: float | None = None
-
-
-@dataclass
-class GraphCost:
-    """What capturing one graph cost, measured around a plain `torch.cuda.CUDAGraph` capture."""
-
-    capture_ms: float
-    pool_bytes: int
-    exec_bytes: int | None
-    peak_bytes: int
-
-
-def _as_tuple(inputs: Any) -> tuple[Any, ...]:
-    return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
 
 
 def run_conditions(torch: Any) -> dict[str, Any]:
@@ -79,65 +56,6 @@ def run_conditions(torch: Any) -> dict[str, Any]:
         "cuda": env.torch_cuda,
         "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
     }
-
-
-def _raw_capture(torch: Any, fn: Callable[..., Any], static_in: Sequence[Any], warmup: int = 3) -> tuple[Any, Any, GraphCost]:
-    """Warm up on a side stream, capture `fn(*static_in)`, instantiate; return (graph, output, cost)."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(warmup):
-            fn(*static_in)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    keep = "keep_graph" in inspect.signature(torch.cuda.CUDAGraph).parameters
-    graph = torch.cuda.CUDAGraph(keep_graph=True) if keep else torch.cuda.CUDAGraph()
-    torch.cuda.empty_cache()
-    reserved0 = torch.cuda.memory_reserved()
-    torch.cuda.reset_peak_memory_stats()
-    allocated0 = torch.cuda.memory_allocated()
-    start = time.perf_counter()
-    with torch.cuda.graph(graph):
-        out = fn(*static_in)
-    torch.cuda.synchronize()
-    peak_bytes = int(torch.cuda.max_memory_allocated() - allocated0)
-    exec_bytes = None
-    if keep and hasattr(graph, "instantiate"):
-        free0 = torch.cuda.mem_get_info()[0]
-        graph.instantiate()
-        torch.cuda.synchronize()
-        exec_bytes = int(free0 - torch.cuda.mem_get_info()[0])
-    done = time.perf_counter()
-    cost = GraphCost((done - start) * 1e3, int(torch.cuda.memory_reserved() - reserved0), exec_bytes, peak_bytes)
-    return graph, out, cost
-
-
-def build_graph_call(fn: Callable[..., Any], example: Sequence[Any]) -> GraphCall:
-    """Capture `fn(*example)` with graphlab's capture engine when present, else with torch directly."""
-    import torch
-
-    try:
-        from graphlab.gpu.capture import capture
-    except ImportError:
-        capture = None
-    if capture is not None:
-        cg = capture(fn, *example)
-        kernels = None
-        try:
-            kernels = len(cg.graph.kernels())
-        except Exception:  # the DOT export needs cuda-bindings; counting is optional here
-            kernels = None
-        return GraphCall(lambda inputs: cg(*inputs), "graphlab.capture", kernels, getattr(cg, "capture_ms", None))
-    static_in = tuple(x.clone() for x in example)
-    graph, out, cost = _raw_capture(torch, fn, static_in)
-
-    def call(inputs: Sequence[Any]) -> Any:
-        for dst, src in zip(static_in, inputs):
-            dst.copy_(src)
-        graph.replay()
-        return out
-
-    return GraphCall(call, "torch.cuda.CUDAGraph", None, cost.capture_ms)
 
 
 def _check_inputs(torch: Any, inputs: Sequence[Any], batch_size: int) -> None:
@@ -217,7 +135,7 @@ def _call_make_inputs(make_inputs: Callable[..., Any], batch_size: int, seed: in
         takes_seed = "seed" in inspect.signature(make_inputs).parameters
     except (TypeError, ValueError):
         takes_seed = False
-    return _as_tuple(make_inputs(batch_size, seed=seed) if takes_seed else make_inputs(batch_size))
+    return as_tuple(make_inputs(batch_size, seed=seed) if takes_seed else make_inputs(batch_size))
 
 
 def sweep(
@@ -297,7 +215,7 @@ def sweep(
                                          **common)
             done(eager[batch_size])
         for batch_size in batch_sizes:  # 2. graphs: capture cost, then copy-in + replay timings
-            _, _, cost = _raw_capture(torch, model, tuple(x.clone() for x in inputs[batch_size][0]))
+            _, _, cost = measure_capture(torch, model, tuple(x.clone() for x in inputs[batch_size][0]))
             torch.cuda.empty_cache()
             graph_call = build_graph_call(model, inputs[batch_size][0])
             t0 = time.perf_counter_ns()
@@ -325,7 +243,7 @@ def sweep(
     conditions = {
         **run_conditions(torch),
         "warmup": warmup, "runs": runs, "repetitions": repetitions or f"auto (~{run_s} s per run, 50..2000)",
-        "input_sets": INPUT_SETS, "graph_call": "graphlab.capture" if _has_capture() else "torch.cuda.CUDAGraph",
+        "input_sets": INPUT_SETS, "graph_call": "graphlab.capture",
         "wall_time": "host perf_counter from call to torch.cuda.synchronize() returning",
         "gpu_time": "CUDA events recorded on the current stream around the call",
         "capture_ms": "reference torch.cuda.CUDAGraph capture + instantiate, warm-up excluded",
@@ -356,77 +274,4 @@ def _progress_bar(progress: bool, total: int, name: str) -> Any:
     return tqdm(total=total, desc=f"{name}: eager, then graphs", unit="point")
 
 
-def _has_capture() -> bool:
-    try:
-        import graphlab.gpu.capture  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _flat_outputs(torch: Any, out: Any) -> Any:
-    if torch.is_tensor(out):
-        return out.detach().float().flatten()
-    if isinstance(out, dict):
-        out = list(out.values())
-    return torch.cat([_flat_outputs(torch, o) for o in out if torch.is_tensor(o) or isinstance(o, (list, tuple, dict))])
-
-
-def probe_weight_update(model: Any, inputs: Any, seed: int = 1) -> dict[str, Any]:
-    """Do new weights need a new capture? Measure both ways of changing them, on a copy of `model`.
-
-    A graph stores the *addresses* its kernels read. `param.copy_(new)` writes new values to the same
-    address, so a replay sees them; `module.weight = nn.Parameter(new)` points the module at new
-    memory, which the graph never reads. Returns the measured output differences (relative to the
-    output's largest magnitude) and the verdicts drawn from them.
-    """
-    import copy
-
-    import torch
-
-    args = _as_tuple(inputs)
-    work = copy.deepcopy(model).eval()
-    params = [(mod, pname, p) for mod in work.modules() for pname, p in mod.named_parameters(recurse=False)]
-    if not params:
-        return {"batch_size": None, "note": "model has no parameters; nothing to probe"}
-    gen = torch.Generator(device=params[0][2].device).manual_seed(seed)
-    tol = 1e-3
-    with torch.no_grad():
-        graph_call = build_graph_call(work, args)
-        before = _flat_outputs(torch, graph_call.call(args)).clone()
-        scale = float(before.abs().max()) or 1.0
-
-        def rel(a: Any, b: Any) -> float:
-            return float((a - b).abs().max()) / scale
-
-        for _, _, p in params:
-            if p.is_floating_point():
-                p.copy_(p + 0.5 * p.std().nan_to_num(1.0) * torch.randn(p.shape, generator=gen, device=p.device, dtype=p.dtype))
-        replay_inplace = _flat_outputs(torch, graph_call.call(args)).clone()
-        eager_inplace = _flat_outputs(torch, work(*args)).clone()
-        kept = [p for _, _, p in params]  # keep the old storage alive: the graph still reads it
-        for mod, pname, p in params:
-            if p.is_floating_point():
-                setattr(mod, pname, torch.nn.Parameter(p.detach() * -1.0 + 0.1, requires_grad=False))
-        replay_rebound = _flat_outputs(torch, graph_call.call(args)).clone()
-        eager_rebound = _flat_outputs(torch, work(*args)).clone()
-        del kept
-    changed = rel(eager_inplace, before)
-    return {
-        "batch_size": int(args[0].shape[0]) if hasattr(args[0], "shape") and args[0].dim() > 0 else None,
-        "tolerance_rel": tol,
-        "output_change_rel": changed,
-        "inplace_copy": {
-            "replay_vs_eager_new_rel": rel(replay_inplace, eager_inplace),
-            "replay_follows_new_weights": rel(replay_inplace, eager_inplace) <= tol < changed,
-        },
-        "rebind_parameter": {
-            "replay_vs_eager_new_rel": rel(replay_rebound, eager_rebound),
-            "replay_vs_old_weights_rel": rel(replay_rebound, eager_inplace),
-            "replay_follows_new_weights": rel(replay_rebound, eager_rebound) <= tol,
-        },
-        "method": "copy.deepcopy(model); new weights = old + 0.5*std*randn; rebound = -old + 0.1 as new Parameters",
-    }
-
-
-__all__ = ["DEFAULT_BATCH_SIZES", "GraphCall", "TimingError", "build_graph_call", "probe_weight_update", "run_conditions", "sweep"]
+__all__ = ["DEFAULT_BATCH_SIZES", "TimingError", "run_conditions", "sweep"]

@@ -16,6 +16,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from graphlab.core.results import DEFAULT_BATCH_SIZES
 from graphlab.errors import GraphlabError
 
 WEIGHT_SEED = 0
@@ -177,26 +178,23 @@ def _gpt_inputs(batch_size: int, dtype: Any, generator: Any) -> tuple[Any, ...]:
     return (torch.randint(1, GPT_VOCAB, (batch_size, GPT_SEQ_LEN), generator=generator),)
 
 
-#: batch sizes `graphlab record` and the latency lab use by default (powers of two up to 64)
-SWEEP_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
-
 ZOO: dict[str, ZooModel] = {
     "mlp": ZooModel(
-        "mlp", "A small MLP: 256 -> 512 -> 512 -> 10 with GELU.", SWEEP_BATCH_SIZES, (256,), _mlp, _mlp_inputs
+        "mlp", "A small MLP: 256 -> 512 -> 512 -> 10 with GELU.", DEFAULT_BATCH_SIZES, (256,), _mlp, _mlp_inputs
     ),
     "cnn": ZooModel(
         "cnn", "A small CNN: three conv-BN-ReLU stages on 32x32 RGB images, then a linear head.",
-        SWEEP_BATCH_SIZES, (3, 32, 32), _cnn, _image_inputs(32),
+        DEFAULT_BATCH_SIZES, (3, 32, 32), _cnn, _image_inputs(32),
     ),
     "gpt": ZooModel(
         "gpt",
         f"A small GPT-style decoder: {GPT_LAYERS} blocks, width {GPT_WIDTH}, {GPT_HEADS} heads, causal "
         f"scaled_dot_product_attention, {GPT_SEQ_LEN} tokens, vocabulary {GPT_VOCAB}.",
-        SWEEP_BATCH_SIZES, (GPT_SEQ_LEN,), _gpt, _gpt_inputs,
+        DEFAULT_BATCH_SIZES, (GPT_SEQ_LEN,), _gpt, _gpt_inputs,
     ),
     "resnet18": ZooModel(
         "resnet18", "torchvision's ResNet-18 (weights=None, seeded init) on 224x224 RGB images.",
-        SWEEP_BATCH_SIZES, (3, 224, 224), _resnet18, _image_inputs(224), needs=("torchvision",),
+        DEFAULT_BATCH_SIZES, (3, 224, 224), _resnet18, _image_inputs(224), needs=("torchvision",),
     ),
 }
 

@@ -26,7 +26,7 @@ import traitlets
 from graphlab.core import structure
 from graphlab.core.model import CudaGraph, Node
 from graphlab.ui.diff_inspector import DiffInspector, inspect_diff
-from graphlab.ui.drawing_widget import (  # noqa: F401  (_default_title, _safe_stem: tests use them)
+from graphlab.ui.drawing_widget import (  # noqa: F401  (_safe_stem: the tests import it from here)
     _EXPANDED_REPEAT,
     InspectorError,
     _default_title,

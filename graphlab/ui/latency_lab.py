@@ -18,10 +18,9 @@ import html
 from pathlib import Path
 from typing import Any, Callable
 
-from graphlab.core.results import LatencyPoint, Sweep
+from graphlab.core.results import DEFAULT_BATCH_SIZES, LatencyPoint, Sweep
 from graphlab.errors import GraphlabError
 
-DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 REPETITION_CHOICES = (("auto", 0), ("100", 100), ("300", 300), ("1000", 1000))
 
 
