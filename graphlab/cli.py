@@ -49,7 +49,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 def _cmd_render(args: argparse.Namespace) -> int:
     from graphlab.core.dot_parser import read_dot
-    from graphlab.render.drawing import render
+    from graphlab.viz.drawing import render
 
     out = Path(args.output)
     if out.suffix.lower() not in RENDER_SUFFIXES:

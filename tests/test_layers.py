@@ -67,3 +67,25 @@ def test_unknown_attribute_is_a_clear_attribute_error():
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         graphlab.nope  # noqa: B018
+
+
+def test_public_names_stay_functions_after_every_module_is_imported():
+    """A subpackage named like a public function would shadow it once imported (gl.render was)."""
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(
+            """
+            import importlib, pkgutil, types
+            import graphlab
+            for info in pkgutil.walk_packages(graphlab.__path__, "graphlab."):
+                if info.name.endswith("__main__"):
+                    continue  # runs the command line
+                try:
+                    importlib.import_module(info.name)
+                except ImportError:
+                    pass  # e.g. GPU-only extras
+            shadowed = [n for n in graphlab._LAZY if isinstance(getattr(graphlab, n), types.ModuleType)]
+            assert not shadowed, shadowed
+            """
+        )], cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr

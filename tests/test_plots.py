@@ -9,7 +9,7 @@ import pytest
 from graphlab.core.results import LatencyPoint, Span, Sweep, Timeline, Trace
 
 pytest.importorskip("plotly")
-from graphlab.render import plots  # noqa: E402
+from graphlab.viz import plots  # noqa: E402
 
 
 def _p(batch_size, mode, p50, **kw):

@@ -17,8 +17,8 @@ from conftest import FIXTURES, PUBLIC_SAMPLES, REPO
 
 from graphlab.core.model import CudaGraph, Edge, Graph, Node, NodeKind
 from graphlab.errors import GraphlabError
-from graphlab.render.diff_drawing import render_diff
-from graphlab.render.drawing import Drawing, render
+from graphlab.viz.diff_drawing import render_diff
+from graphlab.viz.drawing import Drawing, render
 
 GOLDEN = REPO / "tests" / "golden"
 UPDATE = os.environ.get("GRAPHLAB_UPDATE_GOLDEN") == "1"

@@ -156,8 +156,8 @@ class CapturedGraph:
         return inspect_graph(self.graph)
 
     def draw(self, **kwargs: Any) -> Any:
-        """A Graphviz drawing of the graph (`graphlab.render.drawing.render`)."""
-        from graphlab.render.drawing import render
+        """A Graphviz drawing of the graph (`graphlab.viz.drawing.render`)."""
+        from graphlab.viz.drawing import render
 
         return render(self.graph, **kwargs)
 

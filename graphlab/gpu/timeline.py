@@ -2,7 +2,7 @@
 
 Layer 2 (GPU): torch is imported inside functions only; the trace parser (`trace_from_chrome`) is
 pure Python, so it can be tested, and recordings read, on a machine without a GPU. Never imports
-plotly, graphviz or widgets (the GPU machine has none); `graphlab.render.plots.plot_timeline`
+plotly, graphviz or widgets (the GPU machine has none); `graphlab.viz.plots.plot_timeline`
 draws the result.
 
 Why a timeline explains graphs: in eager mode the host launches kernels one by one, and while it

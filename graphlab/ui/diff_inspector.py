@@ -41,7 +41,7 @@ class DiffInspector(_DrawingWidget):
         self._start()
 
     def _draw(self) -> Any:
-        from graphlab.render.diff_drawing import render_diff
+        from graphlab.viz.diff_drawing import render_diff
 
         return render_diff(self.a, self.b, names=self.result.names, collapse=self.collapse, rankdir=self.rankdir)
 

@@ -43,7 +43,7 @@ class _GraphFacts:
     """What the inspector needs to know about one graph, computed once: blocks, neighbours, order."""
 
     def __init__(self, graph: CudaGraph):
-        from graphlab.render.drawing import COLLAPSE_MIN_SAVED_NODES
+        from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES
 
         self.graph = graph
         # the same blocks, with the same ids, as the drawing collapses
@@ -161,7 +161,7 @@ class Inspector(_DrawingWidget):
         self._setup(export_dir)
         super().__init__(title=title or _default_title(self.graph), collapse=collapse, rankdir=rankdir)
         self.kind_options = [{"name": k, "count": n} for k, n in self.graph.count_by_kind().items()]
-        from graphlab.render.style import family_of  # the drawing's families: unknown ones are "other"
+        from graphlab.viz.style import family_of  # the drawing's families: unknown ones are "other"
 
         families = Counter(family_of(n) or "other" for n in self.graph.kernels())
         self.family_options = [{"name": k, "count": n} for k, n in families.most_common()]
@@ -169,7 +169,7 @@ class Inspector(_DrawingWidget):
         self._start()
 
     def _draw(self) -> Any:
-        from graphlab.render.drawing import render
+        from graphlab.viz.drawing import render
 
         return render(
             self.graph,

@@ -1,7 +1,7 @@
 """The latency lab: eager vs CUDA-graph latency by batch size, live on a GPU or from recordings.
 
 Layer 3 (UI): ipywidgets + a plotly FigureWidget (needs anywidget). Everything it draws comes from
-`graphlab.render.plots`, everything it measures from `graphlab.gpu.timing.sweep`.
+`graphlab.viz.plots`, everything it measures from `graphlab.gpu.timing.sweep`.
 
     >>> import graphlab as gl
     >>> lab = gl.latency_lab()              # pick a zoo model, batch sizes, repetitions; press Run
@@ -222,7 +222,7 @@ class LatencyLab:
 
     # -- drawing ------------------------------------------------------------------------------------
     def _static(self, sweeps: list[Sweep]) -> Any:
-        from graphlab.render.plots import plot_latency
+        from graphlab.viz.plots import plot_latency
 
         if sweeps and any(s.points for s in sweeps):
             return plot_latency(sweeps)

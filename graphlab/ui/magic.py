@@ -25,7 +25,7 @@ def _show(cg: Any) -> None:
     from IPython.display import display
 
     try:
-        from graphlab.render.drawing import render
+        from graphlab.viz.drawing import render
 
         drawing = render(cg.graph)
     except Exception:  # renderer missing (GPU machine), graphviz absent, or not parseable: fall back

@@ -8,8 +8,8 @@ from typing import Callable
 
 from graphlab.core.diff import GraphDiff, NodeMatch, diff
 from graphlab.core.model import CudaGraph
-from graphlab.render import style
-from graphlab.render.drawing import Drawing, _new_digraph, _Options, _Painter
+from graphlab.viz import style
+from graphlab.viz.drawing import Drawing, _new_digraph, _Options, _Painter
 
 _STATUS_RANK = {"same": 0, "launch changed": 1, "added": 2, "removed": 2, "kernel changed": 3}
 

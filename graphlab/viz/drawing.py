@@ -21,7 +21,7 @@ from graphlab.core.diff import GraphDiff
 from graphlab.core.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.core.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
 from graphlab.errors import GraphlabError
-from graphlab.render import style
+from graphlab.viz import style
 
 COLLAPSE_MIN_SAVED_NODES = 4  # collapse a block only when that hides at least this many nodes
 SAVE_FORMATS = {".svg": "svg", ".png": "png", ".gv": "gv", ".dot": "gv", ".pdf": "pdf"}
