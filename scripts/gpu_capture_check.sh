@@ -9,24 +9,7 @@ set -uo pipefail
 OUT=${OUT:-out/gpu-capture}
 TEST_S=${TEST_S:-150}
 RECORD_S=${RECORD_S:-120}
-mkdir -p "$OUT"
-export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 TQDM_DISABLE=1
-
-# IPython is needed by the magic tests; carry it as wheels (.whl/capture) where the machine lacks it.
-if ! python3 -c "import IPython" 2>/dev/null && ls .whl/capture/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/capture/*.whl \
-    && export PYTHONPATH="$PYTHONPATH:/tmp/site"
-fi
-
-{
-  date -u +%Y-%m-%dT%H:%M:%SZ
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c "import torch, inspect; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'keep_graph', 'keep_graph' in inspect.signature(torch.cuda.CUDAGraph).parameters)"
-  python3 -c "from importlib.metadata import version as v; print('cuda-bindings', v('cuda-bindings'))" 2>&1
-  python3 -c "import IPython, sys; print('IPython', IPython.__version__, 'python', sys.version.split()[0])" 2>&1
-  python3 -c "import torchvision; print('torchvision', torchvision.__version__)" 2>&1
-} > "$OUT/env.txt" 2>&1
-cat "$OUT/env.txt"
+source scripts/gpu_env.sh
 
 TESTS="tests/gpu/test_gpu_capture.py tests/gpu/test_gpu_census.py tests/gpu/test_gpu_failures.py tests/gpu/test_gpu_magic.py"
 timeout "$TEST_S" python3 -m pytest -m gpu $TESTS -q -rfE --tb=short -p no:cacheprovider 2>&1 | tee "$OUT/pytest.log"

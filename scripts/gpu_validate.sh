@@ -7,22 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/gpu-validate}
-mkdir -p "$OUT"
-export PYTHONPATH=".${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 TQDM_DISABLE=1
-
-# IPython (for the magic tests and the notebooks) travels as wheels where the machine lacks it
-if ! python3 -c "import IPython" 2>/dev/null && ls .whl/capture/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/capture/*.whl \
-    && export PYTHONPATH="$PYTHONPATH:/tmp/site"
-fi
-{
-  date -u +%Y-%m-%dT%H:%M:%SZ
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
-  python3 -c "from importlib.metadata import version as v; print('cuda-bindings', v('cuda-bindings'))"
-  python3 -m graphlab about
-} > "$OUT/env.txt" 2>&1
-cat "$OUT/env.txt"
+source scripts/gpu_env.sh
 
 timeout "${TEST_S:-300}" python3 -m pytest -m gpu tests/gpu -q -rfE --tb=short -p no:cacheprovider > "$OUT/pytest.log" 2>&1
 TEST_RC=$?

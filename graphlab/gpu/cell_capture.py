@@ -17,20 +17,21 @@ from graphlab.gpu.session import CaptureSession, warm_up
 from graphlab.gpu.tensors import GRAD_MODES, grad_context
 
 
-def _assigned_names(tree: ast.AST) -> list[str]:
+def _names(tree: ast.AST, context: type) -> list[str]:
+    """Names the code uses in `context` (ast.Store: assigns; ast.Load: reads), first use first."""
     names: list[str] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, context) and node.id not in names:
             names.append(node.id)
     return names
+
+
+def _assigned_names(tree: ast.AST) -> list[str]:
+    return _names(tree, ast.Store)
 
 
 def _loaded_names(tree: ast.AST) -> list[str]:
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in names:
-            names.append(node.id)
-    return names
+    return _names(tree, ast.Load)
 
 
 def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name: str = "cell",
