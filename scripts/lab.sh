@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/jupyter lab --notebook-dir=notebooks "$@"
+as_root=(); [ "$(id -u)" = 0 ] && as_root=(--allow-root)  # JupyterLab refuses root without it
+exec .venv/bin/jupyter lab --notebook-dir=notebooks "${as_root[@]}" "$@"
