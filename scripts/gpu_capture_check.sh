@@ -19,30 +19,9 @@ timeout "$RECORD_S" python3 -m graphlab record --out "$OUT/rec" "$@" 2>&1 | tee 
 RECORD_RC=${PIPESTATUS[0]}
 
 
-# The notebooks, live: every code cell through IPython (cells that only draw with graphviz or tabulate
-# with pandas, which this machine lacks, are counted as skipped).
-GRAPHLAB_RECORDINGS="$OUT/rec" timeout 100 python3 - <<'PY' 2>&1 | tee "$OUT/notebooks.log"
-import json, sys, traceback
-from IPython.core.interactiveshell import InteractiveShell
-MISSING = ("graphviz", "pandas", "plotly", "jinja2", "ipywidgets", "anywidget")
-for path in ("notebooks/01_first_capture.ipynb", "notebooks/02_pitfalls.ipynb"):
-    InteractiveShell.clear_instance()
-    shell = InteractiveShell.instance()
-    ran = skipped = failed = 0
-    for i, cell in enumerate(json.load(open(path))["cells"]):
-        if cell["cell_type"] != "code":
-            continue
-        result = shell.run_cell("".join(cell["source"]), silent=False)
-        err = result.error_in_exec or result.error_before_exec
-        if err is None:
-            ran += 1
-        elif any(m in f"{type(err).__name__} {err}" for m in MISSING):
-            skipped += 1
-        else:
-            failed += 1
-            print(f"NOTEBOOK FAIL {path} cell {i}: {type(err).__name__}: {err}")
-    print(f"notebook {path}: {ran} cells ran, {skipped} skipped (missing drawing/table packages), {failed} failed")
-PY
+# The notebooks, live: every code cell through IPython (scripts/run_notebooks_live.py).
+GRAPHLAB_RECORDINGS="$OUT/rec" timeout 100 python3 scripts/run_notebooks_live.py notebooks/01_first_capture.ipynb \
+  notebooks/02_pitfalls.ipynb 2>&1 | tee "$OUT/notebooks.log"
 
 tar -czf "$OUT/recordings.tar.gz" -C "$OUT/rec" . 2>/dev/null
 rm -rf "$OUT/rec"

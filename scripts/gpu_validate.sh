@@ -13,30 +13,7 @@ timeout "${TEST_S:-300}" python3 -m pytest -m gpu tests/gpu -q -rfE --tb=short -
 TEST_RC=$?
 tail -25 "$OUT/pytest.log"
 
-timeout "${NOTEBOOK_S:-150}" python3 - <<'PY' 2>&1 | tee "$OUT/notebooks.log"
-import glob, json
-from IPython.core.interactiveshell import InteractiveShell
-MISSING = ("graphviz", "pandas", "plotly", "jinja2", "ipywidgets", "anywidget")
-for path in sorted(glob.glob("notebooks/*.ipynb")):
-    InteractiveShell.clear_instance()
-    shell = InteractiveShell.instance()
-    ran = skipped = failed = 0
-    for i, cell in enumerate(json.load(open(path))["cells"]):
-        if cell["cell_type"] != "code":
-            continue
-        result = shell.run_cell("".join(cell["source"]), silent=False)
-        err = result.error_in_exec or result.error_before_exec
-        if err is None:
-            ran += 1
-        elif any(m in f"{type(err).__name__} {err}" for m in MISSING):
-            skipped += 1
-        elif isinstance(err, NameError) and skipped:
-            skipped += 1  # uses a name an earlier skipped cell would have defined
-        else:
-            failed += 1
-            print(f"NOTEBOOK FAIL {path} cell {i}: {type(err).__name__}: {err}")
-    print(f"notebook {path}: {ran} cells ran live, {skipped} skipped (drawing/table packages missing here), {failed} failed")
-PY
+timeout "${NOTEBOOK_S:-150}" python3 scripts/run_notebooks_live.py 2>&1 | tee "$OUT/notebooks.log"
 {
   echo "pytest -m gpu tests/gpu (rc=$TEST_RC): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -1)"
   grep '^notebook ' "$OUT/notebooks.log"
