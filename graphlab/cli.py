@@ -55,11 +55,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if out.suffix.lower() not in RENDER_SUFFIXES:
         raise GraphlabError(f"cannot tell the format of {out}: use a name ending in .svg, .png or .gv")
     graph = read_dot(args.file)
-    drawing = render(graph, collapse=not args.no_collapse)
-    if out.suffix.lower() in (".gv", ".dot"):
-        out.write_text(drawing.source, encoding="utf-8")
-    else:
-        out.write_bytes(drawing.pipe(format=out.suffix.lower()[1:]))
+    render(graph, collapse=not args.no_collapse).save(out)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 

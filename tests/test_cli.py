@@ -125,3 +125,21 @@ def test_about_json_runs() -> None:
     result = graphlab("about", "--json")
     assert result.returncode == 0, result.stderr
     assert isinstance(json.loads(result.stdout), dict)
+
+
+@pytest.mark.parametrize("suffix, magic", [(".svg", b"<?xml"), (".png", b"\x89PNG"), (".gv", b"digraph")])
+def test_render_writes_the_format_its_suffix_names(tmp_path: Path, suffix: str, magic: bytes) -> None:
+    out = tmp_path / f"gpt{suffix}"
+    result = graphlab("render", str(H200 / "models" / "gpt_b1__verbose.dot"), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes().startswith(magic)
+    if suffix == ".gv":
+        assert "x6" in out.read_text()  # the six decoder layers are collapsed into one block
+
+
+@pytest.mark.parametrize("target", ["gpt.jpg", "gpt"])
+def test_render_unknown_suffix_exits_2_before_reading_anything(tmp_path: Path, target: str) -> None:
+    result = graphlab("render", str(tmp_path / "missing.dot"), "-o", str(tmp_path / target))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "cannot tell the format" in result.stderr
+    assert not (tmp_path / target).exists()
