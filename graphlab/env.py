@@ -65,16 +65,6 @@ class Environment:
         printer.text(str(self))
 
 
-def _module_version(name: str) -> str | None:
-    try:
-        if importlib.util.find_spec(name.split(".")[0]) is None:
-            return None
-        module = importlib.import_module(name)
-    except Exception:
-        return None
-    return str(getattr(module, "__version__", "installed"))
-
-
 def _cuda_bindings_version() -> str | None:
     try:
         from importlib.metadata import version

@@ -163,8 +163,7 @@ class Recording:
 
     def dot(self, key: str | None = None) -> str:
         """The raw DOT text of a graph, exactly as the driver wrote it."""
-        entry = self.meta["graphs"][self._graph_key(key)]
-        return (self.path / entry["dot"]).read_text(encoding="utf-8")
+        return self.dot_path(key).read_text(encoding="utf-8")
 
     def dot_path(self, key: str | None = None) -> Path:
         return self.path / self.meta["graphs"][self._graph_key(key)]["dot"]
