@@ -14,12 +14,12 @@ import pytest
 import graphlab as gl
 from graphlab.core import structure
 from graphlab.core.model import CudaGraph
+from graphlab.ui.drawing_widget import _safe_stem
 from graphlab.ui.inspector import (
     DiffInspector,
     Inspector,
     InspectorError,
     _default_title,
-    _safe_stem,
     inspect,
     inspect_diff,
 )

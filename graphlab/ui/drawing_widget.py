@@ -20,7 +20,6 @@ from graphlab.errors import GraphlabError
 
 _HERE = Path(__file__).resolve().parent
 _DRAWN_ID = re.compile(r'<g id="([^"]+)" class="(?:node|cluster[^"]*repeated)')
-_EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded block
 RANKDIRS = ("TB", "LR", "BT", "RL")
 EXPORT_FORMATS = {"svg": "image/svg+xml", "png": "image/png", "dot": "text/vnd.graphviz", "json": "application/json"}
 STATIC_PNG_DPI = 72  # the static picture in saved notebooks: enough to read, small enough to keep
@@ -207,14 +206,6 @@ class _DrawingWidget(anywidget.AnyWidget):
         data["image/png"] = base64.b64encode(self.static_png()).decode("ascii")
         data["text/plain"] = repr(self)
         return data, metadata
-
-
-def _default_title(graph: CudaGraph) -> str:
-    """"gpt/b1" for a recording's data/recordings/h200/gpt/b1.dot; the file name's stem otherwise."""
-    path = Path(graph.source.replace("\\", "/"))
-    if path.parent.name and len(path.stem) <= 4:
-        return f"{path.parent.name}/{path.stem}"
-    return path.stem or "graph"
 
 
 def _safe_stem(title: str) -> str:

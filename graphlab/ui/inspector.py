@@ -26,14 +26,18 @@ import traitlets
 from graphlab.core import structure
 from graphlab.core.model import CudaGraph, Node
 from graphlab.ui.diff_inspector import DiffInspector, inspect_diff
-from graphlab.ui.drawing_widget import (  # noqa: F401  (_safe_stem: the tests import it from here)
-    _EXPANDED_REPEAT,
-    InspectorError,
-    _default_title,
-    _DrawingWidget,
-    _safe_stem,
-    as_cuda_graph,
-)
+from graphlab.ui.drawing_widget import InspectorError, _DrawingWidget, as_cuda_graph
+
+_EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded block
+
+
+def _default_title(graph: CudaGraph) -> str:
+    """"gpt/b1" for a recording's data/recordings/h200/gpt/b1.dot; the file name's stem otherwise."""
+    path = Path(graph.source.replace("\\", "/"))
+    if path.parent.name and len(path.stem) <= 4:
+        return f"{path.parent.name}/{path.stem}"
+    return path.stem or "graph"
+
 
 def _pairs(counts: dict[str, int]) -> list[list[Any]]:
     return [[k, v] for k, v in counts.items()]

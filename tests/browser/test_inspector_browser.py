@@ -163,7 +163,8 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     assert report["enter_selected"]  # Shift+Enter in the search box selected a match...
     assert report["selected_in_view"]  # ...and the view moved to show it
     # an export button wrote the file next to the notebook and offered it for download
-    from graphlab.ui.inspector import _default_title, _safe_stem
+    from graphlab.ui.drawing_widget import _safe_stem
+    from graphlab.ui.inspector import _default_title
 
     exported = f"{_safe_stem(_default_title(graph))}.svg"  # the widget's title names the file
     assert report["export_link"] == exported
