@@ -9,12 +9,21 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from graphlab import errors as _errors
+
 from graphlab.errors import (
     CaptureError,
     DotParseError,
     GPUUnavailableError,
+    GraphCycleError,
     GraphlabError,
+    GraphvizMissingError,
+    InspectorError,
     RecordingError,
+    ResultsError,
+    StatsError,
+    TimelineError,
+    TimingError,
 )
 
 __version__ = "0.1.0"
@@ -71,9 +80,7 @@ _LAZY: dict[str, str] = {
     "has_cuda": "graphlab.env",
 }
 
-__all__ = sorted(
-    [*_LAZY, "CaptureError", "DotParseError", "GPUUnavailableError", "GraphlabError", "RecordingError", "__version__"]
-)
+__all__ = sorted([*_LAZY, *_errors.__all__, "__version__"])
 
 
 def __getattr__(name: str) -> Any:

@@ -1,14 +1,19 @@
-"""Every error graphlab raises on purpose. Pure Python; imports nothing else from graphlab.
+"""Every error graphlab raises on purpose, in one place. Pure Python; imports nothing else from graphlab.
 
 Each error carries one message that says what went wrong and, where there is one, how to fix it.
+Catch `GraphlabError` to catch any of them. Most also derive from the built-in error a caller would
+expect (`ValueError` for bad input, `RuntimeError` for a machine that cannot do something).
 """
 from __future__ import annotations
+
+from typing import Any
 
 
 class GraphlabError(Exception):
     """Base class: catch this to catch any error graphlab raises on purpose."""
 
 
+# -- reading graphs and results (pure core) ------------------------------------------------------------
 class DotParseError(GraphlabError, ValueError):
     """The text is not a DOT dump that graphlab can read.
 
@@ -29,9 +34,67 @@ class RecordingError(GraphlabError, ValueError):
     """A recording on disk is missing, incomplete or malformed."""
 
 
+class ResultsError(GraphlabError, ValueError):
+    """A results file or object is not a sweep/timeline graphlab can read."""
+
+
+class StatsError(GraphlabError, ValueError):
+    """Statistics asked of data that cannot give them (no samples, NaN, a quantile outside 0..100)."""
+
+
+class GraphCycleError(GraphlabError, ValueError):
+    """The edges of a graph form a cycle, so it has no topological order (a CUDA graph never does)."""
+
+
+# -- drawing and widgets -------------------------------------------------------------------------------
+class GraphvizMissingError(GraphlabError, RuntimeError):
+    """Graphviz's `dot` program is not installed, so a drawing cannot become SVG or PNG."""
+
+    HINT = ("Graphviz's `dot` program is not installed: run `sudo apt-get install graphviz` "
+            "(or `conda install graphviz`); Drawing.source works without it")
+
+    def __init__(self, message: str | None = None):
+        super().__init__(message or self.HINT)
+
+
+class InspectorError(GraphlabError, ValueError):
+    """The inspector was given something it cannot show, or an option it does not know."""
+
+
+# -- the GPU -------------------------------------------------------------------------------------------
 class GPUUnavailableError(GraphlabError, RuntimeError):
     """A GPU feature was used on a machine (or torch build) without CUDA."""
 
 
 class CaptureError(GraphlabError, RuntimeError):
-    """Stream capture failed; the message names the cause, the line and the fix."""
+    """Stream capture failed; the message names the cause, the line and the fix.
+
+    Attributes:
+        diagnosis: the `graphlab.gpu.diagnose.Diagnosis` (cause, user line, detail, fix), or None.
+        cause: the cause's key, e.g. "host_sync" ("unknown" when nothing matched).
+        original: PyTorch's own exception, or None.
+        original_traceback: that exception's formatted traceback ("" when there is none).
+    """
+
+    def __init__(self, message: str, *, diagnosis: Any = None, cause: str = "unknown",
+                 original: BaseException | None = None, original_traceback: str = ""):
+        super().__init__(message)
+        self.diagnosis = diagnosis
+        self.cause = cause
+        self.original = original
+        self.original_traceback = original_traceback
+
+
+class TimingError(GraphlabError, ValueError):
+    """A measurement was asked for something it cannot measure (zero inputs, no batch sizes, ...)."""
+
+
+class TimelineError(GraphlabError, RuntimeError):
+    """The profiler trace lacks what a timeline needs (no marked call, no kernels)."""
+
+
+__all__ = [
+    "CaptureError", "DotParseError", "GPUUnavailableError", "GraphCycleError", "GraphlabError",
+    "GraphvizMissingError", "InspectorError", "RecordingError", "ResultsError", "StatsError", "TimelineError",
+    "TimingError",
+]

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterator
 
 from graphlab.core.stats import latency_drop_pct, speedup
-from graphlab.errors import GraphlabError
+from graphlab.errors import GraphlabError, ResultsError
 
 MODES = ("eager", "graph")
 #: batch sizes a sweep covers unless told otherwise (powers of two up to 64)
@@ -26,9 +26,6 @@ DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 SWEEP_SCHEMA = "graphlab.sweep/1"
 TIMELINE_SCHEMA = "graphlab.timeline/1"
 
-
-class ResultsError(GraphlabError, ValueError):
-    """A results file or object is not a sweep/timeline graphlab can read."""
 
 
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:

@@ -21,11 +21,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import GraphlabError, StatsError
 
-
-class StatsError(GraphlabError, ValueError):
-    """Statistics asked of data that cannot give them (no samples, NaN, a quantile outside 0..100)."""
 
 
 def _clean(samples: Iterable[float], what: str = "samples") -> list[float]:

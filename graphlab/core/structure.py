@@ -25,13 +25,10 @@ from dataclasses import dataclass
 from typing import Union
 
 from graphlab.core.model import CudaGraph, Graph, Node, NodeKind
-from graphlab.errors import GraphlabError
+from graphlab.errors import GraphCycleError, GraphlabError
 
 AnyGraph = Union[Graph, CudaGraph]
 
-
-class GraphCycleError(GraphlabError, ValueError):
-    """The edges of a graph form a cycle, so it has no topological order (a CUDA graph never does)."""
 
 
 @dataclass(frozen=True)

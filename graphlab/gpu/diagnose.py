@@ -351,14 +351,11 @@ def explain(exc: BaseException) -> Diagnosis:
 
 
 def capture_error(diagnosis: Diagnosis, original: BaseException | None = None) -> CaptureError:
-    """A `CaptureError` whose one-line message is the diagnosis summary; `.diagnosis`, `.original` attached."""
-    err = CaptureError(diagnosis.summary())
-    err.diagnosis = diagnosis  # type: ignore[attr-defined]
-    err.cause = diagnosis.cause.key  # type: ignore[attr-defined]
-    err.original = original  # type: ignore[attr-defined]
-    if original is not None:
-        err.original_traceback = "".join(  # type: ignore[attr-defined]
-            traceback.format_exception(type(original), original, original.__traceback__))
+    """A `CaptureError` whose one-line message is the diagnosis summary, with the diagnosis and the original."""
+    tb = "" if original is None else "".join(
+        traceback.format_exception(type(original), original, original.__traceback__))
+    err = CaptureError(diagnosis.summary(), diagnosis=diagnosis, cause=diagnosis.cause.key, original=original,
+                       original_traceback=tb)
     # IPython shows this instead of a traceback through torch and graphlab internals
     err._render_traceback_ = lambda: render_traceback(diagnosis)  # type: ignore[attr-defined]
     return err

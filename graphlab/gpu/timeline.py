@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 from graphlab.core.results import Span, Timeline, Trace
-from graphlab.errors import GraphlabError
+from graphlab.errors import GraphlabError, TimelineError
 
 ANNOTATION = "graphlab_call"
 KERNEL_CATS = ("kernel",)
@@ -34,9 +34,6 @@ COPY_CATS = ("gpu_memcpy", "gpu_memset")
 HOST_CATS = ("cuda_runtime", "cuda_driver")
 LAUNCH_WORDS = ("Launch", "Memcpy", "Memset")
 
-
-class TimelineError(GraphlabError, RuntimeError):
-    """The profiler trace lacks what a timeline needs (no marked call, no kernels)."""
 
 
 def is_copy(name: str) -> bool:

@@ -33,15 +33,12 @@ from typing import Any, Callable, Sequence
 
 from graphlab.core.results import DEFAULT_BATCH_SIZES, LatencyPoint, Sweep
 from graphlab.core.stats import median, overhead_share_pct, run_spread_pct, summarize
-from graphlab.errors import GraphlabError
+from graphlab.errors import GraphlabError, TimingError
 from graphlab.gpu.graph_call import GraphCall, as_tuple, build_graph_call, measure_capture
 from graphlab.gpu.weights import probe_weight_update
 
 INPUT_SETS = 3
 
-
-class TimingError(GraphlabError, ValueError):
-    """A sweep was asked for something it cannot measure (zero inputs, no batch sizes, ...)."""
 
 
 def run_conditions(torch: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import anywidget
 import traitlets
 
 from graphlab.core.model import CudaGraph
-from graphlab.errors import GraphlabError
+from graphlab.errors import GraphlabError, GraphvizMissingError, InspectorError
 
 _HERE = Path(__file__).resolve().parent
 _DRAWN_ID = re.compile(r'<g id="([^"]+)" class="(?:node|cluster[^"]*repeated)')
@@ -25,9 +25,6 @@ EXPORT_FORMATS = {"svg": "image/svg+xml", "png": "image/png", "dot": "text/vnd.g
 STATIC_PNG_DPI = 72  # the static picture in saved notebooks: enough to read, small enough to keep
 STATIC_PNG_MAX_INCHES = "12,40"  # larger drawings are scaled down to fit (Graphviz `size`)
 
-
-class InspectorError(GraphlabError, ValueError):
-    """The inspector was given something it cannot show, or an option it does not know."""
 
 
 def as_cuda_graph(obj: Any) -> CudaGraph:
@@ -57,7 +54,7 @@ def _run_dot(source: str, fmt: str, *extra: str) -> bytes:
     try:
         done = subprocess.run(["dot", f"-T{fmt}", *extra], input=source.encode(), capture_output=True, timeout=120)
     except FileNotFoundError:
-        raise InspectorError("the Graphviz `dot` program is not installed: apt-get install graphviz") from None
+        raise GraphvizMissingError() from None
     if done.returncode != 0:
         raise InspectorError(f"dot could not draw the graph: {done.stderr.decode(errors='replace').strip()[:300]}")
     return done.stdout

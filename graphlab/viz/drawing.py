@@ -20,16 +20,13 @@ import graphviz
 from graphlab.core.diff import GraphDiff
 from graphlab.core.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.core.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
-from graphlab.errors import GraphlabError
+from graphlab.errors import GraphlabError, GraphvizMissingError
 from graphlab.viz import style
 
 COLLAPSE_MIN_SAVED_NODES = 4  # collapse a block only when that hides at least this many nodes
 SAVE_FORMATS = {".svg": "svg", ".png": "png", ".gv": "gv", ".dot": "gv", ".pdf": "pdf"}
 _SLANTED = {"parallelogram", "trapezium", "hexagon", "house", "invhouse", "diamond", "cds", "cylinder"}
 
-
-class GraphvizMissingError(GraphlabError, RuntimeError):
-    """Graphviz's `dot` program is not installed, so a drawing cannot become SVG or PNG."""
 
 
 class Drawing:
@@ -75,10 +72,7 @@ class Drawing:
             try:
                 self._piped[format] = self.digraph.pipe(format=format)
             except graphviz.ExecutableNotFound as exc:
-                raise GraphvizMissingError(
-                    "Graphviz's `dot` program is not installed: run `sudo apt-get install graphviz` "
-                    "(or `conda install graphviz`); Drawing.source works without it"
-                ) from exc
+                raise GraphvizMissingError() from exc
             except subprocess.CalledProcessError as exc:
                 stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else str(exc.stderr)
                 last = (stderr.strip().splitlines() or ["no message"])[-1]

@@ -1,0 +1,51 @@
+"""The errors graphlab raises on purpose live in one module, and carry their fields from the constructor."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import graphlab
+from graphlab import errors
+from graphlab.errors import CaptureError, GraphlabError, GraphvizMissingError
+
+PACKAGE = Path(graphlab.__file__).parent
+
+
+def _exception_classes_outside_errors_py() -> list[str]:
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "errors.py" and path.parent == PACKAGE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b) for b in node.bases]
+                if any(b.endswith("Error") or b.endswith("Exception") for b in bases):
+                    found.append(f"{path.relative_to(PACKAGE.parent)}: class {node.name}({', '.join(bases)})")
+    return found
+
+
+def test_every_error_class_is_defined_in_errors_py():
+    # the CLI's private usage error never leaves the CLI (it becomes exit status 2)
+    outside = [c for c in _exception_classes_outside_errors_py() if "_UsageError" not in c]
+    assert outside == []
+
+
+def test_every_error_is_public_and_a_graphlab_error():
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        assert issubclass(cls, GraphlabError)
+        assert getattr(graphlab, name) is cls
+        assert name in graphlab.__all__
+
+
+def test_capture_error_takes_its_fields_in_the_constructor():
+    original = RuntimeError("operation not permitted when stream is capturing")
+    err = CaptureError("capture failed: host sync", cause="host_sync", original=original, original_traceback="tb")
+    assert (err.cause, err.original, err.original_traceback, err.diagnosis) == ("host_sync", original, "tb", None)
+    assert str(err) == "capture failed: host sync"
+    assert CaptureError("x").cause == "unknown"
+
+
+def test_one_error_for_a_missing_dot_program():
+    assert "apt-get install graphviz" in str(GraphvizMissingError())
+    assert isinstance(GraphvizMissingError(), RuntimeError)
