@@ -9,7 +9,7 @@ from graphlab.env import has_cuda
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
-PUBLIC_SAMPLES = REPO.parent / "shared" / "dot-samples-public"
+PUBLIC_SAMPLES = FIXTURES / "public"  # third-party dumps, kept in the repository (see its README)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
