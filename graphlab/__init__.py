@@ -75,9 +75,12 @@ _LAZY: dict[str, str] = {
     "inspect": "graphlab.ui.inspector",
     "inspect_diff": "graphlab.ui.diff_inspector",
     "latency_lab": "graphlab.ui.latency_lab",
-    # environment
+    # environment and mode
     "about": "graphlab.env",
     "has_cuda": "graphlab.env",
+    "set_mode": "graphlab.mode",
+    "current_mode": "graphlab.mode",
+    "Mode": "graphlab.mode",
 }
 
 __all__ = sorted([*_LAZY, *_errors.__all__, "__version__"])

@@ -18,8 +18,8 @@ from typing import Any
 from graphlab.errors import GPUUnavailableError
 
 RECORDED_HINT = (
-    "To explore a recording instead: gl.list_recordings(), then "
-    "gl.load_recording('mlp').graph() (or run the notebooks, which fall back to recorded mode)."
+    "To work from recordings made on a GPU instead, call gl.set_mode('recorded') (the notebooks do this "
+    "for you), or open one directly: gl.list_recordings(), gl.load_recording('mlp').graph()."
 )
 
 

@@ -15,6 +15,7 @@ Layer 2: torch imported inside functions only; no plotly, graphviz or widgets.
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import os
 import shlex
@@ -28,6 +29,13 @@ from graphlab.errors import GraphlabError
 
 RECORD_DOT_FLAGS = 1
 PITFALLS = "pitfalls"
+
+#: Recordings beyond the zoo models, by name: "module:function". Each function is called as
+#: `function(torch, out_root: Path, prov: dict) -> Path` in a fresh process and writes one recording
+#: folder (`write_recording(out_root / gpu_slug(prov["gpu"]) / name, ...)`), returning it. They are
+#: made only when named (`graphlab record --models cache`); the default set is the zoo and pitfalls.
+EXTRA_RECORDERS: dict[str, str] = {
+}
 
 
 def git_commit() -> str:
@@ -179,9 +187,10 @@ def record_main(args: argparse.Namespace) -> int:
 
     torch = require_cuda("graphlab record")
     names = list(args.models) if args.models else [*ZOO, PITFALLS]
-    unknown = [n for n in names if n not in ZOO and n != PITFALLS]
+    known = [*ZOO, PITFALLS, *EXTRA_RECORDERS]
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise GraphlabError(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join([*ZOO, PITFALLS])}")
+        raise GraphlabError(f"unknown recording(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     if args.batch_sizes is not None and any(b < 1 for b in args.batch_sizes):
         raise GraphlabError("--batch-sizes must be positive integers")
     if len(names) > 1:
@@ -195,6 +204,10 @@ def record_main(args: argparse.Namespace) -> int:
     for name in names:
         if name == PITFALLS:
             written.append(record_pitfalls(torch, out_root, prov))
+            continue
+        if name in EXTRA_RECORDERS:
+            module, function = EXTRA_RECORDERS[name].split(":")
+            written.append(getattr(importlib.import_module(module), function)(torch, out_root, prov))
             continue
         zoo_model = ZOO[name]
         if not zoo_model.available():

@@ -1,0 +1,108 @@
+"""Live or recorded: the one switch every notebook sets at its top.
+
+    >>> import graphlab as gl
+    >>> gl.set_mode("auto")      # live on a GPU, else recorded; prints which, and why
+    recorded: no CUDA GPU here, so results come from the H200 recordings (data/recordings/h200)
+
+In **live** mode the library runs on this machine's GPU. In **recorded** mode the same calls return
+stand-ins built from recordings that `graphlab record` made on a real GPU: `gl.capture` gives a
+recorded captured graph, `gl.sweep` a recorded sweep, and so on, each saying where and when it was
+measured. So the code a learner reads is the code they would run on a GPU, and the choice between
+the two happens once, visibly.
+
+Ground floor (like `env.py`): imports no torch; the GPU check is `graphlab.env.has_cuda`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from graphlab.errors import GraphlabError, GPUUnavailableError
+
+MODES = ("auto", "live", "recorded")
+DEFAULT_RECORDED_GPU = "h200"
+
+
+@dataclass(frozen=True)
+class Mode:
+    """The mode in force. `live` is True on a GPU; `gpu` names the recordings folder in recorded mode."""
+
+    live: bool
+    gpu: str | None
+    reason: str
+
+    @property
+    def recorded(self) -> bool:
+        return not self.live
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        colour = "#1a7f37" if self.live else "#9a6700"
+        word = "live" if self.live else "recorded"
+        rest = self.reason.split(":", 1)[1].strip() if ":" in self.reason else self.reason
+        return f"<b style='color:{colour}'>{word}</b>: {rest}"
+
+
+_current: Mode | None = None
+
+
+def _decide(mode: str, gpu: str | None) -> Mode:
+    from graphlab.env import has_cuda
+
+    if mode not in MODES:
+        raise GraphlabError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    cuda = has_cuda()
+    if mode == "live" and not cuda:
+        from graphlab.env import require_cuda
+
+        require_cuda("live mode")  # raises GPUUnavailableError with the hint
+        raise GPUUnavailableError("live mode needs a CUDA GPU")  # pragma: no cover (require_cuda raised)
+    if cuda and mode != "recorded":
+        import torch
+
+        return Mode(True, None, f"live: capturing and timing on this machine's {torch.cuda.get_device_name()}")
+    slug = gpu or DEFAULT_RECORDED_GPU
+    why = "asked for recorded mode" if mode == "recorded" else "no CUDA GPU here"
+    return Mode(False, slug, f"recorded: {why}, so results come from the {slug.upper()} recordings "
+                             f"(data/recordings/{slug})")
+
+
+def set_mode(mode: str = "auto", gpu: str | None = None) -> Mode:
+    """Choose live or recorded for this process and say which was chosen.
+
+    Args:
+        mode: "auto" (live when a CUDA GPU is visible, else recorded), "live" (GPUUnavailableError
+            without a GPU) or "recorded" (recordings even on a GPU machine).
+        gpu: which recordings to use in recorded mode (a folder of data/recordings, default "h200").
+    """
+    global _current
+    _current = _decide(mode, gpu)
+    return _current
+
+
+def current_mode() -> Mode | None:
+    """The mode `set_mode` chose, or None when no mode was chosen (then GPU features need a GPU)."""
+    return _current
+
+
+def is_recorded() -> bool:
+    """True when `set_mode` chose recorded mode: library calls then answer from recordings.
+
+    Without a `set_mode` call this is False, so a GPU feature used without a GPU raises
+    `GPUUnavailableError` (with a hint to `gl.set_mode("recorded")`) instead of quietly answering
+    from a recording.
+    """
+    return _current is not None and _current.recorded
+
+
+def recorded_gpu() -> str:
+    """The recordings folder recorded mode reads (e.g. "h200")."""
+    return (_current.gpu if _current is not None else None) or DEFAULT_RECORDED_GPU
+
+
+__all__ = ["MODES", "Mode", "current_mode", "is_recorded", "recorded_gpu", "set_mode"]
