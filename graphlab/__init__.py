@@ -26,7 +26,7 @@ from graphlab.errors import (
     TimingError,
 )
 
-__version__ = "0.1.0"
+from graphlab._version import __version__
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
@@ -65,7 +65,7 @@ _LAZY: dict[str, str] = {
     "capturing": "graphlab.gpu.capture",
     "CapturedGraph": "graphlab.gpu.capture",
     "VerifyResult": "graphlab.gpu.verify",
-    "recover": "graphlab.gpu.session",
+    "recover": "graphlab.gpu.recovery",
     "explain": "graphlab.gpu.diagnose",
     "get_model": "graphlab.gpu.zoo",
     "sweep": "graphlab.gpu.timing",

@@ -15,6 +15,7 @@ from graphlab.gpu import capture as cap
 from graphlab.gpu import cell_capture, tensors
 from graphlab.gpu import dot_export
 from graphlab.gpu.census import Census, CensusNode
+from graphlab.gpu.engine import CaptureCost
 from graphlab.gpu.zoo import ZOO, get_model
 
 H200_MLP = FIXTURES / "h200" / "models" / "mlp_b8__verbose.dot"
@@ -87,8 +88,8 @@ def _stand_in(fn, *example, stale=False, dtype=torch.float32):
         outputs = fn(*static)
     graph = StandInGraph(fn, static, outputs, stale)
     cg = cap.CapturedGraph(torch_graph=graph, static_inputs=static, static_outputs=outputs, fn=fn,
-                           grad_mode="no_grad", name="stand-in", dot_flags=1, capture_ms=1.0, instantiate_ms=0.5,
-                           memory_bytes=2**20)
+                           grad_mode="no_grad", name="stand-in", dot_flags=1, device_index=-1,
+                           cost=CaptureCost(1.0, 0.5, 2**20, 2**19, None))
     return cg, graph
 
 
@@ -140,7 +141,7 @@ def test_verify_catches_a_graph_that_replays_stale_outputs():
 def test_verify_with_custom_inputs_and_without_code():
     cg, _ = _stand_in(lambda x: x + 1, torch.randn(2, 2))
     assert cg.verify(make_inputs=lambda: (torch.full((2, 2), 2.0),), trials=1).passed
-    block = cap.CapturedGraph.pending(name="block", dot_flags=1, grad_mode="no_grad")
+    block = cap.CapturedGraph.pending("block")
     with pytest.raises(GraphlabError, match="still being captured"):
         block.replay()
 
@@ -161,7 +162,7 @@ def test_summary_and_reprs_describe_the_graph():
     s = cg.summary()
     assert s["nodes"] == len(cg._parsed) and s["count_by_kind"]["kernel"] > 0
     assert "(2, 4) float32" in repr(cg) and "kernel" in repr(cg)
-    assert "<table>" in cg._repr_html_() and "graph pool" in cg._repr_html_()
+    assert "<table>" in cg._repr_html_() and "pool +1.00 MiB" in cg._repr_html_()
 
 
 # -- DOT export ----------------------------------------------------------------------------------------------
@@ -178,12 +179,16 @@ class DumpOnlyGraph:
     def debug_dump(self, path):
         Path(path).write_text(self.text)
 
+    def replay(self):
+        pass
+
 
 def test_dump_falls_back_to_debug_dump_and_the_parser_reads_it():
     text = H200_MLP.read_text()
     assert dot_export.dump_dot(DumpOnlyGraph(text)) == text
     cg = cap.CapturedGraph(torch_graph=DumpOnlyGraph(text), static_inputs=(), static_outputs={}, fn=None,
-                           grad_mode="no_grad", name="mlp", dot_flags=1, capture_ms=0, instantiate_ms=0, memory_bytes=0)
+                           grad_mode="no_grad", name="mlp", dot_flags=1, device_index=-1,
+                           cost=CaptureCost(0.0, 0.0, 0, 0, None))
     assert cg.graph.count_by_kind() == parse_dot(text).count_by_kind()
     assert cg.graph is cg.graph  # parsed once
 
@@ -296,7 +301,7 @@ def test_record_main_rejects_unknown_models(monkeypatch):
 
     monkeypatch.setattr("graphlab.env.require_cuda", lambda what: torch)
     args = argparse.Namespace(out="x", models=["vgg"], batch_sizes=None, no_sweep=True, repeats=None)
-    with pytest.raises(GraphlabError, match="unknown model"):
+    with pytest.raises(GraphlabError, match="unknown recording"):
         record.record_main(args)
 
 

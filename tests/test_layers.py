@@ -89,3 +89,71 @@ def test_public_names_stay_functions_after_every_module_is_imported():
         )], cwd=REPO, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stderr
+
+
+# -- imports only go down, for every layer ------------------------------------------------------------------
+#: layer of each subpackage; modules at the package's top (errors, env, mode) are the ground floor (0),
+#: cli/tour/__main__ the roof. `serve` sits above gpu (it serves models through the graph cache).
+LAYERS = {"errors": 0, "env": 0, "mode": 0, "_version": 0, "core": 0, "viz": 1, "gpu": 2, "serve": 3, "ui": 3,
+          "cli": 9, "tour": 9, "__main__": 9, "__init__": 9}
+#: pairs that may not import each other although the layer numbers would allow it
+FORBIDDEN = {("gpu", "viz"): "gpu must not draw: the GPU machine has no graphviz/plotly",
+             ("serve", "ui"): "the service must not import notebook widgets",
+             ("ui", "serve"): "widgets must not import the service"}
+GROUND = ("errors", "env", "mode", "_version")
+
+
+def _layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _violations() -> list[str]:
+    import ast
+
+    package = REPO / "graphlab"
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(REPO).with_suffix("")
+        source = _layer_of(".".join(rel.parts))
+        if source not in LAYERS:
+            found.append(f"{rel}: module outside the known layers {sorted(LAYERS)}")
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets = [node.module]
+            else:
+                continue
+            for target in targets:
+                if target.split(".")[0] != "graphlab":
+                    continue
+                if target == "graphlab" and source != "__init__":
+                    found.append(f"{rel}: imports the package face 'graphlab' (import the module that defines the name)")
+                    continue
+                dest = _layer_of(target)
+                if dest not in LAYERS or dest == source:
+                    continue
+                if (source, dest) in FORBIDDEN:
+                    found.append(f"{rel}: imports {target}: {FORBIDDEN[source, dest]}")
+                elif LAYERS[dest] > LAYERS[source] and not (source in GROUND and dest in GROUND):
+                    found.append(f"{rel}: imports {target}, a higher layer ({dest} > {source})")
+    return found
+
+
+def test_imports_only_point_down_in_every_layer():
+    assert _violations() == []
+
+
+def test_the_layer_check_can_fail(tmp_path, monkeypatch):
+    import ast  # noqa: F401  (the check parses files; prove it sees a bad one)
+
+    bad = REPO / "graphlab" / "gpu" / "_layer_probe_tmp.py"
+    bad.write_text("from graphlab.viz.drawing import render\nimport graphlab\n")
+    try:
+        found = _violations()
+    finally:
+        bad.unlink()
+    assert any("_layer_probe_tmp" in f and "must not draw" in f for f in found)
+    assert any("_layer_probe_tmp" in f and "package face" in f for f in found)

@@ -10,11 +10,10 @@ import linecache
 from typing import Any
 
 from graphlab.env import require_cuda
-from graphlab.errors import GraphlabError
-from graphlab.gpu.capture import CapturedGraph, session_result
+from graphlab.gpu.capture import CapturedGraph, check_grad_mode, finish
 from graphlab.gpu.dot_export import DEFAULT_DOT_FLAGS
-from graphlab.gpu.session import CaptureSession, warm_up
-from graphlab.gpu.tensors import GRAD_MODES, grad_context
+from graphlab.gpu.engine import CaptureEngine
+from graphlab.gpu.tensors import grad_context
 
 
 def _names(tree: ast.AST, context: type) -> list[str]:
@@ -44,8 +43,7 @@ def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name:
     Warm-ups run in a copy of the namespace, so the cell's side effects happen once, under capture.
     """
     torch = require_cuda("%%cudagraph")
-    if grad_mode not in GRAD_MODES:
-        raise GraphlabError(f"grad_mode must be one of {', '.join(GRAD_MODES)}, got {grad_mode!r}")
+    check_grad_mode(grad_mode)
     filename = filename or f"<cudagraph cell {name}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     tree = ast.parse(code, filename)
@@ -55,28 +53,26 @@ def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name:
                    if isinstance(namespace.get(n), torch.Tensor) and namespace[n].is_cuda]
     snapshot = dict(namespace)
 
+    def cuda_outputs(scope: dict[str, Any]) -> dict[str, Any]:
+        return {k: scope[k] for k in assigned if k in scope and isinstance(scope[k], torch.Tensor) and scope[k].is_cuda}
+
     def run_cell(*inputs: Any) -> dict[str, Any]:
         scope = dict(snapshot)
         scope.update(zip(input_names, inputs))
         exec(compiled, scope)
-        return {k: scope[k] for k in assigned if k in scope and isinstance(scope[k], torch.Tensor) and scope[k].is_cuda}
+        return cuda_outputs(scope)
 
-    session = CaptureSession(torch, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
-                             prefer_filename=filename)
     static_inputs = tuple(namespace[n] for n in input_names)
+    device = static_inputs[0].device if static_inputs else None
+    engine = CaptureEngine(torch, device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
+                           prefer_filename=filename)
     scope = dict(namespace)
     with grad_context(torch, grad_mode):
-        warm_up(torch, lambda: exec(compiled, dict(namespace)), warmup, session.stream)
-        session.begin()
-        try:
+        engine.warm_up(lambda: exec(compiled, dict(namespace)), warmup)
+        with engine.capturing():
             exec(compiled, scope)
-        except Exception as exc:
-            raise session.abandon(exc) from None
-        session.end()
     for key in assigned:
         if key in scope:
             namespace[key] = scope[key]
-    outputs = {k: scope[k] for k in assigned
-               if k in scope and isinstance(scope[k], torch.Tensor) and scope[k].is_cuda}
-    return session_result(session, static_inputs=static_inputs, static_outputs=outputs, fn=run_cell, grad_mode=grad_mode,
-                          name=name, dot_flags=dot_flags, input_names=tuple(input_names), source=code)
+    return finish(engine, static_inputs=static_inputs, static_outputs=cuda_outputs(scope), fn=run_cell,
+                  grad_mode=grad_mode, name=name, dot_flags=dot_flags, input_names=tuple(input_names), source=code)

@@ -52,7 +52,7 @@ def git_commit() -> str:
 
 def provenance(torch: Any, command: str) -> dict[str, Any]:
     """Where and how a recording was made: GPU, driver, torch, CUDA, cuda-bindings, graphlab, commit, date."""
-    import graphlab
+    from graphlab._version import __version__
     from graphlab.env import _cuda_bindings_version, _driver_version
 
     return {
@@ -61,11 +61,29 @@ def provenance(torch: Any, command: str) -> dict[str, Any]:
         "torch": torch.__version__,
         "cuda": str(torch.version.cuda),
         "cuda_bindings": _cuda_bindings_version() or "not installed",
-        "graphlab_version": graphlab.__version__,
+        "graphlab_version": __version__,
         "git_commit": git_commit(),
         "command": command,
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+
+
+def recorded_command(argv: list[str]) -> str:
+    """The command line as provenance: `graphlab record ...` without the output folder, whose path is the
+    recording machine's own (a recording says where it came from, never where it was written)."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--out":
+            skip = True
+            continue
+        if arg.startswith("--out="):
+            continue
+        kept.append(arg)
+    return "graphlab " + " ".join(shlex.quote(a) for a in kept) if kept else "graphlab record"
 
 
 def _parse(dot: str, source: str) -> Any:
@@ -95,7 +113,8 @@ def record_model(torch: Any, name: str, batch_sizes: list[int], out_root: Path, 
         entry: dict[str, Any] = {
             "dot": dot, "model": parsed, "batch_size": batch_size, "dot_flags": RECORD_DOT_FLAGS,
             "capture_ms": round(cg.capture_ms, 3), "instantiate_ms": round(cg.instantiate_ms, 3),
-            "memory_bytes": cg.memory_bytes, "verify": check.to_dict(),
+            "memory_bytes": cg.pool_bytes, "peak_bytes": cg.peak_bytes, "exec_bytes": cg.exec_bytes,
+            "verify": check.to_dict(),
             "input_shapes": [list(t.shape) for t in inputs],
         }
         try:
@@ -106,7 +125,7 @@ def record_model(torch: Any, name: str, batch_sizes: list[int], out_root: Path, 
             census[key] = {"error": str(exc)}
         graphs[key] = entry
         print(f"[record] {name} batch {batch_size}: {len(parsed)} nodes {parsed.count_by_kind()}, capture "
-              f"{cg.capture_ms:.1f} ms, pool +{cg.memory_bytes / 2**20:.1f} MiB, verify "
+              f"{cg.capture_ms:.1f} ms, pool +{cg.pool_bytes / 2**20:.1f} MiB, verify "
               f"{'ok' if check.passed else 'FAILED'} (max abs err {check.max_abs_err:.2g})", flush=True)
         cg.reset()
         del cg
@@ -195,8 +214,7 @@ def record_main(args: argparse.Namespace) -> int:
         raise GraphlabError("--batch-sizes must be positive integers")
     if len(names) > 1:
         return _record_each_in_fresh_process(args, names)
-    command = "graphlab " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "graphlab record"
-    prov = provenance(torch, command)
+    prov = provenance(torch, recorded_command(sys.argv[1:]))
     out_root = Path(args.out)
     print(f"[record] {prov['gpu']}, torch {prov['torch']}, CUDA {prov['cuda']}, driver {prov['driver']} -> "
           f"{out_root}", flush=True)
@@ -245,4 +263,5 @@ def _record_each_in_fresh_process(args: argparse.Namespace, names: list[str]) ->
     return 0
 
 
-__all__ = ["record_main", "record_model", "record_pitfalls", "provenance", "git_commit", "RECORD_DOT_FLAGS"]
+__all__ = ["EXTRA_RECORDERS", "RECORD_DOT_FLAGS", "git_commit", "provenance", "record_main", "record_model",
+           "record_pitfalls", "recorded_command"]

@@ -81,8 +81,8 @@ def verify_replay(cg: Any, make_inputs: Callable[[], Any] | None = None, trials:
             margin = max_abs - (atol + rtol * scale)
             if worst is None or margin > worst[0]:
                 worst = (margin, max_abs, max_rel, path, rtol, atol)
-    cg._copy_in(saved)
-    cg.torch_graph.replay()
+    cg.plan.feed(saved)
+    cg.replay()
     sync(torch)
     if worst is None:
         raise GraphlabError(f"graph {cg.name!r} has no tensor outputs to verify")

@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
 from graphlab.gpu.capture import capture, capturing  # noqa: E402
-from graphlab.gpu.session import recover  # noqa: E402
+from graphlab.gpu.recovery import recover  # noqa: E402
 from graphlab.gpu.diagnose import explain  # noqa: E402
 from graphlab.gpu.pitfalls import EXAMPLES, run_example  # noqa: E402
 from graphlab.gpu.zoo import get_model  # noqa: E402
