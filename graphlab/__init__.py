@@ -13,6 +13,7 @@ from graphlab import errors as _errors
 
 from graphlab.errors import (
     CaptureError,
+    DistributedError,
     DotParseError,
     GPUUnavailableError,
     GraphCycleError,

@@ -85,6 +85,11 @@ class CaptureError(GraphlabError, RuntimeError):
         self.original_traceback = original_traceback
 
 
+class DistributedError(GraphlabError, RuntimeError):
+    """A multi-GPU set-up problem: not launched by torchrun, a model that does not split over the world
+    size, ranks that disagree, devices that do not exist."""
+
+
 class TimingError(GraphlabError, ValueError):
     """A measurement was asked for something it cannot measure (zero inputs, no batch sizes, ...)."""
 
@@ -94,7 +99,7 @@ class TimelineError(GraphlabError, RuntimeError):
 
 
 __all__ = [
-    "CaptureError", "DotParseError", "GPUUnavailableError", "GraphCycleError", "GraphlabError",
+    "CaptureError", "DistributedError", "DotParseError", "GPUUnavailableError", "GraphCycleError", "GraphlabError",
     "GraphvizMissingError", "InspectorError", "RecordingError", "ResultsError", "StatsError", "TimelineError",
     "TimingError",
 ]

@@ -141,6 +141,39 @@ CAUSES: dict[str, Cause] = {c.key: c for c in (
         "Create it as torch.cuda.CUDAGraph(keep_graph=True) (gl.capture does this).",
         (r"unless CUDAGraph was initialized with keep_graph=true",),
     ),
+    # multi-GPU: collectives inside a graph (graphlab.gpu.distributed_capture checks these rules up front)
+    Cause(
+        "nccl_lazy_init", "an NCCL communicator created inside capture",
+        "torch.distributed creates the NCCL communicator lazily, at the first collective; creating it "
+        "allocates and synchronises, which CUDA refuses while the stream is recording.",
+        "Create it eagerly: init_process_group('nccl', device_id=torch.device('cuda', local_rank)) "
+        "(graphlab.gpu.distributed.init_distributed does), then warm the collective up on the capture stream.",
+        (r"NCCLUtils", r"ncclCommInit", r"NCCL communicator (was )?(created|not created) (lazily|eagerly)",
+         r"unhandled cuda error.*stream is capturing"),
+    ),
+    Cause(
+        "collective_not_warmed", "a collective not warmed up on the capture stream",
+        "Every rank must have run the collective eagerly on the capture stream before capture, so NCCL's "
+        "per-stream set-up and torch's bookkeeping happen outside the recording.",
+        "Warm up before capture: gl.capture(..., warmup=3) runs the code on the capture stream first "
+        "(capture_collective insists on warmup >= 1).",
+        (r"collective\S* (was )?not warmed up",),
+    ),
+    Cause(
+        "rank_mismatch", "ranks that disagree on what to capture",
+        "Capturing a collective is itself collective: every rank must capture the same sequence at the "
+        "same shapes, or a replay waits for partners that never arrive (a hang).",
+        "Put every rank on one global bucket: all-reduce MAX of the local batch size and pad to its "
+        "bucket (graphlab.gpu.distributed.agree_bucket), then capture and replay that bucket on every rank.",
+        (r"ranks disagree",),
+    ),
+    Cause(
+        "rank_capture_failed", "a capture that failed on another rank",
+        "A graph holding a collective is only usable if every rank captured its twin; when one rank "
+        "fails, the others' graphs would hang at replay, so all of them were released.",
+        "Fix the error reported for the failing rank (its cause is in the message) and capture again on every rank.",
+        (r"capture failed on rank",),
+    ),
     Cause(
         "unknown", "an unrecognised capture error",
         "The error is not one graphlab knows; the original message is kept below.",
@@ -163,6 +196,7 @@ RECORDED_MESSAGES: dict[str, str] = {
 }
 
 _CPU_COPY_PHRASE = "copying to the CPU waits for the GPU"
+_DISTRIBUTED_CAUSES = ("nccl_lazy_init", "collective_not_warmed", "rank_mismatch", "rank_capture_failed")
 
 # What the user's line does, when it is recognisable: (pattern on the source line, cause, phrase)
 _LINE_HINTS: tuple[tuple[str, str, str], ...] = (
@@ -312,6 +346,9 @@ def classify(message: str, line_text: str | None = None) -> tuple[Cause, str | N
     Returns:
         (cause, detail): detail names what the line does, e.g. "`.item()` copies a value to the CPU".
     """
+    for key in _DISTRIBUTED_CAUSES:  # first: an NCCL failure also says "operation not permitted when capturing"
+        if CAUSES[key].matches(message):
+            return CAUSES[key], None
     detail = None
     line_cause = None
     for pattern, key, phrase in _LINE_HINTS:
