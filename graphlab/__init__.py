@@ -12,6 +12,7 @@ from typing import Any
 from graphlab import errors as _errors
 
 from graphlab.errors import (
+    CacheMissError,
     CaptureError,
     DistributedError,
     DotParseError,
@@ -20,6 +21,7 @@ from graphlab.errors import (
     GraphlabError,
     GraphvizMissingError,
     InspectorError,
+    PaddingError,
     RecordingError,
     ResultsError,
     StatsError,
@@ -72,6 +74,12 @@ _LAZY: dict[str, str] = {
     "sweep": "graphlab.gpu.timing",
     "record_timeline": "graphlab.gpu.timeline",
     "probe_weight_update": "graphlab.gpu.weights",
+    "GraphCache": "graphlab.gpu.graph_cache",
+    "Pad": "graphlab.core.buckets",
+    "bucket_list": "graphlab.core.buckets",
+    "CacheStats": "graphlab.core.cache_stats",
+    "advise_buckets": "graphlab.core.advisor",
+    "BucketAdvice": "graphlab.core.advisor",
     # layer 3: UI
     "inspect": "graphlab.ui.inspector",
     "inspect_diff": "graphlab.ui.diff_inspector",

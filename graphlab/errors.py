@@ -90,6 +90,27 @@ class DistributedError(GraphlabError, RuntimeError):
     size, ranks that disagree, devices that do not exist."""
 
 
+class PaddingError(GraphlabError, ValueError):
+    """Padding a dimension changed a model's answer (padded replay differs from eager on the real rows).
+
+    Attributes:
+        dim_name: the padded dimension's name ("batch", "seq"); max_abs_err: the difference seen.
+    """
+
+    def __init__(self, message: str, *, dim_name: str = "", max_abs_err: float = 0.0):
+        super().__init__(message)
+        self.dim_name = dim_name
+        self.max_abs_err = max_abs_err
+
+
+class CacheMissError(GraphlabError, ValueError):
+    """A strict graph cache was called with a shape it holds no graph for and may not capture."""
+
+
+class WatchUnsupportedError(GraphlabError, RuntimeError):
+    """The installed torch cannot keep a captured CUDA graph for dumping, so `gl.watch` cannot show it."""
+
+
 class TimingError(GraphlabError, ValueError):
     """A measurement was asked for something it cannot measure (zero inputs, no batch sizes, ...)."""
 
@@ -98,8 +119,43 @@ class TimelineError(GraphlabError, RuntimeError):
     """The profiler trace lacks what a timeline needs (no marked call, no kernels)."""
 
 
+# -- serving (graphlab.serve) --------------------------------------------------------------------------
+class ServeError(GraphlabError, RuntimeError):
+    """The service could not take or finish one request; `status` is the HTTP status it answers with.
+
+    Attributes:
+        status: HTTP status code (500 unless a subclass says otherwise).
+        reason: a short machine-readable word for the JSON body ("inference_failed", ...).
+    """
+
+    status = 500
+    reason = "inference_failed"
+
+
+class BadRequestError(ServeError, ValueError):
+    """A request body the service cannot read: not JSON, a missing field, a wrong type (HTTP 422)."""
+
+    status = 422
+    reason = "malformed_request"
+
+
+class RequestTooLargeError(ServeError, ValueError):
+    """A request bigger than the service takes: too many rows, a prompt or image too long (HTTP 413)."""
+
+    status = 413
+    reason = "request_too_large"
+
+
+class OverloadedError(ServeError):
+    """The service is full (bounded queue), warming up or shutting down: retry later (HTTP 503)."""
+
+    status = 503
+    reason = "overloaded"
+
+
 __all__ = [
-    "CaptureError", "DistributedError", "DotParseError", "GPUUnavailableError", "GraphCycleError", "GraphlabError",
-    "GraphvizMissingError", "InspectorError", "RecordingError", "ResultsError", "StatsError", "TimelineError",
-    "TimingError",
+    "BadRequestError", "CaptureError", "DistributedError", "DotParseError", "GPUUnavailableError",
+    "GraphCycleError", "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError",
+    "RecordingError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError", "TimelineError",
+    "TimingError", "WatchUnsupportedError",
 ]

@@ -79,7 +79,8 @@ def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool:
     check_grad_mode(grad_mode)
     engine = CaptureEngine(torch, device=inputs_device(example_inputs, device), stream=stream, pool=pool,
                            capture_error_mode=capture_error_mode)
-    with torch.cuda.device(engine.device_index):
+    with torch.cuda.device(engine.device_index), torch.inference_mode(False):
+        # normal tensors even under inference_mode, so later calls may copy into them from any mode
         static_inputs = map_tensors(lambda t: t.detach().clone(), example_inputs)
     with grad_context(torch, grad_mode):
         outputs = engine.run(lambda: fn(*static_inputs), warmup)
