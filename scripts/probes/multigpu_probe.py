@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -394,7 +393,7 @@ def worker(mode: str, out: Path) -> int:
 
 # -- the launcher (this process) ------------------------------------------------------------------------
 def launch(mode: str, out: Path, nproc: int, timeout_s: float, extra_env: dict[str, str] | None = None) -> Any:
-    """Start `torchrun ... this file --worker MODE` in its own session; kill that session on timeout."""
+    """Start `torchrun ... this file --worker MODE` (`finish` stops it and its workers on timeout)."""
     env = {**os.environ, "NCCL_NVLS_ENABLE": "0", "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1",
            **(extra_env or {})}
     argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
@@ -402,7 +401,7 @@ def launch(mode: str, out: Path, nproc: int, timeout_s: float, extra_env: dict[s
     log = out / f"worker_{mode}.log"
     t0 = time.perf_counter()
     with open(log, "w") as fh:
-        proc = subprocess.Popen(argv, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(argv, env=env, stdout=fh, stderr=subprocess.STDOUT)
     return {"proc": proc, "t0": t0, "log": log, "timeout_s": timeout_s, "mode": mode}
 
 
@@ -414,11 +413,9 @@ def finish(run: dict[str, Any], out: Path, nproc: int) -> dict[str, Any]:
         proc.wait(timeout=remaining)
     except subprocess.TimeoutExpired:
         timed_out = True
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the session this launcher started: torchrun and its workers
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=10)
+        from graphlab.gpu.distributed_launch import stop_torchrun
+
+        stop_torchrun(proc)  # SIGTERM to torchrun, then SIGKILL to it and each worker it started, by id
     ranks = {}
     for r in range(nproc):
         path = out / f"worker_{run['mode']}_rank{r}.json"
