@@ -80,6 +80,11 @@ _LAZY: dict[str, str] = {
     "CacheStats": "graphlab.core.cache_stats",
     "advise_buckets": "graphlab.core.advisor",
     "BucketAdvice": "graphlab.core.advisor",
+    "watch": "graphlab.gpu.watch",
+    "WatchedGraph": "graphlab.gpu.watch_records",
+    "WatchedGraphs": "graphlab.gpu.watch_records",
+    "WatchSummary": "graphlab.gpu.watch_records",
+    "WatchUnsupportedError": "graphlab.errors",
     # layer 3: UI
     "inspect": "graphlab.ui.inspector",
     "inspect_diff": "graphlab.ui.diff_inspector",

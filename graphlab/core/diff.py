@@ -222,13 +222,15 @@ def diff(a: CudaGraph, b: CudaGraph, *, names: tuple[str, str] | None = None) ->
     """Compare two captured graphs node by node.
 
     Args:
-        a, b: the graphs (e.g. the same model captured at batch 1 and at batch 8).
+        a, b: the graphs (e.g. the same model captured at batch 1 and at batch 8), or anything
+            holding one in `.graph` (a captured or watched graph).
         names: labels for tables and drawings; default the graphs' `source` file names.
 
     Returns:
         A `GraphDiff`: `.rows()` for a table, `.summary()` for text, `.mapping()` and
         `.status_in_a/b(node_id)` for drawing; shows itself as an HTML table in Jupyter.
     """
+    a, b = _graph_of(a), _graph_of(b)
     if names is None:
         names = (_short_source(a.source, "a"), _short_source(b.source, "b"))
         if names[0] == names[1]:
@@ -241,6 +243,12 @@ def diff(a: CudaGraph, b: CudaGraph, *, names: tuple[str, str] | None = None) ->
     matches += [NodeMatch(n.id, None, REMOVED) for n in a.nodes() if n.id not in matched_a]
     matches += [NodeMatch(None, n.id, ADDED) for n in b.nodes() if n.id not in matched_b]
     return GraphDiff(a, b, names, tuple(matches))
+
+
+def _graph_of(obj: Any) -> Any:
+    """`obj` itself, or the `CudaGraph` it holds in `.graph` (a CapturedGraph, a WatchedGraph)."""
+    inner = obj if isinstance(obj, CudaGraph) else getattr(obj, "graph", None)
+    return inner if isinstance(inner, CudaGraph) else obj
 
 
 def _diff_graphs(a: CudaGraph, b: CudaGraph, ga: Graph, gb: Graph, out: list[NodeMatch]) -> None:

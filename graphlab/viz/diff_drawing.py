@@ -31,6 +31,7 @@ def render_diff(
     in the SVG are "a-<node id>" and "b-<node id>".
     """
     d = diff(a, b, names=names)
+    a, b = d.a, d.b  # the graphs themselves when given captured or watched graphs
     dot = _new_digraph(rankdir)
     drawn: list[str] = []
     collapsed = False

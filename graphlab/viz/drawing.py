@@ -303,6 +303,9 @@ def _new_digraph(rankdir: str) -> graphviz.Digraph:
 def _as_cudagraph(graph: CudaGraph | Graph) -> CudaGraph:
     if isinstance(graph, CudaGraph):
         return graph
+    inner = getattr(graph, "graph", None)  # a captured or watched graph holds its DAG in .graph
+    if isinstance(inner, CudaGraph):
+        return inner
     if isinstance(graph, Graph):
         return CudaGraph((graph,))
     raise GraphlabError(f"render() takes a CudaGraph (from gl.read_dot or a recording), not {type(graph).__name__}")
