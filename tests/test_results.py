@@ -174,3 +174,112 @@ def test_load_merges_recording_provenance(tmp_path, monkeypatch, sweep):
     loaded = Sweep.load("mlp")
     assert loaded == sweep and loaded.conditions["driver"] == "1" and loaded.conditions["gpu"] == "test GPU"
     assert Timeline.load("mlp", gpu="test-gpu") == tl
+
+
+# -- the paired method: block medians, host modes, paired speedups ------------------------------------------------
+
+EAGER_BLOCKS = (700.0, 705.0, 880.0, 890.0, 698.0, 885.0, 702.0, 875.0, 710.0, 882.0)
+GRAPH_BLOCKS = (200.0, 201.0, 200.5, 199.5, 200.0, 201.0, 199.0, 200.0, 200.2, 200.8)
+
+
+def _paired_point(mode: str, blocks: tuple[float, ...], batch_size: int = 1, **kw) -> LatencyPoint:
+    ordered = sorted(blocks)
+    return LatencyPoint(batch_size=batch_size, mode=mode, p10_us=ordered[1], p50_us=ordered[len(ordered) // 2],
+                        p90_us=ordered[-2], repetitions=20, runs=len(blocks), block_p50_us=blocks,
+                        block_start_ms=tuple(40.0 * i + (0 if mode == "eager" else 20.0) for i in range(len(blocks))),
+                        block_gpu_mhz=(1980.0,) * len(blocks), block_cpu_mhz=(2400.0,) * len(blocks),
+                        warmup_calls=30, **kw)
+
+
+@pytest.fixture
+def paired_sweep() -> Sweep:
+    return Sweep("gpt", (_paired_point("eager", EAGER_BLOCKS),
+                         _paired_point("graph", GRAPH_BLOCKS, capture_ms=6.0, instantiate_ms=0.4)),
+                 conditions={"method": "paired blocks"})
+
+
+def test_paired_points_round_trip_with_every_block(paired_sweep):
+    data = json.loads(paired_sweep.to_json())
+    assert data["schema"] == "graphlab.sweep/2"
+    assert data["rows"][0]["block_p50_us"] == list(EAGER_BLOCKS)
+    again = Sweep.from_dict(data)
+    assert again == paired_sweep
+    graph = again.point(1, "graph")
+    assert graph.block_p50_us == GRAPH_BLOCKS and graph.instantiate_ms == 0.4 and graph.warmup_calls == 30
+    assert graph.block_gpu_mhz[0] == 1980.0 and len(graph.block_start_ms) == 10
+
+
+def test_old_recordings_still_load():
+    row = {"batch_size": 1, "mode": "eager", "p10_us": 704.2, "p50_us": 809.6, "p90_us": 1159.1, "repetitions": 57,
+           "runs": 5, "run_p50_us": [727.4, 768.3, 1032.2, 847.3, 862.5], "spread_pct": 36.0, "capture_ms": None}
+    old = Sweep.from_dict({"schema": "graphlab.sweep/1", "model": "gpt", "rows": [row, {**row, "mode": "graph",
+                                                                                       "p50_us": 900.0}]})
+    assert old.point(1, "eager").block_p50_us == () and old.point(1, "eager").host_modes is None
+    assert not old.is_paired(1)
+    assert old.speedup(1) == pytest.approx(809.6 / 900.0)  # auto falls back to the medians
+    with pytest.raises(ResultsError, match="no paired blocks"):
+        old.paired(1)
+    assert "no blocks (recorded before the paired method)" in old.modes_report()
+    assert "0.90x" in old.table()
+
+
+def test_the_shipped_recordings_load():
+    from conftest import REPO
+
+    for path in sorted((REPO / "data" / "recordings").glob("*/*/sweep.json")):
+        sweep = Sweep.from_json(path.read_text(encoding="utf-8"))
+        assert sweep.batch_sizes and all(sweep.speedup(b) > 0 for b in sweep.batch_sizes if sweep.has(b))
+        sweep.table(), sweep.modes_report(), sweep.rows()
+
+
+def test_paired_speedup_and_its_bases(paired_sweep):
+    s = paired_sweep
+    assert s.is_paired(1)
+    pairs = s.paired(1)
+    assert pairs.pairs == 10 and pairs.modes.count == 2
+    assert s.speedup(1) == pytest.approx(pairs.p50)
+    assert s.speedup(1, basis="pairs") == pytest.approx(pairs.p50)
+    assert s.speedup(1, basis="fastest_mode") == pytest.approx(pairs.by_mode[0])
+    assert pairs.by_mode[0] == pytest.approx(703.5 / 200.0, rel=0.01)
+    assert s.speedup(1, basis="medians") == pytest.approx(s.point(1, "eager").p50_us / s.point(1, "graph").p50_us)
+    with pytest.raises(ResultsError, match="basis must be"):
+        s.speedup(1, basis="best")
+
+
+def test_host_modes_and_fastest_mode_of_a_point(paired_sweep):
+    eager = paired_sweep.point(1, "eager")
+    modes = eager.host_modes
+    assert modes.count == 2 and modes.switches == 7
+    assert eager.fastest_mode_p50_us == pytest.approx(702.0)
+    assert paired_sweep.host_modes(1, "graph").count == 1
+    report = paired_sweep.modes_report()
+    assert "batch 1: eager 2 modes: 702 µs (50%), 882 µs (50%); 7 switches in 10 blocks; graph 1 mode" in report
+    row = paired_sweep.rows()[0]
+    assert row["host_modes"] == 2 and row["fastest_mode_p50_us"] == pytest.approx(702.0)
+
+
+def test_paired_table_shows_the_fastest_mode_and_the_spread(paired_sweep):
+    text = paired_sweep.table()
+    assert "median over paired blocks" in text
+    pairs = paired_sweep.paired(1)
+    assert f"{pairs.p50:.2f}x" in text and f"{pairs.p10:.2f}-{pairs.p90:.2f}x" in text
+    assert f"{pairs.fastest_mode:.2f}x" in text and "702.0" in text
+
+
+def test_a_sweep_over_sequence_length():
+    points = tuple(_paired_point(mode, blocks, batch_size=b, seq_len=seq)
+                   for b in (1, 8) for seq in (16, 64)
+                   for mode, blocks in (("eager", EAGER_BLOCKS), ("graph", GRAPH_BLOCKS)))
+    s = Sweep("gpt-seq", points)
+    assert s.seq_lens == [16, 64] and s.batch_sizes == [1, 8]
+    assert s.point(8, "graph", seq_len=16).seq_len == 16
+    with pytest.raises(ResultsError, match="pass seq_len"):
+        s.point(8, "graph")
+    at16 = s.at_seq(16)
+    assert at16.batch_sizes == [1, 8] and at16.point(1, "eager").seq_len == 16
+    assert s.speedup(1, seq_len=64) == pytest.approx(s.paired(1, seq_len=64).p50)
+    assert "gpt-seq (seq 16):" in s.table() and "gpt-seq (seq 64):" in s.table()
+    assert "batch 8, seq 64: eager 2 modes" in s.modes_report()
+    with pytest.raises(ResultsError, match="no points at sequence length 32"):
+        s.at_seq(32)
+    assert Sweep.from_json(s.to_json()) == s

@@ -17,13 +17,16 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterator
 
+from graphlab.core.modes import HostModes, PairedSpeedup, detect_modes, paired_speedup
 from graphlab.core.stats import latency_drop_pct, speedup
 from graphlab.errors import GraphlabError, ResultsError
 
 MODES = ("eager", "graph")
 #: batch sizes a sweep covers unless told otherwise (powers of two up to 64)
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
-SWEEP_SCHEMA = "graphlab.sweep/1"
+#: /2 adds the paired-block fields (block_p50_us, ...); /1 files load unchanged
+SWEEP_SCHEMA = "graphlab.sweep/2"
+_TUPLES = ("run_p50_us", "block_p50_us", "block_start_ms", "block_gpu_mhz", "block_cpu_mhz")
 TIMELINE_SCHEMA = "graphlab.timeline/1"
 
 
@@ -44,10 +47,11 @@ class LatencyPoint:
             synchronisation that waits for the GPU: what a request sees.
         gpu_p10_us, gpu_p50_us, gpu_p90_us: time between two CUDA events recorded on the stream
             around the call (GPU-side; includes idle gaps while the GPU waits for launches).
-        repetitions: timed calls per run.
-        runs: how many times the whole timed loop was repeated.
-        run_p50_us: the median wall time of each run, in order.
-        spread_pct: (max - min) of `run_p50_us` as % of their median: the noise floor.
+        repetitions: timed calls per run (per block, for the paired method).
+        runs: how many times the whole timed loop was repeated (how many blocks, for the paired method).
+        run_p50_us: the median wall time of each run, in order (recordings made before the paired
+            method; the paired method keeps `block_p50_us` instead).
+        spread_pct: (max - min) of the run (or block) medians as % of their median: the noise floor.
         first_call_us: wall time of the very first call (cold: allocation, library set-up).
         kernel_count: kernels one call runs (profiler for eager, graph nodes for graph).
         gpu_busy_us: time at least one kernel or copy ran during one call (torch.profiler; overlaps once).
@@ -59,6 +63,18 @@ class LatencyPoint:
         graph_peak_bytes: graph only, the most memory the captured work held at once (peak of
             `torch.cuda.memory_allocated()` during capture): what the pool must hold, before the
             caching allocator rounds it up to whole segments (`graph_memory_bytes`).
+        instantiate_ms: graph only, time to instantiate the executable graph (not in `capture_ms`).
+        seq_len: the sequence length of the inputs, for sweeps over sequence length (None: the
+            model's usual inputs).
+        block_p50_us: the paired method (`graphlab.core.modes`): the median of every timed block, in
+            measurement order. Block i of the eager point and block i of the graph point form pair i;
+            eager goes first in even pairs (`graphlab.core.modes.pair_order`).
+        block_start_ms: when each block started, in ms since this batch size's timing began (one clock
+            for the eager and the graph point).
+        block_gpu_mhz: the GPU's SM clock read right after each block (empty when NVML is missing).
+        block_cpu_mhz: the clock of the CPU core the process ran on, read right after each block
+            (empty when the host does not report it).
+        warmup_calls: untimed calls made before timing (until the median settled, or the cap).
     """
 
     batch_size: int
@@ -81,6 +97,13 @@ class LatencyPoint:
     graph_memory_bytes: int | None = None
     graph_exec_bytes: int | None = None
     graph_peak_bytes: int | None = None
+    instantiate_ms: float | None = None
+    seq_len: int | None = None
+    block_p50_us: tuple[float, ...] = ()
+    block_start_ms: tuple[float, ...] = ()
+    block_gpu_mhz: tuple[float, ...] = ()
+    block_cpu_mhz: tuple[float, ...] = ()
+    warmup_calls: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -90,16 +113,30 @@ class LatencyPoint:
         if not self.p10_us <= self.p50_us <= self.p90_us:
             raise ResultsError(f"percentiles out of order: p10 {self.p10_us}, p50 {self.p50_us}, p90 {self.p90_us}")
 
+    @property
+    def host_modes(self) -> HostModes | None:
+        """The speed modes of this point's blocks (`graphlab.core.modes.detect_modes`), or None without blocks."""
+        return detect_modes(self.block_p50_us) if self.block_p50_us else None
+
+    @property
+    def fastest_mode_p50_us(self) -> float | None:
+        """The median block time in the fastest host mode (None without blocks): beside `p50_us`, the
+        figure a run comes back to when the host spends its time in other modes."""
+        modes = self.host_modes
+        return modes.fastest_us if modes is not None else None
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["run_p50_us"] = list(self.run_p50_us)
+        for key in _TUPLES:
+            out[key] = list(getattr(self, key))
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LatencyPoint:
         try:
             kwargs = _known(cls, data)
-            kwargs["run_p50_us"] = tuple(kwargs.get("run_p50_us") or ())
+            for key in _TUPLES:
+                kwargs[key] = tuple(kwargs.get(key) or ())
             return cls(**kwargs)
         except TypeError as exc:
             raise ResultsError(f"not a latency row ({exc}); rows need batch_size, mode, p10_us, p50_us, p90_us") from None
@@ -132,26 +169,78 @@ class Sweep:
         """Points of one mode, by ascending batch size."""
         return sorted((p for p in self.points if p.mode == mode), key=lambda p: p.batch_size)
 
-    def point(self, batch_size: int, mode: str) -> LatencyPoint:
-        """The point at (batch_size, mode); ResultsError if it was not measured."""
-        for p in self.points:
-            if p.batch_size == batch_size and p.mode == mode:
-                return p
-        raise ResultsError(f"{self.model}: no {mode} point at batch size {batch_size}; measured {self.batch_sizes}")
+    @property
+    def seq_lens(self) -> list[int]:
+        """Sequence lengths measured, ascending (empty unless this is a sweep over sequence length)."""
+        return sorted({p.seq_len for p in self.points if p.seq_len is not None})
 
-    def has(self, batch_size: int) -> bool:
-        """True when both eager and graph were measured at this batch size."""
-        modes = {p.mode for p in self.points if p.batch_size == batch_size}
+    def at_seq(self, seq_len: int) -> Sweep:
+        """The points at one sequence length, as a sweep over batch size (same conditions)."""
+        points = tuple(p for p in self.points if p.seq_len == seq_len)
+        if not points:
+            raise ResultsError(f"{self.model}: no points at sequence length {seq_len}; measured {self.seq_lens}")
+        return Sweep(self.model, points, self.conditions, self.weight_update)
+
+    def point(self, batch_size: int, mode: str, seq_len: int | None = None) -> LatencyPoint:
+        """The point at (batch_size, mode[, seq_len]); ResultsError if it was not measured."""
+        found = [p for p in self.points if p.batch_size == batch_size and p.mode == mode
+                 and (seq_len is None or p.seq_len == seq_len)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise ResultsError(f"{self.model}: {len(found)} {mode} points at batch size {batch_size} (sequence "
+                               f"lengths {sorted(p.seq_len or 0 for p in found)}): pass seq_len=..., or use at_seq()")
+        where = f"batch size {batch_size}" + (f", sequence length {seq_len}" if seq_len is not None else "")
+        raise ResultsError(f"{self.model}: no {mode} point at {where}; measured {self.batch_sizes}")
+
+    def has(self, batch_size: int, seq_len: int | None = None) -> bool:
+        """True when both eager and graph were measured at this batch size (and sequence length)."""
+        modes = {p.mode for p in self.points if p.batch_size == batch_size and (seq_len is None or p.seq_len == seq_len)}
         return modes >= set(MODES)
 
-    def speedup(self, batch_size: int, gpu: bool = False) -> float:
-        """eager p50 / graph p50 at one batch size (wall time, or CUDA-event time if `gpu`)."""
-        eager, graph = self.point(batch_size, "eager"), self.point(batch_size, "graph")
+    def is_paired(self, batch_size: int, seq_len: int | None = None) -> bool:
+        """True when this batch size was timed in paired blocks (the same number for eager and graph)."""
+        if not self.has(batch_size, seq_len):
+            return False
+        eager, graph = self.point(batch_size, "eager", seq_len), self.point(batch_size, "graph", seq_len)
+        return bool(eager.block_p50_us) and len(eager.block_p50_us) == len(graph.block_p50_us)
+
+    def paired(self, batch_size: int, seq_len: int | None = None) -> PairedSpeedup:
+        """The speedup of every (eager, graph) block pair at one batch size, with its spread and the
+        median within each host mode (`graphlab.core.modes.paired_speedup`)."""
+        if not self.is_paired(batch_size, seq_len):
+            raise ResultsError(f"{self.model}: batch size {batch_size} has no paired blocks (recorded before the "
+                               "paired method, or one mode is missing): use speedup(..., basis='medians')")
+        eager, graph = self.point(batch_size, "eager", seq_len), self.point(batch_size, "graph", seq_len)
+        return paired_speedup(eager.block_p50_us, graph.block_p50_us)
+
+    def host_modes(self, batch_size: int, mode: str = "eager", seq_len: int | None = None) -> HostModes | None:
+        """The host speed modes seen in one point's blocks (None for a recording without blocks)."""
+        return self.point(batch_size, mode, seq_len).host_modes
+
+    def speedup(self, batch_size: int, gpu: bool = False, basis: str = "auto", seq_len: int | None = None) -> float:
+        """How many times faster the graph is than eager at one batch size.
+
+        Args:
+            gpu: compare CUDA-event times (medians) instead of wall time.
+            basis: "pairs": the median speedup over block pairs (each pair saw one machine state);
+                "fastest_mode": the median over the pairs whose eager block ran in the fastest host
+                mode; "medians": eager p50 / graph p50; "auto" (default): "pairs" where the sweep was
+                timed in pairs, else "medians" (recordings made before the paired method).
+        """
+        if basis not in ("auto", "pairs", "fastest_mode", "medians"):
+            raise ResultsError(f"basis must be 'auto', 'pairs', 'fastest_mode' or 'medians', got {basis!r}")
+        eager, graph = self.point(batch_size, "eager", seq_len), self.point(batch_size, "graph", seq_len)
         if gpu:
             if eager.gpu_p50_us is None or graph.gpu_p50_us is None:
                 raise ResultsError(f"{self.model}: no CUDA-event times at batch size {batch_size}")
             return speedup(eager.gpu_p50_us, graph.gpu_p50_us)
-        return speedup(eager.p50_us, graph.p50_us)
+        if basis == "auto":
+            basis = "pairs" if self.is_paired(batch_size, seq_len) else "medians"
+        if basis == "medians":
+            return speedup(eager.p50_us, graph.p50_us)
+        pairs = self.paired(batch_size, seq_len)
+        return pairs.p50 if basis == "pairs" else pairs.fastest_mode
 
     def latency_drop_pct(self, batch_size: int) -> float:
         """How much lower end-to-end p50 latency is with the graph, in % of eager."""
@@ -165,8 +254,14 @@ class Sweep:
 
     # -- views ----------------------------------------------------------------------------
     def rows(self) -> list[dict[str, Any]]:
-        """One flat dict per point, with the model name: ready for a table or a DataFrame."""
-        return [{"model": self.model, **p.to_dict()} for p in self.points]
+        """One flat dict per point, with the model name and, for paired points, the host modes seen
+        (`host_modes`: how many; `fastest_mode_p50_us`): ready for a table or a DataFrame."""
+        out = []
+        for p in self.points:
+            modes = p.host_modes
+            out.append({"model": self.model, **p.to_dict(), "host_modes": modes.count if modes else None,
+                        "fastest_mode_p50_us": modes.fastest_us if modes else None})
+        return out
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per point (imports pandas on first use)."""
@@ -177,12 +272,47 @@ class Sweep:
         return pd.DataFrame(self.rows())
 
     def table(self) -> str:
-        """A plain-text table: batch size, eager and graph p50, speedup."""
-        lines = [f"{self.model}: end-to-end p50 latency (µs)", f"{'batch':>6} {'eager':>10} {'graph':>10} {'speedup':>8}"]
+        """A plain-text table: batch size, eager and graph p50, speedup; for paired sweeps also the
+        fastest host mode's eager median, the pairs' p10-p90 and the number of host modes seen."""
+        if len(self.seq_lens) > 1:
+            return "\n\n".join(self.at_seq(s).table().replace(f"{self.model}:", f"{self.model} (seq {s}):", 1)
+                                for s in self.seq_lens)
+        paired = any(self.is_paired(b) for b in self.batch_sizes)
+        if not paired:
+            lines = [f"{self.model}: end-to-end p50 latency (µs)",
+                     f"{'batch':>6} {'eager':>10} {'graph':>10} {'speedup':>8}"]
+            for b in self.batch_sizes:
+                if self.has(b):
+                    e, g = self.point(b, "eager").p50_us, self.point(b, "graph").p50_us
+                    lines.append(f"{b:>6} {e:>10.1f} {g:>10.1f} {self.speedup(b):>7.2f}x")
+            return "\n".join(lines)
+        lines = [f"{self.model}: end-to-end p50 latency (µs); speedup = median over paired blocks",
+                 f"{'batch':>6} {'eager':>9} {'fastest':>9} {'graph':>9} {'speedup':>8} {'p10-p90':>12} "
+                 f"{'fastest':>8} {'modes':>5}"]
         for b in self.batch_sizes:
-            if self.has(b):
-                e, g = self.point(b, "eager").p50_us, self.point(b, "graph").p50_us
-                lines.append(f"{b:>6} {e:>10.1f} {g:>10.1f} {self.speedup(b):>7.2f}x")
+            if not self.has(b):
+                continue
+            e, g = self.point(b, "eager"), self.point(b, "graph")
+            if not self.is_paired(b):
+                lines.append(f"{b:>6} {e.p50_us:>9.1f} {'':>9} {g.p50_us:>9.1f} {self.speedup(b):>7.2f}x")
+                continue
+            pairs = self.paired(b)
+            spread = f"{pairs.p10:.2f}-{pairs.p90:.2f}x"
+            lines.append(f"{b:>6} {e.p50_us:>9.1f} {pairs.modes.fastest_us:>9.1f} {g.p50_us:>9.1f} "
+                         f"{pairs.p50:>7.2f}x {spread:>12} {pairs.fastest_mode:>7.2f}x {pairs.modes.count:>5}")
+        return "\n".join(lines)
+
+    def modes_report(self) -> str:
+        """One line per batch size: the host speed modes the eager blocks fell into, and the graph's."""
+        lines = [f"{self.model}: host speed modes seen in the timed blocks"]
+        for p in sorted(self.by_mode("eager"), key=lambda p: (p.seq_len or 0, p.batch_size)):
+            where = f"batch {p.batch_size}" + (f", seq {p.seq_len}" if p.seq_len is not None else "")
+            eager = p.host_modes
+            if eager is None:
+                lines.append(f"  {where}: no blocks (recorded before the paired method)")
+                continue
+            graph = self.point(p.batch_size, "graph", p.seq_len).host_modes if self.has(p.batch_size, p.seq_len) else None
+            lines.append(f"  {where}: eager {eager.describe()}" + (f"; graph {graph.describe()}" if graph else ""))
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -365,4 +495,4 @@ class Timeline:
                    {**rec.provenance, **timeline.conditions})
 
 
-__all__ = ["MODES", "LatencyPoint", "ResultsError", "Span", "Sweep", "Timeline", "Trace"]
+__all__ = ["MODES", "HostModes", "LatencyPoint", "PairedSpeedup", "ResultsError", "Span", "Sweep", "Timeline", "Trace"]

@@ -1,26 +1,25 @@
-"""Eager vs graph-replay latency over batch sizes, measured the honest way.
+"""Eager vs graph-replay latency over batch sizes, measured so that a speedup means the same on every run.
 
 Layer 2 (GPU): torch is imported inside functions only. Never imports plotly, graphviz or widgets.
 
-Method (docs/latency-method.md explains each choice):
-- inputs are random (several sets, rotated call by call), never zeros;
-- warm-up calls first (lazy init, cuBLAS handles, allocator), and the very first call is kept
-  apart as `first_call_us`;
-- every timed call is synchronised: host wall time from the call to `torch.cuda.synchronize()`
-  returning (what a request sees) and, in the same loop, CUDA events around the call (GPU side);
-- repetitions per run are chosen so a run lasts about `run_s` seconds (within bounds), and the
-  run is repeated `runs` times; the spread between run medians is the noise floor;
-- order: eager at every batch size first, then the graphs, then one profiled call per point
-  (a process that has run torch.profiler launches kernels more slowly afterwards: docs/overhead.md);
-- kernel count and GPU-busy time come from that profiled call, capture time and graph memory from
-  a separate reference capture with `torch.cuda.CUDAGraph`.
+Method (docs/latency-method.md explains each choice). At each batch size, in one pass:
+1. random inputs (three sets, rotated call by call; never zeros) and one cold eager call (`first_call_us`);
+2. one capture with `gl.capture`: the graph that is timed is the graph whose capture time and memory
+   are reported (`capture_ms`, `instantiate_ms`, `graph_memory_bytes`, `graph_peak_bytes`,
+   `graph_exec_bytes`), and its first call (`first_call_us`);
+3. eager and graph each warmed up until their median settles, then timed in `pairs` pairs of short
+   blocks (~`block_ms` each, eager first in even pairs), so both modes see the same machine state;
+   every block median is kept, with the GPU and CPU clocks read after it (`graphlab.gpu.blocks`).
+After every batch size: one profiled call per point (kernel count, GPU-busy time), profiling last
+because a process that has profiled launches kernels more slowly afterwards.
+
+The results say how the host behaved: `sweep.paired(b)` (speedup per pair, its spread, per host
+mode), `sweep.modes_report()` (the speed modes the eager blocks fell into), `point.fastest_mode_p50_us`.
 
 Example (on a GPU):
     >>> import graphlab as gl
-    >>> from graphlab.gpu.zoo import get_model
-    >>> zm = get_model("mlp")
-    >>> result = gl.sweep(zm.build(), zm.make_inputs, [1, 8, 64], name="mlp")   # doctest: +SKIP
-    >>> print(result.table())                                                     # doctest: +SKIP
+    >>> result = gl.sweep("mlp", batch_sizes=[1, 8, 64])      # doctest: +SKIP
+    >>> print(result.table()); print(result.modes_report())   # doctest: +SKIP
 """
 from __future__ import annotations
 
@@ -31,28 +30,19 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
+from graphlab.core import modes as host_modes
 from graphlab.core.results import DEFAULT_BATCH_SIZES, LatencyPoint, Sweep
-from graphlab.core.stats import median, overhead_share_pct, run_spread_pct, summarize
-from graphlab.errors import GraphlabError, TimingError
-from graphlab.gpu.graph_call import GraphCall, as_tuple, build_graph_call, measure_capture
-from graphlab.gpu.weights import probe_weight_update
+from graphlab.core.stats import overhead_share_pct, run_spread_pct, summarize
+from graphlab.errors import TimingError
+from graphlab.gpu import blocks
+from graphlab.gpu.blocks import BlockSeries, time_pairs
+from graphlab.gpu.conditions import ClockReader, run_conditions
 
 INPUT_SETS = 3
 
 
-
-def run_conditions(torch: Any) -> dict[str, Any]:
-    """GPU, driver, torch and CUDA of this run, for the `conditions` of a result."""
-    from graphlab.env import environment
-
-    env = environment()
-    return {
-        "gpu": env.gpus[0] if env.gpus else None,
-        "driver": env.driver,
-        "torch": env.torch,
-        "cuda": env.torch_cuda,
-        "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
-    }
+def _as_tuple(inputs: Any) -> tuple[Any, ...]:
+    return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
 
 
 def _check_inputs(torch: Any, inputs: Sequence[Any], batch_size: int) -> None:
@@ -63,58 +53,61 @@ def _check_inputs(torch: Any, inputs: Sequence[Any], batch_size: int) -> None:
             )
 
 
-def _time_loop(torch: Any, call: Callable[[Sequence[Any]], Any], input_sets: list[Sequence[Any]], repetitions: int) -> tuple[list[float], list[float]]:
-    """Time `repetitions` synchronised calls; return (wall_us, event_us)."""
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repetitions)]
-    wall: list[float] = []
-    torch.cuda.synchronize()
-    for i, (start, end) in enumerate(events):
-        inputs = input_sets[i % len(input_sets)]
-        t0 = time.perf_counter_ns()
-        start.record()
-        call(inputs)
-        end.record()
-        torch.cuda.synchronize()
-        wall.append((time.perf_counter_ns() - t0) / 1000.0)
-    return wall, [s.elapsed_time(e) * 1000.0 for s, e in events]
+def _call_make_inputs(make_inputs: Callable[..., Any], batch_size: int, seed: int) -> tuple[Any, ...]:
+    try:
+        takes_seed = "seed" in inspect.signature(make_inputs).parameters
+    except (TypeError, ValueError):
+        takes_seed = False
+    return _as_tuple(make_inputs(batch_size, seed=seed) if takes_seed else make_inputs(batch_size))
 
 
-def _measure(torch: Any, call: Callable[[Sequence[Any]], Any], input_sets: list[Sequence[Any]], *, mode: str,
-             batch_size: int, warmup: int, repetitions: int | None, runs: int, run_s: float,
-             first_call_us: float | None, **extra: Any) -> LatencyPoint:
-    """Warm up, then time `runs` runs of synchronised calls; no profiling here (see `_with_profile`)."""
-    for i in range(warmup):
-        call(input_sets[i % len(input_sets)])
+def _timed_once(torch: Any, call: Callable[[], Any]) -> float:
+    """Wall µs of one synchronised call (the cold first call of a mode)."""
     torch.cuda.synchronize()
-    if repetitions is None:  # aim for ~run_s seconds per run, from a short probe
-        probe, _ = _time_loop(torch, call, input_sets, 10)
-        repetitions = int(min(2000, max(50, run_s * 1e6 / max(median(probe), 1.0))))
-    wall_all: list[float] = []
-    gpu_all: list[float] = []
-    run_medians: list[float] = []
-    for _ in range(runs):
-        wall, gpu = _time_loop(torch, call, input_sets, repetitions)
-        wall_all += wall
-        gpu_all += gpu
-        run_medians.append(median(wall))
-    w, g = summarize(wall_all), summarize(gpu_all)
+    t0 = time.perf_counter_ns()
+    call()
+    torch.cuda.synchronize()
+    return (time.perf_counter_ns() - t0) / 1e3
+
+
+def _point(series: BlockSeries, batch_size: int, first_call_us: float, **extra: Any) -> LatencyPoint:
+    wall, gpu = summarize(series.wall_us), summarize(series.gpu_us) if series.gpu_us else None
     return LatencyPoint(
-        batch_size=batch_size, mode=mode, p10_us=w.p10_us, p50_us=w.p50_us, p90_us=w.p90_us,
-        gpu_p10_us=g.p10_us, gpu_p50_us=g.p50_us, gpu_p90_us=g.p90_us, repetitions=repetitions, runs=runs,
-        run_p50_us=tuple(run_medians), spread_pct=run_spread_pct(run_medians), first_call_us=first_call_us, **extra,
+        batch_size=batch_size, mode=series.mode, p10_us=wall.p10_us, p50_us=wall.p50_us, p90_us=wall.p90_us,
+        gpu_p10_us=gpu.p10_us if gpu else None, gpu_p50_us=gpu.p50_us if gpu else None,
+        gpu_p90_us=gpu.p90_us if gpu else None, repetitions=series.calls_per_block,
+        runs=len(series.block_p50_us), spread_pct=run_spread_pct(series.block_p50_us), first_call_us=first_call_us,
+        block_p50_us=tuple(series.block_p50_us), block_start_ms=tuple(series.block_start_ms),
+        block_gpu_mhz=tuple(series.block_gpu_mhz), block_cpu_mhz=tuple(series.block_cpu_mhz),
+        warmup_calls=series.warmup_calls, **extra,
     )
 
 
-def _with_profile(point: LatencyPoint, call: Callable[[Sequence[Any]], Any], inputs: Sequence[Any]) -> LatencyPoint:
-    """Add kernel count, GPU-busy time and idle share from one profiled call.
+def _graph_cost(cg: Any, count_kernels: bool) -> dict[str, Any]:
+    """What capturing `cg` cost, from the graph itself (the lead's engine fields; older names as fallback)."""
+    kernels = None
+    if count_kernels:
+        try:
+            kernels = len(cg.graph.kernels())
+        except Exception:  # the DOT export needs cuda-bindings; the kernel count is optional here
+            kernels = None
+    pool = getattr(cg, "pool_bytes", None)
+    return {
+        "kernel_count": kernels,
+        "capture_ms": cg.capture_ms,
+        "instantiate_ms": getattr(cg, "instantiate_ms", None),
+        "graph_memory_bytes": pool if pool is not None else getattr(cg, "memory_bytes", None),
+        "graph_peak_bytes": getattr(cg, "peak_bytes", None),
+        "graph_exec_bytes": getattr(cg, "exec_bytes", None),
+    }
 
-    Runs after every timed loop of a sweep: a process that has run torch.profiler launches kernels
-    more slowly afterwards (measured in docs/overhead.md), so profiling first would bias the timings.
-    """
+
+def _with_profile(point: LatencyPoint, call: Callable[[], Any]) -> LatencyPoint:
+    """Add kernel count, GPU-busy time and idle share from one profiled call (run after all timings)."""
     from graphlab.gpu.timeline import kernel_count, profile_call
 
     try:
-        trace = profile_call(lambda: call(inputs), point.mode)
+        trace = profile_call(call, point.mode)
     except Exception as exc:  # the timings stand without the profile; say why it is missing
         warnings.warn(f"profiling batch {point.batch_size} ({point.mode}) failed, no kernel count/busy time: {exc}",
                       stacklevel=2)
@@ -127,49 +120,48 @@ def _with_profile(point: LatencyPoint, call: Callable[[Sequence[Any]], Any], inp
                    launch_overhead_pct=overhead_share_pct(busy, point.p50_us))
 
 
-def _call_make_inputs(make_inputs: Callable[..., Any], batch_size: int, seed: int) -> tuple[Any, ...]:
-    try:
-        takes_seed = "seed" in inspect.signature(make_inputs).parameters
-    except (TypeError, ValueError):
-        takes_seed = False
-    return as_tuple(make_inputs(batch_size, seed=seed) if takes_seed else make_inputs(batch_size))
-
-
 def sweep(
     model: Any,
     make_inputs: Callable[..., Any] | None = None,
     batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
     *,
     name: str | None = None,
+    pairs: int = blocks.PAIRS,
+    block_ms: float = blocks.BLOCK_MS,
+    warmup: int = blocks.WARMUP_CALLS,
+    warmup_max_ms: float = blocks.WARMUP_MAX_MS,
     repetitions: int | None = None,
-    runs: int = 5,
-    warmup: int = 20,
-    run_s: float = 0.05,
+    runs: int | None = None,
     profile: bool = True,
     check_weights: bool = True,
+    count_kernels: bool = True,
     progress: bool = True,
     on_point: Callable[[LatencyPoint], None] | None = None,
 ) -> Sweep:
-    """Measure eager and graph latency of `model` at each batch size.
+    """Measure eager and graph latency of `model` at each batch size, in interleaved pairs of blocks.
 
     Args:
         model: an `nn.Module` / callable of CUDA tensors, or a zoo name ("mlp", "gpt", ...).
         make_inputs: `make_inputs(batch_size, seed=...)` -> tensor or tuple of tensors (random);
             optional for zoo names.
         batch_sizes: batch sizes to measure, in order.
-        repetitions: timed calls per run (default: enough for ~`run_s` seconds, 50..2000).
-        runs: repeated runs per point; their spread is reported as `spread_pct`.
-        warmup: untimed calls before timing, per mode and batch size.
-        profile: also profile one call per point (kernel count, GPU-busy time, overhead share),
-            after all timings.
+        pairs: (eager block, graph block) pairs per batch size; `runs` is an older name for it.
+        block_ms: the length of one block (10-30 ms: much shorter than a host speed mode lasts).
+        warmup: untimed calls at least, per mode and batch size; then warm-up goes on in short blocks
+            until the median settles (within 5%), for at most `warmup_max_ms`.
+        repetitions: calls per block (default: enough for ~`block_ms`).
+        profile: also profile one call per point (kernel count, GPU-busy time, overhead share), after
+            all timings.
         check_weights: also probe what a graph does when weights change (`probe_weight_update`).
-        progress: show a tqdm.auto bar (one step per timed point: eager first, then graphs).
-        on_point: called with each `LatencyPoint` as soon as it is measured (the widget uses it).
+        count_kernels: count the graph's kernel nodes from its DOT dump (needs cuda-bindings).
+        progress: show a tqdm.auto bar (one step per batch size).
+        on_point: called with each `LatencyPoint` as soon as it is measured (eager, then graph).
 
     Returns:
-        A `Sweep` with an eager and a graph point per batch size.
+        A `Sweep` with an eager and a graph point per batch size; every block median is kept.
     """
     from graphlab.env import require_cuda
+    from graphlab.gpu.capture import capture
 
     torch = require_cuda("sweep")
     if isinstance(model, str):
@@ -183,76 +175,81 @@ def sweep(
         raise TimingError("sweep() needs make_inputs(batch_size, seed=...) unless model is a zoo name")
     if not batch_sizes:
         raise TimingError("sweep() needs at least one batch size, e.g. [1, 8, 64]")
+    pairs = runs if runs is not None else pairs
+    if pairs < 1 or block_ms <= 0 or (repetitions is not None and repetitions < 1):
+        raise TimingError(f"sweep() needs pairs >= 1, block_ms > 0 and repetitions >= 1; got pairs={pairs}, "
+                          f"block_ms={block_ms}, repetitions={repetitions}")
     if hasattr(model, "eval"):
         model.eval()
     name = name or type(model).__name__
-    common = dict(warmup=warmup, repetitions=repetitions, runs=runs, run_s=run_s)
-    bar = _progress_bar(progress, 2 * len(batch_sizes), name)
-
-    def done(point: LatencyPoint) -> None:
-        if on_point is not None:
-            on_point(point)
-        if bar is not None:
-            bar.set_postfix_str(f"{point.mode} batch {point.batch_size}: p50 {point.p50_us:.1f} µs")
-            bar.update(1)
-
-    eager: dict[int, LatencyPoint] = {}
-    graph: dict[int, LatencyPoint] = {}
-    calls: dict[int, GraphCall] = {}
+    clocks = ClockReader(torch.cuda.current_device())
+    bar = _progress_bar(progress, len(batch_sizes), name)
+    points: list[LatencyPoint] = []
+    profiled: list[tuple[int, Any, tuple[Any, ...]]] = []  # (index of the eager point, graph, inputs)
+    started = time.perf_counter()
     with torch.no_grad():
-        inputs = {b: [_call_make_inputs(make_inputs, b, seed) for seed in range(INPUT_SETS)] for b in batch_sizes}
-        for batch_size in batch_sizes:  # 1. eager, before captures and profiling touch the process
-            _check_inputs(torch, inputs[batch_size][0], batch_size)
-            torch.cuda.synchronize()
-            t0 = time.perf_counter_ns()
-            model(*inputs[batch_size][0])
-            torch.cuda.synchronize()
-            eager[batch_size] = _measure(torch, lambda xs: model(*xs), inputs[batch_size], mode="eager",
-                                         batch_size=batch_size, first_call_us=(time.perf_counter_ns() - t0) / 1e3,
-                                         **common)
-            done(eager[batch_size])
-        for batch_size in batch_sizes:  # 2. graphs: capture cost, then copy-in + replay timings
-            _, _, cost = measure_capture(torch, model, tuple(x.clone() for x in inputs[batch_size][0]))
-            torch.cuda.empty_cache()
-            graph_call = build_graph_call(model, inputs[batch_size][0])
-            t0 = time.perf_counter_ns()
-            graph_call.call(inputs[batch_size][0])
-            torch.cuda.synchronize()
-            graph[batch_size] = _measure(
-                torch, graph_call.call, inputs[batch_size], mode="graph", batch_size=batch_size,
-                first_call_us=(time.perf_counter_ns() - t0) / 1e3, kernel_count=graph_call.kernel_nodes,
-                capture_ms=cost.capture_ms, graph_memory_bytes=cost.pool_bytes, graph_exec_bytes=cost.exec_bytes,
-                graph_peak_bytes=cost.peak_bytes,
-                **common)
+        for batch_size in batch_sizes:
+            input_sets = [_call_make_inputs(make_inputs, batch_size, seed) for seed in range(INPUT_SETS)]
+            _check_inputs(torch, input_sets[0], batch_size)
+            eager_first = _timed_once(torch, lambda: model(*input_sets[0]))
+            cg = capture(model, *input_sets[0], name=f"{name}-b{batch_size}")
+            graph_first = _timed_once(torch, lambda: cg(*input_sets[0]))
+            series = time_pairs(torch, {"eager": lambda xs: model(*xs), "graph": lambda xs: cg(*xs)}, input_sets,
+                                pairs=pairs, block_ms=block_ms, block_calls=repetitions, warmup=warmup,
+                                warmup_max_ms=warmup_max_ms, clocks=clocks)
+            eager = _point(series["eager"], batch_size, eager_first)
+            graph = _point(series["graph"], batch_size, graph_first, **_graph_cost(cg, count_kernels))
+            points += [eager, graph]
+            for point in (eager, graph):
+                if on_point is not None:
+                    on_point(point)
             if profile:
-                calls[batch_size] = graph_call
-            del graph_call
-            done(graph[batch_size])
-        if profile:  # 3. profiling last (see _with_profile)
-            for batch_size in batch_sizes:
-                eager[batch_size] = _with_profile(eager[batch_size], lambda xs: model(*xs), inputs[batch_size][0])
-                graph[batch_size] = _with_profile(graph[batch_size], calls[batch_size].call, inputs[batch_size][0])
-        calls.clear()
+                profiled.append((len(points) - 2, cg, input_sets[0]))
+            else:
+                cg.reset()
+            del cg, series
+            if bar is not None:
+                bar.set_postfix_str(f"batch {batch_size}: eager {eager.p50_us:.0f} µs, graph {graph.p50_us:.0f} µs")
+                bar.update(1)
+        for index, cg, inputs in profiled:  # profiling last: it slows the launches of everything after it
+            points[index] = _with_profile(points[index], lambda: model(*inputs))
+            points[index + 1] = _with_profile(points[index + 1], lambda: cg(*inputs))
+            cg.reset()
+        profiled.clear()
         torch.cuda.empty_cache()
     if bar is not None:
         bar.close()
-    points = [p for b in batch_sizes for p in (eager[b], graph[b])]
     conditions = {
         **run_conditions(torch),
-        "warmup": warmup, "runs": runs, "repetitions": repetitions or f"auto (~{run_s} s per run, 50..2000)",
-        "input_sets": INPUT_SETS, "graph_call": "graphlab.capture",
+        **clocks.describe(),
+        "method": "paired blocks",
+        "pairs": pairs, "block_ms": block_ms, "repetitions": repetitions or f"auto (~{block_ms:g} ms per block)",
+        "min_block_calls": blocks.MIN_BLOCK_CALLS, "max_block_calls": blocks.MAX_BLOCK_CALLS,
+        "warmup": warmup, "warmup_max_ms": warmup_max_ms,
+        "warmup_rule": f"at least `warmup` calls, then {blocks.WARMUP_BLOCK_MS:g} ms blocks until three block "
+                       f"medians lie within {blocks.SETTLE_PCT:g}%, or warmup_max_ms",
+        "input_sets": INPUT_SETS, "graph_call": "graphlab.capture: CapturedGraph.__call__ (copy in, replay)",
         "wall_time": "host perf_counter from call to torch.cuda.synchronize() returning",
         "gpu_time": "CUDA events recorded on the current stream around the call",
-        "capture_ms": "reference torch.cuda.CUDAGraph capture + instantiate, warm-up excluded",
-        "graph_memory_bytes": "torch.cuda.memory_reserved() growth over that capture (the graph's private pool)",
+        "pair_order": "eager block first in even pairs, graph block first in odd pairs",
+        "gc": "Python's garbage collector off during the timed pairs",
+        "mode_detection": {"max_modes": host_modes.MAX_MODES, "min_step_pct": host_modes.MIN_STEP_PCT,
+                           "min_separation": host_modes.MIN_SEPARATION, "min_share": host_modes.MIN_SHARE,
+                           "min_blocks": host_modes.MIN_BLOCKS},
+        "capture_ms": "the timed graph's own capture (capture_begin to capture_end), warm-up excluded; "
+                      "instantiate_ms apart",
+        "graph_memory_bytes": "torch.cuda.memory_reserved() growth over the timed graph's capture (its pool)",
         "graph_exec_bytes": "drop of cudaMemGetInfo free memory over instantiate() (driver's executable graph)",
-        "graph_peak_bytes": "peak torch.cuda.memory_allocated() growth during that capture (bytes the pool must hold)",
-        "order": "eager at every batch size, then graphs, then one profiled call per point (profiling last: "
-                 "a process that has profiled launches kernels more slowly)",
+        "graph_peak_bytes": "peak torch.cuda.memory_allocated() growth during the capture",
+        "order": "per batch size: cold eager call, capture, cold graph call, warm-up, paired blocks; "
+                 "then one profiled call per point (profiling last)",
+        "sweep_s": round(time.perf_counter() - started, 2),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     weights = None
     if check_weights and hasattr(model, "parameters"):
+        from graphlab.gpu.weights import probe_weight_update
+
         try:
             weights = probe_weight_update(model, _call_make_inputs(make_inputs, batch_sizes[0], 0))
         except Exception as exc:  # keep the sweep; record why the probe is missing
@@ -261,14 +258,14 @@ def sweep(
 
 
 def _progress_bar(progress: bool, total: int, name: str) -> Any:
-    """A tqdm.auto bar (one step per timed point), or None without progress or tqdm."""
+    """A tqdm.auto bar (one step per batch size), or None without progress or tqdm."""
     if not progress:
         return None
     try:
         from tqdm.auto import tqdm
     except ImportError:  # no tqdm: measure without a bar
         return None
-    return tqdm(total=total, desc=f"{name}: eager, then graphs", unit="point")
+    return tqdm(total=total, desc=f"{name}: eager and graph in pairs", unit="batch size")
 
 
 __all__ = ["DEFAULT_BATCH_SIZES", "TimingError", "run_conditions", "sweep"]

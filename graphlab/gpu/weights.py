@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphlab.gpu.graph_call import as_tuple, build_graph_call
 
 
 def _flat_outputs(torch: Any, out: Any) -> Any:
@@ -29,7 +28,9 @@ def probe_weight_update(model: Any, inputs: Any, seed: int = 1) -> dict[str, Any
 
     import torch
 
-    args = as_tuple(inputs)
+    from graphlab.gpu.capture import capture
+
+    args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     work = copy.deepcopy(model).eval()
     params = [(mod, pname, p) for mod in work.modules() for pname, p in mod.named_parameters(recurse=False)]
     if not params:
@@ -37,8 +38,8 @@ def probe_weight_update(model: Any, inputs: Any, seed: int = 1) -> dict[str, Any
     gen = torch.Generator(device=params[0][2].device).manual_seed(seed)
     tol = 1e-3
     with torch.no_grad():
-        graph_call = build_graph_call(work, args)
-        before = _flat_outputs(torch, graph_call.call(args)).clone()
+        cg = capture(work, *args, name="weight-probe")
+        before = _flat_outputs(torch, cg(*args)).clone()
         scale = float(before.abs().max()) or 1.0
 
         def rel(a: Any, b: Any) -> float:
@@ -47,14 +48,15 @@ def probe_weight_update(model: Any, inputs: Any, seed: int = 1) -> dict[str, Any
         for _, _, p in params:
             if p.is_floating_point():
                 p.copy_(p + 0.5 * p.std().nan_to_num(1.0) * torch.randn(p.shape, generator=gen, device=p.device, dtype=p.dtype))
-        replay_inplace = _flat_outputs(torch, graph_call.call(args)).clone()
+        replay_inplace = _flat_outputs(torch, cg(*args)).clone()
         eager_inplace = _flat_outputs(torch, work(*args)).clone()
         kept = [p for _, _, p in params]  # keep the old storage alive: the graph still reads it
         for mod, pname, p in params:
             if p.is_floating_point():
                 setattr(mod, pname, torch.nn.Parameter(p.detach() * -1.0 + 0.1, requires_grad=False))
-        replay_rebound = _flat_outputs(torch, graph_call.call(args)).clone()
+        replay_rebound = _flat_outputs(torch, cg(*args)).clone()
         eager_rebound = _flat_outputs(torch, work(*args)).clone()
+        cg.reset()
         del kept
     changed = rel(eager_inplace, before)
     return {

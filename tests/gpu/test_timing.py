@@ -1,8 +1,10 @@
-"""GPU: a short latency sweep gives sane numbers; kernel counts agree with the captured graph.
+"""GPU: a short paired sweep gives sane numbers; it captures each batch size once; kernel counts agree.
 
-Timing *targets* live in bench/; these tests only assert what must hold on any CUDA GPU: the
-numbers are positive and ordered, the MLP at batch size 1 is faster as a graph than eagerly
-(it is launch-bound: five small kernels), and profiler and graph agree on the kernels.
+Timing *targets* live in bench/ and scripts/gpu_repro_check.sh; these tests only assert what must hold
+on any CUDA GPU: the numbers are positive and ordered, the blocks alternate and are all kept, the
+reported capture cost is that of the graph that was timed, the MLP at batch size 1 is faster as a
+graph than eagerly (it is launch-bound: five small kernels), and profiler and graph agree on the
+kernels. About 15 s on an H200.
 """
 from __future__ import annotations
 
@@ -24,11 +26,29 @@ def mlp():
 
 
 @pytest.fixture(scope="module")
-def mlp_sweep(mlp):
+def captured_by_sweep():
+    """Every CapturedGraph made while the module's sweep ran (to check it captured each batch size once)."""
+    return []
+
+
+@pytest.fixture(scope="module")
+def mlp_sweep(mlp, captured_by_sweep):
+    import graphlab.gpu.capture as capture_module
     from graphlab.gpu.timing import sweep
 
+    real = capture_module.capture
+
+    def counting(*args, **kwargs):
+        cg = real(*args, **kwargs)
+        captured_by_sweep.append((cg.name, cg.capture_ms, cg.pool_bytes))
+        return cg
+
     model, make_inputs = mlp
-    return sweep(model, make_inputs, [1, 8], name="mlp", runs=3, repetitions=200, warmup=20, progress=False)
+    capture_module.capture = counting
+    try:
+        return sweep(model, make_inputs, [1, 8], name="mlp", pairs=6, block_ms=10.0, progress=False)
+    finally:
+        capture_module.capture = real
 
 
 def test_sweep_numbers_are_sane(mlp_sweep):
@@ -37,19 +57,39 @@ def test_sweep_numbers_are_sane(mlp_sweep):
     for p in mlp_sweep:
         assert 0 < p.p10_us <= p.p50_us <= p.p90_us < 1_000_000
         assert 0 < p.gpu_p50_us <= p.p50_us  # the events sit inside the host-timed window
-        assert p.repetitions == 200 and p.runs == 3 and len(p.run_p50_us) == 3
+        assert p.runs == 6 and len(p.block_p50_us) == 6 and len(p.block_start_ms) == 6
+        assert p.repetitions >= 3 and p.warmup_calls >= 20
         assert p.spread_pct is not None and p.spread_pct >= 0
         assert p.kernel_count and p.kernel_count >= 3
         assert p.gpu_busy_us and 0 < p.gpu_busy_us < p.p50_us
         assert 0 <= p.launch_overhead_pct <= 100
+        assert len(p.block_gpu_mhz) in (0, 6) and len(p.block_cpu_mhz) in (0, 6)
     graph = mlp_sweep.point(1, "graph")
-    assert graph.capture_ms and graph.capture_ms > 0
+    assert graph.capture_ms and graph.capture_ms > 0 and graph.instantiate_ms is not None
     assert graph.graph_memory_bytes is not None and graph.graph_memory_bytes >= 0
+
+
+def test_sweep_captures_each_batch_size_once_and_reports_that_graphs_cost(mlp_sweep, captured_by_sweep):
+    timed = [c for c in captured_by_sweep if c[0].startswith("mlp-b")]
+    assert [c[0] for c in timed] == ["mlp-b1", "mlp-b8"]  # one capture per batch size, no second path
+    for (_, capture_ms, pool_bytes), batch_size in zip(timed, (1, 8)):
+        point = mlp_sweep.point(batch_size, "graph")
+        assert point.capture_ms == capture_ms and point.graph_memory_bytes == pool_bytes
+
+
+def test_pairs_alternate_and_the_modes_are_reported(mlp_sweep):
+    eager, graph = mlp_sweep.point(1, "eager"), mlp_sweep.point(1, "graph")
+    assert eager.block_start_ms[0] < graph.block_start_ms[0] and graph.block_start_ms[1] < eager.block_start_ms[1]
+    pairs = mlp_sweep.paired(1)
+    assert pairs.pairs == 6 and pairs.p10 <= pairs.p50 <= pairs.p90
+    assert eager.host_modes.count >= 1 and eager.fastest_mode_p50_us <= max(eager.block_p50_us)
+    assert "batch 1: eager" in mlp_sweep.modes_report()
+    assert mlp_sweep.conditions["method"] == "paired blocks" and mlp_sweep.conditions["pairs"] == 6
 
 
 def test_graph_beats_eager_at_batch_1_for_the_mlp(mlp_sweep):
     assert mlp_sweep.point(1, "graph").p50_us < mlp_sweep.point(1, "eager").p50_us
-    assert mlp_sweep.speedup(1) > 1.0
+    assert mlp_sweep.speedup(1) > 1.0 and mlp_sweep.paired(1).p10 > 1.0
 
 
 def test_sweep_round_trips_through_json(mlp_sweep):

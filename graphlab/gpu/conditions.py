@@ -1,0 +1,131 @@
+"""What the machine was doing while graphlab timed it: run conditions, GPU and CPU clocks.
+
+Layer 2 (GPU): torch is passed in; pynvml (nvidia-ml-py) is imported lazily and optional. Reading a
+clock never raises: a host that does not report one gets None, and the results say so.
+
+    >>> from graphlab.gpu.conditions import ClockReader
+    >>> clocks = ClockReader()                    # doctest: +SKIP
+    >>> clocks.gpu_mhz(), clocks.cpu_mhz()        # doctest: +SKIP
+    (1980.0, 2400.0)
+
+Why both clocks: eager calls at small batch are host-bound and follow the CPU's speed, graph replays
+are GPU-bound and follow the SM clock. Keeping both next to every block lets a reader see which one
+moved when a timing moved (docs/latency-method.md).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+CPUINFO = "/proc/cpuinfo"
+
+
+def current_cpu() -> int | None:
+    """The CPU core this process last ran on (field 39 of /proc/self/stat), or None off Linux."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _sysfs_mhz(cpu: int) -> float | None:
+    try:
+        with open(f"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_cur_freq", encoding="ascii") as fh:
+            return int(fh.read()) / 1000.0
+    except (OSError, ValueError):
+        return None
+
+
+def _cpuinfo_mhz(cpu: int) -> float | None:
+    """The "cpu MHz" line of one core in /proc/cpuinfo."""
+    this = None
+    try:
+        with open(CPUINFO, encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("processor"):
+                    this = int(line.split(":", 1)[1])
+                elif this == cpu and line.startswith("cpu MHz"):
+                    return float(line.split(":", 1)[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+class ClockReader:
+    """Reads the GPU's SM clock (NVML) and the current CPU core's clock (sysfs cpufreq, else /proc/cpuinfo).
+
+    Made once per sweep; each read costs microseconds and happens between timed blocks, never inside one.
+    """
+
+    def __init__(self, device_index: int = 0):
+        self._nvml: Any = None
+        self._handle: Any = None
+        self.gpu_source = "none (nvidia-ml-py not installed)"
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+            self._nvml = pynvml
+            self.gpu_source = "NVML nvmlDeviceGetClockInfo(NVML_CLOCK_SM)"
+        except Exception as exc:  # no NVML library, no permission, no such device: no GPU clock, said so
+            self.gpu_source = f"none ({type(exc).__name__}: {exc})"[:200]
+        cpu = current_cpu()
+        if cpu is not None and _sysfs_mhz(cpu) is not None:
+            self.cpu_source = "sysfs cpufreq scaling_cur_freq of the current core"
+        elif cpu is not None and _cpuinfo_mhz(cpu) is not None:
+            self.cpu_source = "/proc/cpuinfo 'cpu MHz' of the current core"
+        else:
+            self.cpu_source = "none (the host reports no CPU clock)"
+
+    def gpu_mhz(self) -> float | None:
+        """The SM clock now, in MHz (None without NVML)."""
+        if self._nvml is None:
+            return None
+        try:
+            return float(self._nvml.nvmlDeviceGetClockInfo(self._handle, self._nvml.NVML_CLOCK_SM))
+        except Exception:  # a transient NVML failure: this reading is missing, the timing stands
+            return None
+
+    def cpu_mhz(self) -> float | None:
+        """The clock of the core this process runs on now, in MHz (None when the host does not say)."""
+        cpu = current_cpu()
+        if cpu is None or self.cpu_source.startswith("none"):
+            return None
+        return _sysfs_mhz(cpu) if self.cpu_source.startswith("sysfs") else _cpuinfo_mhz(cpu)
+
+    def describe(self) -> dict[str, str]:
+        return {"gpu_clock": self.gpu_source, "cpu_clock": self.cpu_source}
+
+
+def _cpu_model() -> str | None:
+    with contextlib.suppress(OSError):
+        with open(CPUINFO, encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    return None
+
+
+def run_conditions(torch: Any) -> dict[str, Any]:
+    """GPU, driver, torch, CUDA, CPU and matmul settings of this run, for the `conditions` of a result."""
+    from graphlab.env import environment
+
+    env = environment()
+    affinity = None
+    with contextlib.suppress(AttributeError, OSError):
+        affinity = len(os.sched_getaffinity(0))
+    return {
+        "gpu": env.gpus[0] if env.gpus else None,
+        "driver": env.driver,
+        "torch": env.torch,
+        "cuda": env.torch_cuda,
+        "cpu": _cpu_model(),
+        "cpu_cores_usable": affinity,
+        "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+    }
+
+
+__all__ = ["ClockReader", "current_cpu", "run_conditions"]

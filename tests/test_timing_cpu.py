@@ -1,0 +1,240 @@
+"""The paired timing method on CPU: block timer, warm-up, pair order, and the sweep's bookkeeping.
+
+A stand-in for `torch.cuda` (events that report a fixed time, a synchronize that does nothing) and for
+`gl.capture` (a "graph" that calls the model) let the whole sweep run without a GPU; the timings it
+produces are of CPU calls and only checked for structure, never for values.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import types
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from graphlab.core.results import Sweep  # noqa: E402
+from graphlab.errors import TimingError  # noqa: E402
+from graphlab.gpu import blocks  # noqa: E402
+from graphlab.gpu.blocks import BlockTimer, calls_for, time_pairs, warm_up  # noqa: E402
+
+
+class FakeEvent:
+    made = 0
+
+    def __init__(self, enable_timing: bool = False):
+        FakeEvent.made += 1
+
+    def record(self, stream=None):
+        pass
+
+    def elapsed_time(self, other):
+        return 0.004  # ms
+
+
+class FakeCuda:
+    Event = FakeEvent
+
+    def __init__(self):
+        self.syncs = 0
+
+    def synchronize(self):
+        self.syncs += 1
+
+    def current_device(self):
+        return 0
+
+    def empty_cache(self):
+        pass
+
+
+class FakeTorch:
+    """Real CPU torch for tensors, a stand-in for torch.cuda."""
+
+    def __init__(self):
+        self.cuda = FakeCuda()
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+
+class FakeGraph:
+    def __init__(self, fn, *inputs, **kw):
+        self.fn, self.resets = fn, 0
+        self.capture_ms, self.instantiate_ms = 1.5, 0.25
+        self.pool_bytes, self.peak_bytes, self.exec_bytes = 2 << 20, 1 << 20, 0
+
+    def __call__(self, *xs):
+        return self.fn(*xs)
+
+    @property
+    def graph(self):
+        raise RuntimeError("no DOT export on CPU")
+
+    def reset(self):
+        self.resets += 1
+
+
+def test_block_timer_rotates_inputs_and_reuses_events():
+    fake = FakeTorch()
+    seen = []
+    events: list = []
+    timer = BlockTimer(fake, lambda xs: seen.append(xs[0]), [("a",), ("b",), ("c",)], max_calls=10, events=events)
+    wall, gpu = timer.block(4)
+    assert seen == ["a", "b", "c", "a"] and len(wall) == 4 and gpu == [4.0] * 4
+    assert len(events) == 4
+    timer.block(2, gpu_time=False)
+    assert seen[4:] == ["b", "c"] and len(events) == 4  # rotation continues, no events made untimed
+    timer.block(3)
+    assert len(events) == 4  # reused
+    with pytest.raises(TimingError, match="1 to 10 calls"):
+        timer.block(11)
+    with pytest.raises(TimingError, match="at least one input set"):
+        BlockTimer(fake, lambda xs: None, [], 3)
+
+
+def test_calls_for_sizes_a_block():
+    assert calls_for(800.0, 20.0) == 25
+    assert calls_for(0.5, 20.0) == blocks.MAX_BLOCK_CALLS
+    assert calls_for(1e6, 20.0) == blocks.MIN_BLOCK_CALLS
+
+
+def test_warm_up_stops_once_settled_or_at_the_cap():
+    fake = FakeTorch()
+    timer = BlockTimer(fake, lambda xs: None, [(1,)], max_calls=50)
+    made, per_call = warm_up(timer, min_calls=10, max_ms=500.0, block_ms=0.05)
+    assert made >= 10 and per_call > 0
+    made, _ = warm_up(timer, min_calls=5, max_ms=0.0)
+    assert made == 5  # no time left for settling blocks
+
+
+def test_time_pairs_alternates_and_keeps_every_block():
+    fake = FakeTorch()
+    order = []
+    calls = {"eager": lambda xs: order.append("e"), "graph": lambda xs: order.append("g")}
+    gc.enable()
+    series = time_pairs(fake, calls, [(1,), (2,)], pairs=4, block_calls=3, warmup=2, warmup_max_ms=0.0)
+    assert gc.isenabled()  # restored after the pairs
+    timed = order[4:]  # after 2 + 2 warm-up calls
+    assert timed == list("eee" "ggg" "ggg" "eee" "eee" "ggg" "ggg" "eee")
+    for mode in ("eager", "graph"):
+        s = series[mode]
+        assert s.calls_per_block == 3 and len(s.block_p50_us) == 4 and len(s.wall_us) == 12
+        assert len(s.gpu_us) == 12 and s.warmup_calls == 2
+        assert s.block_gpu_mhz == [] and s.block_cpu_mhz == []
+    starts = [(series["eager"].block_start_ms[i], series["graph"].block_start_ms[i]) for i in range(4)]
+    assert starts[0][0] < starts[0][1] and starts[1][1] < starts[1][0]  # eager first in pair 0, graph in pair 1
+
+
+def test_time_pairs_reads_clocks_after_every_block():
+    class Clocks:
+        def gpu_mhz(self):
+            return 1980.0
+
+        def cpu_mhz(self):
+            return 2400.0
+
+    series = time_pairs(FakeTorch(), {"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=3,
+                        block_calls=2, warmup=1, warmup_max_ms=0.0, clocks=Clocks())
+    assert series["eager"].block_gpu_mhz == [1980.0] * 3 and series["graph"].block_cpu_mhz == [2400.0] * 3
+
+
+def test_time_pairs_refuses_bad_arguments():
+    with pytest.raises(TimingError, match="'eager' and a 'graph'"):
+        time_pairs(FakeTorch(), {"eager": lambda xs: None}, [(1,)])
+    with pytest.raises(TimingError, match="pairs must be at least 1"):
+        time_pairs(FakeTorch(), {"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=0)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    import graphlab.env
+    import graphlab.gpu.capture
+
+    fake = FakeTorch()
+    graphs: list[FakeGraph] = []
+
+    def capture(fn, *inputs, **kw):
+        graphs.append(FakeGraph(fn, *inputs, **kw))
+        return graphs[-1]
+
+    monkeypatch.setattr(graphlab.env, "require_cuda", lambda what: fake)
+    monkeypatch.setattr(graphlab.gpu.capture, "capture", capture)
+    return types.SimpleNamespace(torch=fake, graphs=graphs)
+
+
+def _mlp():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).eval()
+    return model, (lambda b, seed=0: torch.randn(b, 8, generator=torch.Generator().manual_seed(seed + 1)))
+
+
+def test_sweep_runs_one_pass_per_batch_size(fake_gpu):
+    from graphlab.gpu.timing import sweep
+
+    model, make_inputs = _mlp()
+    seen = []
+    result = sweep(model, make_inputs, [1, 4], name="tiny", pairs=5, repetitions=3, warmup=2, warmup_max_ms=0.0,
+                   profile=False, check_weights=False, progress=False, on_point=seen.append)
+    assert [(p.batch_size, p.mode) for p in result.points] == [(1, "eager"), (1, "graph"), (4, "eager"), (4, "graph")]
+    assert [(p.batch_size, p.mode) for p in seen] == [(p.batch_size, p.mode) for p in result.points]
+    assert len(fake_gpu.graphs) == 2 and all(g.resets == 1 for g in fake_gpu.graphs)  # one capture each, released
+    for p in result.points:
+        assert len(p.block_p50_us) == 5 and len(p.block_start_ms) == 5 and p.repetitions == 3 and p.runs == 5
+        assert p.first_call_us > 0 and p.warmup_calls == 2 and p.spread_pct is not None
+        assert p.p10_us <= p.p50_us <= p.p90_us and p.gpu_p50_us == pytest.approx(4.0)
+    graph = result.point(1, "graph")
+    assert graph.capture_ms == 1.5 and graph.instantiate_ms == 0.25
+    assert graph.graph_memory_bytes == 2 << 20 and graph.graph_peak_bytes == 1 << 20 and graph.graph_exec_bytes == 0
+    assert graph.kernel_count is None  # no DOT export here
+    assert result.is_paired(1) and result.paired(4).pairs == 5
+    c = result.conditions
+    assert c["method"] == "paired blocks" and c["pairs"] == 5 and c["repetitions"] == 3
+    assert c["mode_detection"]["min_step_pct"] == 10.0 and "gpu_clock" in c and "cpu_clock" in c
+    assert Sweep.from_json(json.dumps(result.to_dict())) == result
+    result.table(), result.modes_report()
+
+
+def test_sweep_keeps_graphs_for_profiling_last_and_then_frees_them(fake_gpu, monkeypatch):
+    import graphlab.gpu.timeline as timeline
+    from graphlab.core.results import Span, Trace
+    from graphlab.gpu.timing import sweep
+
+    order = []
+
+    def profile_call(call, mode, calls=2):
+        order.append(mode)
+        call()
+        return Trace(mode, (Span("gemm", 1.0, 3.0), Span("relu", 3.0, 4.0)))
+
+    monkeypatch.setattr(timeline, "profile_call", profile_call)
+    model, make_inputs = _mlp()
+    result = sweep(model, make_inputs, [1, 2], pairs=2, repetitions=2, warmup=1, warmup_max_ms=0.0,
+                   check_weights=False, progress=False)
+    assert order == ["eager", "graph", "eager", "graph"]
+    assert all(g.resets == 1 for g in fake_gpu.graphs)
+    p = result.point(2, "eager")
+    assert p.kernel_count == 2 and p.gpu_busy_us == pytest.approx(3.0) and p.launch_overhead_pct is not None
+
+
+def test_sweep_refuses_bad_arguments(fake_gpu):
+    from graphlab.gpu.timing import sweep
+
+    model, make_inputs = _mlp()
+    with pytest.raises(TimingError, match="at least one batch size"):
+        sweep(model, make_inputs, [], progress=False)
+    with pytest.raises(TimingError, match="needs make_inputs"):
+        sweep(model, None, [1], progress=False)
+    with pytest.raises(TimingError, match="pairs >= 1"):
+        sweep(model, make_inputs, [1], pairs=0, progress=False)
+    with pytest.raises(TimingError, match="all-zero"):
+        sweep(model, lambda b: torch.zeros(b, 8), [1], progress=False, profile=False, check_weights=False)
+
+
+def test_runs_is_the_older_name_for_pairs(fake_gpu):
+    from graphlab.gpu.timing import sweep
+
+    model, make_inputs = _mlp()
+    result = sweep(model, make_inputs, [1], runs=3, repetitions=2, warmup=1, warmup_max_ms=0.0, profile=False,
+                   check_weights=False, progress=False)
+    assert result.conditions["pairs"] == 3 and len(result.point(1, "eager").block_p50_us) == 3
