@@ -10,8 +10,8 @@ it times.
     >>> outputs = engine.run(lambda: model(static_x), warmup=3)       # doctest: +SKIP
     >>> engine.graph, engine.cost                                      # doctest: +SKIP
 
-On failure, `abandon` ends the capture, restores the stream and device, releases the failed
-capture's private pool, settles the CUDA generator, and returns one diagnosed `CaptureError`.
+On failure, `abandon` ends the capture, restores the stream and device, drops the failed graph (and
+with it its private pool), settles the CUDA generator, and returns one diagnosed `CaptureError`.
 Layer 2: torch is passed in; never plotly, graphviz or widgets.
 """
 from __future__ import annotations
@@ -26,8 +26,7 @@ from typing import Any, Callable, Iterator
 from graphlab.errors import GraphlabError
 from graphlab.gpu.diagnose import capture_error, diagnose, empty_capture_error
 from graphlab.gpu.dot_export import has_cuda_bindings, raw_graph_handle
-from graphlab.gpu.recovery import (clear_cuda_error, end_allocate_to_pool, end_stray_capture, release_pool,
-                                   settle_rng)
+from graphlab.gpu.recovery import clear_cuda_error, end_allocate_to_pool, end_stray_capture, settle_rng
 from graphlab.gpu.streams import device_index, resolve_stream
 
 CAPTURE_ERROR_MODES = ("global", "thread_local", "relaxed")
@@ -94,7 +93,6 @@ class CaptureEngine:
         self.device_index = device_index(torch, device)
         self.stream = resolve_stream(torch, stream, self.device_index)
         self.pool = pool_id(pool)
-        self.private_pool = self.pool is None
         self.capture_error_mode = capture_error_mode
         self.prefer_filename = prefer_filename
         self.keep_graph = torch_keeps_graphs(torch)
@@ -242,12 +240,10 @@ class CaptureEngine:
             contexts.close()
 
     def _discard(self) -> None:
-        """Drop a graph that will never replay, and its private pool (a failed capture would leak it)."""
-        pool = self._pool_or_none()
+        """Drop a graph that will never replay. torch's reset() gives its pool back to the allocator (also
+        after a failed capture, on 2.11: releasing it again here tripped the allocator's use-count assert)."""
         with contextlib.suppress(Exception):
             self.graph.reset()
-        if self.private_pool and pool is not None:
-            release_pool(self.torch, self.device_index, pool)
 
 
 __all__ = ["CAPTURE_ERROR_MODES", "CaptureCost", "CaptureEngine", "pool_id", "torch_keeps_graphs"]

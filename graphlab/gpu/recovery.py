@@ -1,5 +1,5 @@
 """Leave the process usable after a failed capture: end it, clear the error, restore the stream,
-take the CUDA generator out of capture mode, and give back the failed capture's memory pool.
+and take the CUDA generator out of capture mode.
 
 Layer 2: torch is passed in; cuda-bindings is imported inside functions only.
 """
@@ -53,20 +53,6 @@ def end_allocate_to_pool(torch: Any, device_index: int, pool: Any) -> None:
         torch._C._cuda_endAllocateToPool(device_index, pool)
 
 
-def release_pool(torch: Any, device_index: int, pool: Any) -> None:
-    """Give a failed capture's private pool back to the caching allocator.
-
-    A `CUDAGraph` releases its pool on reset only when it holds a graph; a capture that failed holds
-    none, so without this every failure would keep its pool's memory reserved for the process's life.
-    """
-    release = getattr(torch._C, "_cuda_releasePool", None)
-    if release is not None:
-        with contextlib.suppress(Exception):
-            release(device_index, pool)
-    with contextlib.suppress(Exception):
-        torch.cuda.empty_cache()
-
-
 def end_stray_capture(torch: Any) -> bool:
     """End a capture still running on the current stream (through cuda-bindings); True if one was."""
     if not torch.cuda.is_current_stream_capturing():
@@ -97,4 +83,4 @@ def recover(torch: Any | None = None) -> bool:
     return repaired
 
 
-__all__ = ["clear_cuda_error", "end_allocate_to_pool", "end_stray_capture", "recover", "release_pool", "settle_rng"]
+__all__ = ["clear_cuda_error", "end_allocate_to_pool", "end_stray_capture", "recover", "settle_rng"]
