@@ -85,6 +85,10 @@ _LAZY: dict[str, str] = {
     "WatchedGraphs": "graphlab.gpu.watch_records",
     "WatchSummary": "graphlab.gpu.watch_records",
     "WatchUnsupportedError": "graphlab.errors",
+    "watch_example": "graphlab.gpu.watch_examples",
+    "WatchExample": "graphlab.gpu.watch_examples",
+    "watch_overhead": "graphlab.gpu.watch_overhead",
+    "WatchOverhead": "graphlab.gpu.watch_overhead",
     # layer 3: UI
     "inspect": "graphlab.ui.inspector",
     "inspect_diff": "graphlab.ui.diff_inspector",

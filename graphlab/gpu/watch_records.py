@@ -111,11 +111,22 @@ class WatchedGraph:
 
     @property
     def nodes(self) -> int | None:
-        return None if self.dot is None else len(self.graph)
+        """Node count, or None without a readable DOT (`.graph` says why)."""
+        parsed = self._graph_or_none()
+        return None if parsed is None else len(parsed)
 
     @property
     def kernels(self) -> int | None:
-        return None if self.dot is None else len(self.graph.kernels())
+        parsed = self._graph_or_none()
+        return None if parsed is None else len(parsed.kernels())
+
+    def _graph_or_none(self) -> Any:
+        if self.dot is None:
+            return None
+        try:
+            return self.graph
+        except GraphlabError:  # e.g. the empty graph CUDAGraph Trees keeps its pool alive with
+            return None
 
     @property
     def where(self) -> str:
