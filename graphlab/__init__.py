@@ -89,6 +89,16 @@ _LAZY: dict[str, str] = {
     "WatchExample": "graphlab.gpu.watch_examples",
     "watch_overhead": "graphlab.gpu.watch_overhead",
     "WatchOverhead": "graphlab.gpu.watch_overhead",
+    # serving (graphlab.serve, above gpu)
+    "InferenceService": "graphlab.serve.service",
+    "ServeConfig": "graphlab.serve.config",
+    "create_app": "graphlab.serve.app",
+    "run_loadtest": "graphlab.serve.loadtest",
+    "LoadTest": "graphlab.serve.report",
+    "ServeError": "graphlab.errors",
+    "BadRequestError": "graphlab.errors",
+    "RequestTooLargeError": "graphlab.errors",
+    "OverloadedError": "graphlab.errors",
     # layer 3: UI
     "inspect": "graphlab.ui.inspector",
     "inspect_diff": "graphlab.ui.diff_inspector",

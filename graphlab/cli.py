@@ -4,6 +4,7 @@
     graphlab render FILE.dot -o OUT    write OUT as .svg, .png or .gv (by suffix)
     graphlab about                     what this machine can do
     graphlab record [--out DIR] ...    (GPU) write recordings of the model zoo
+    graphlab loadtest [--model gpt]    (GPU) serve a model, sweep open-loop load over eager/graphs/batching
     graphlab tour [--out DIR]          execute the tutorial notebooks and write the executed copies
 
 Contract: bad input or a missing file exits with status 2 and one line on stderr, never a traceback.
@@ -78,6 +79,12 @@ def _cmd_record(args: argparse.Namespace) -> int:
     return record_main(args)
 
 
+def _cmd_loadtest(args: argparse.Namespace) -> int:
+    from graphlab.serve.loadtest import loadtest_main
+
+    return loadtest_main(args)
+
+
 def _cmd_tour(args: argparse.Namespace) -> int:
     from graphlab.tour import run_tour
 
@@ -110,6 +117,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-sweep", action="store_true", help="graphs only, skip the latency sweeps")
     p.add_argument("--repeats", type=int, default=None, help="timed repetitions per point (default per sweep)")
     p.set_defaults(func=_cmd_record)
+
+    p = sub.add_parser("loadtest", help="(GPU) serve a zoo model and sweep open-loop load over its settings")
+    p.add_argument("--model", default="gpt", help="gpt, resnet18, cnn or mlp (default gpt)")
+    p.add_argument("--settings", nargs="+", default=["eager", "graphs", "graphs+batching"],
+                   help="any of eager, graphs, graphs+batching, eager+batching (default: the first three)")
+    p.add_argument("--rates", nargs="+", type=float, default=None, help="arrival rates in req/s (default per model)")
+    p.add_argument("--duration", type=float, default=2.0, help="seconds of arrivals per rate (default 2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-batch-size", type=int, default=32)
+    p.add_argument("--max-wait-us", type=int, default=500)
+    p.add_argument("--transport", choices=["direct", "asgi", "http"], default="direct",
+                   help="direct: the service in process; asgi: its HTTP app in process; http: a server at --url")
+    p.add_argument("--url", default=None, help="with --transport http: e.g. http://127.0.0.1:8000")
+    p.add_argument("--device", default="cuda", help="cuda, cuda:N, or cpu (eager settings: a dry run)")
+    p.add_argument("--out", default=None, help="folder for loadtest_<model>.json")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_loadtest)
 
     p = sub.add_parser("tour", help="execute the tutorial notebooks and write executed copies")
     p.add_argument("--out", default="out/tour", help="folder for the executed notebooks (default out/tour)")

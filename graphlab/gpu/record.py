@@ -36,6 +36,7 @@ PITFALLS = "pitfalls"
 #: made only when named (`graphlab record --models cache`); the default set is the zoo and pitfalls.
 EXTRA_RECORDERS: dict[str, str] = {
     "watch": "graphlab.gpu.watch_record:record_watch",
+    "serving": "graphlab.serve.record:record_serving",
 }
 
 

@@ -1,0 +1,22 @@
+"""graphlab.serve: one model on one GPU as a real service, and the load test that compares its settings.
+
+    request -> router (Starlette app, uvicorn) -> pre-processing (thread pool: tokenize/pad, resize)
+            -> dynamic batcher (bounded queue; max batch size, max wait in µs)
+            -> GPU worker (its own thread and CUDA stream: eager model or gl.GraphCache)
+            -> post-processing (thread pool: top-k) -> response
+
+    >>> import graphlab as gl
+    >>> service = gl.InferenceService(gl.ServeConfig(model="gpt", setting="graphs+batching")).start()  # doctest: +SKIP
+    >>> app = gl.create_app(service)                  # an ASGI app: uvicorn, or httpx.ASGITransport      # doctest: +SKIP
+    >>> result = gl.run_loadtest("gpt")               # eager vs graphs vs graphs+batching, rate sweep   # doctest: +SKIP
+
+Modules, one job each: config (settings and limits), payload (request checks), preprocess,
+served_model (the wrapped zoo models), batcher, worker, runners (eager / graph cache), postprocess,
+trace (timestamps), service (the pipeline), app (HTTP), loadgen (open-loop generator), report (load
+points and sweeps), loadtest (the sweep and `graphlab loadtest`), record (`graphlab record --models
+serving`), figures (the diagram and the load curves, for notebooks).
+
+A layer of its own above graphlab.gpu: it imports graphlab.core, graphlab.gpu, errors, env and mode;
+nothing in graphlab imports it but the command line and the lazy public names. Only `app` needs
+starlette (and uvicorn to serve it: the `serve` extra); only `figures` needs plotly and graphviz.
+"""

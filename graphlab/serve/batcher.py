@@ -1,0 +1,168 @@
+"""The dynamic batcher: a bounded FIFO of pre-processed requests, cut into batches for the GPU worker.
+
+With merging on, the worker takes the oldest request and waits until either `max_batch_rows` rows
+are queued or the oldest request has waited `max_wait_us`, then takes requests in arrival order
+while they fit (a request is never split across batches). With merging off, every request is its
+own batch, at once. The queue is bounded: `put` refuses with `OverloadedError` (HTTP 503) when
+`capacity` requests are waiting, so a flood costs a fast answer, not memory.
+
+The batcher also counts requests still in pre-processing (`expect` / `put` / `forget`), so each
+batch says how many were on their way when the worker started waiting for it: a worker that waits
+on an empty queue while that count is positive is a worker that pre-processing starves.
+
+    >>> from graphlab.serve.batcher import DynamicBatcher
+    >>> b = DynamicBatcher(max_batch_rows=8, max_wait_us=0, merge=True, capacity=16)
+    >>> b.put("a", rows=3); b.put("b", rows=4); b.put("c", rows=2)
+    >>> [p.item for p in b.get(timeout_s=0).items]         # 3 + 4 fit in 8; "c" waits for the next batch
+    ['a', 'b']
+
+Pure Python (threading only): no torch here.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphlab.errors import GraphlabError, OverloadedError
+
+
+@dataclass
+class Pending:
+    """One request waiting in the queue."""
+
+    item: Any
+    rows: int
+    enqueued_ns: int
+
+
+@dataclass
+class Batch:
+    """Requests the worker runs together, with when and how the batch was formed (monotonic ns).
+
+    Attributes:
+        wait_start_ns: the worker asked for a batch.
+        first_ready_ns: the batch's first request was there for the worker (>= wait_start_ns).
+        formed_ns: the batch was cut (after the batching window, if any).
+        queue_depth: requests left in the queue after this batch was cut.
+        pre_in_flight: requests in pre-processing when the worker started waiting.
+    """
+
+    items: list[Pending] = field(default_factory=list)
+    rows: int = 0
+    wait_start_ns: int = 0
+    first_ready_ns: int = 0
+    formed_ns: int = 0
+    queue_depth: int = 0
+    pre_in_flight: int = 0
+
+
+class DynamicBatcher:
+    """Bounded FIFO + batching policy; thread-safe (one condition variable).
+
+    Args:
+        max_batch_rows: most rows in one batch (a single larger request still forms a batch on its own).
+        max_wait_us: how long the oldest request may wait for company (merging only).
+        merge: False gives one request per batch ("eager" and "graphs" settings).
+        capacity: most requests waiting at once.
+    """
+
+    def __init__(self, max_batch_rows: int, max_wait_us: int, merge: bool, capacity: int):
+        if max_batch_rows < 1 or capacity < 1 or max_wait_us < 0:
+            raise GraphlabError("max_batch_rows and capacity must be positive, max_wait_us non-negative")
+        self.max_batch_rows = max_batch_rows
+        self.max_wait_ns = int(max_wait_us) * 1000
+        self.merge = merge
+        self.capacity = capacity
+        self._queue: deque[Pending] = deque()
+        self._queued_rows = 0
+        self._expected = 0
+        self._closed = False
+        self._cond = threading.Condition()
+
+    # -- producers (pre-processing threads) ------------------------------------------------------------
+    def expect(self) -> None:
+        """A request entered pre-processing (it will be `put` or `forget`-ten)."""
+        with self._cond:
+            self._expected += 1
+
+    def forget(self) -> None:
+        """A request `expect`-ed earlier will not come (its pre-processing failed)."""
+        with self._cond:
+            self._expected = max(0, self._expected - 1)
+
+    def put(self, item: Any, rows: int, *, expected: bool = False) -> None:
+        """Queue one request of `rows` rows; `expected=True` if `expect()` was called for it.
+
+        Raises:
+            OverloadedError: the queue holds `capacity` requests, or the batcher is closed.
+        """
+        with self._cond:
+            if expected:
+                self._expected = max(0, self._expected - 1)
+            if self._closed:
+                raise OverloadedError("the service is shutting down: retry on another replica")
+            if len(self._queue) >= self.capacity:
+                raise OverloadedError(f"the queue is full ({self.capacity} requests waiting): retry later")
+            self._queue.append(Pending(item, rows, time.monotonic_ns()))
+            self._queued_rows += rows
+            self._cond.notify_all()
+
+    # -- the consumer (the GPU worker) -----------------------------------------------------------------
+    def get(self, timeout_s: float | None = None) -> Batch | None:
+        """The next batch; None if nothing came within `timeout_s`, or the batcher is closed and empty."""
+        with self._cond:
+            batch = Batch(wait_start_ns=time.monotonic_ns(), pre_in_flight=self._expected)
+            if not self._cond.wait_for(lambda: self._queue or self._closed, timeout=timeout_s):
+                return None
+            if not self._queue:
+                return None  # closed and drained
+            batch.first_ready_ns = time.monotonic_ns()
+            if self.merge and self.max_wait_ns > 0:
+                deadline = self._queue[0].enqueued_ns + self.max_wait_ns
+                while self._queued_rows < self.max_batch_rows and not self._closed:
+                    remaining_ns = deadline - time.monotonic_ns()
+                    if remaining_ns <= 0:
+                        break
+                    self._cond.wait(remaining_ns / 1e9)
+            self._cut(batch)
+            batch.formed_ns = time.monotonic_ns()
+            return batch
+
+    def _cut(self, batch: Batch) -> None:
+        while self._queue:
+            head = self._queue[0]
+            if batch.items and (not self.merge or batch.rows + head.rows > self.max_batch_rows):
+                break
+            self._queue.popleft()
+            self._queued_rows -= head.rows
+            batch.items.append(head)
+            batch.rows += head.rows
+        batch.queue_depth = len(self._queue)
+
+    # -- state -----------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Refuse new requests; `get` hands out what is queued, then returns None."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    @property
+    def queued_rows(self) -> int:
+        return self._queued_rows
+
+    @property
+    def in_preprocessing(self) -> int:
+        return self._expected
+
+
+__all__ = ["Batch", "DynamicBatcher", "Pending"]

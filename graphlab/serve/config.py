@@ -1,0 +1,129 @@
+"""What a service runs and how: the model, the setting (eager, graphs, batching), the limits.
+
+The settings are the point of comparison, so they are one option of one service: the same
+pre-processing, queue, worker thread and post-processing run in every setting; only what the worker
+calls (the model eagerly, or the graph cache) and whether the batcher merges requests change.
+
+    >>> from graphlab.serve.config import ServeConfig
+    >>> cfg = ServeConfig(model="gpt", setting="graphs+batching", max_batch_size=32, max_wait_us=500)
+    >>> cfg.uses_graphs, cfg.batches_requests
+    (True, True)
+
+Pure Python: no torch here.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from graphlab.core.buckets import bucket_list
+from graphlab.errors import GraphlabError
+
+#: setting -> (the worker calls the graph cache, the batcher merges requests)
+SETTINGS: dict[str, tuple[bool, bool]] = {
+    "eager": (False, False),
+    "graphs": (True, False),
+    "graphs+batching": (True, True),
+    "eager+batching": (False, True),
+}
+#: the three settings the issue compares, in the order figures draw them
+DEFAULT_SETTINGS = ("eager", "graphs", "graphs+batching")
+MODELS = ("gpt", "cnn", "resnet18", "mlp")
+OVERSIZE_POLICIES = ("reject", "eager")
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """One service's configuration.
+
+    Attributes:
+        model: zoo model served ("gpt": text in, next-token top-k out; "cnn"/"resnet18": an RGB image in,
+            class top-k out; "mlp": 256 floats in, class top-k out).
+        setting: one of `SETTINGS` ("eager", "graphs", "graphs+batching", "eager+batching").
+        max_batch_size: most rows the worker runs at once; also the largest graph bucket, and the most rows
+            one request may carry (more is a 413, unless `oversize="eager"`).
+        max_wait_us: with batching, how long the oldest queued request may wait for others to join its batch.
+        buckets: graph-cache buckets: a policy name ("pow2", "vllm"), a list of batch sizes, or the advice of
+            `gl.advise_buckets` (anything with `.buckets`). Ignored by eager settings.
+        oversize: a request with more rows than `max_batch_size`: "reject" (HTTP 413) or "eager" (accepted up
+            to `max_oversize_rows`, run alone by the cache's eager fallback).
+        max_oversize_rows: hard cap on rows with `oversize="eager"` (bounded memory).
+        max_pending: most requests inside the service at once (pre-processing, queued, on the GPU,
+            post-processing); one more gets HTTP 503 at once. This bounds memory under a flood.
+        max_in_flight: batches launched on the GPU but not yet post-processed (2: the worker prepares the next
+            batch while the GPU runs this one).
+        preprocess_threads, postprocess_threads: thread pool sizes of the CPU stages.
+        max_body_bytes: largest request body the HTTP app reads (413 beyond).
+        max_top_k: largest `top_k` a request may ask for.
+        device: "cuda", "cuda:1" or "cpu" (the CPU runs the same pipeline without streams: tests).
+        trace_capacity: per-request and per-batch timestamps kept (a ring: oldest dropped first).
+    """
+
+    model: str = "gpt"
+    setting: str = "graphs+batching"
+    max_batch_size: int = 32
+    max_wait_us: int = 500
+    buckets: Any = "pow2"
+    oversize: str = "reject"
+    max_oversize_rows: int = 256
+    max_pending: int = 512
+    max_in_flight: int = 2
+    preprocess_threads: int = 4
+    postprocess_threads: int = 1
+    max_body_bytes: int = 8 * 2**20
+    max_top_k: int = 20
+    device: str = "cuda"
+    trace_capacity: int = 200_000
+
+    def __post_init__(self) -> None:
+        if self.setting not in SETTINGS:
+            raise GraphlabError(f"setting must be one of {', '.join(SETTINGS)}, got {self.setting!r}")
+        if self.model not in MODELS:
+            raise GraphlabError(f"model must be one of {', '.join(MODELS)}, got {self.model!r}")
+        if self.oversize not in OVERSIZE_POLICIES:
+            raise GraphlabError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), got {self.oversize!r}")
+        for name in ("max_batch_size", "max_pending", "max_in_flight", "preprocess_threads", "postprocess_threads",
+                     "max_body_bytes", "max_top_k", "trace_capacity"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise GraphlabError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.max_wait_us, int) or self.max_wait_us < 0:
+            raise GraphlabError(f"max_wait_us must be a non-negative integer (microseconds), got {self.max_wait_us!r}")
+        if self.max_oversize_rows < self.max_batch_size:
+            raise GraphlabError("max_oversize_rows must be at least max_batch_size")
+        sizes = self.bucket_list()
+        if sizes[-1] != self.max_batch_size:
+            raise GraphlabError(f"the largest bucket ({sizes[-1]}) must equal max_batch_size "
+                                f"({self.max_batch_size}): it is the most rows one batch holds")
+
+    @property
+    def uses_graphs(self) -> bool:
+        """True when the worker calls the graph cache (settings "graphs", "graphs+batching")."""
+        return SETTINGS[self.setting][0]
+
+    @property
+    def batches_requests(self) -> bool:
+        """True when the batcher merges queued requests into one batch (settings "...+batching")."""
+        return SETTINGS[self.setting][1]
+
+    @property
+    def max_request_rows(self) -> int:
+        """Most rows one request may carry before it is refused with 413."""
+        return self.max_oversize_rows if self.oversize == "eager" else self.max_batch_size
+
+    def with_setting(self, setting: str) -> ServeConfig:
+        """The same service in another setting (everything else equal: a fair comparison)."""
+        return replace(self, setting=setting)
+
+    def bucket_list(self) -> list[int]:
+        """The graph buckets, smallest first (a policy name is expanded up to max_batch_size)."""
+        return bucket_list(self.buckets, self.max_batch_size)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["buckets"] = self.bucket_list()
+        out["bucket_policy"] = self.buckets if isinstance(self.buckets, str) else "list"
+        return out
+
+
+__all__ = ["DEFAULT_SETTINGS", "MODELS", "OVERSIZE_POLICIES", "SETTINGS", "ServeConfig"]

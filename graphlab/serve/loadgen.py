@@ -1,0 +1,296 @@
+"""An open-loop load generator: Poisson arrivals at a fixed rate, request sizes from a distribution, fixed seeds.
+
+Open loop means a request is sent when its arrival time comes, whether or not earlier ones have been
+answered, the way independent users arrive. (A closed loop, N clients each waiting for its answer,
+slows down with the server and so never shows it overloaded.) Latency is measured from the
+*scheduled* arrival, so any lag of the generator itself counts against the result, never for it;
+the lag is reported too (`lag_us`).
+
+Arrivals are timed by a clock thread (time.sleep wakes within tens of µs on Linux) that hands each
+due request to the event loop; the loop's own timers round to milliseconds, too coarse for requests
+that take a few hundred µs.
+
+Transports (`send(body) -> (status, json)`):
+- `DirectTransport(service)`: calls `InferenceService.infer` in this process: the pipeline alone.
+- `ASGITransport(app)`: the Starlette app in this process through httpx.ASGITransport: the same HTTP
+  app and JSON, no sockets.
+- `HTTPTransport(url)`: httpx over a real socket to a uvicorn server (another process).
+
+    >>> from graphlab.serve.loadgen import LoadSpec, poisson_arrivals
+    >>> import random
+    >>> times = poisson_arrivals(1000.0, 1.0, random.Random(0))
+    >>> 900 < len(times) < 1100, times == sorted(times)
+    (True, True)
+
+Pure Python plus httpx (only for the two HTTP transports, imported there).
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import random
+import string
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from graphlab.errors import GraphlabError, ServeError
+
+Send = Callable[[dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]]
+#: rows per request -> weight: mostly single rows, a tail of larger requests (mean 2.0 rows)
+DEFAULT_ROWS = ((1, 0.6), (2, 0.2), (4, 0.15), (8, 0.05))
+BODIES_PER_SIZE = 16  # distinct bodies per request size, reused in seeded order (bounded memory)
+MAX_REQUESTS = 200_000
+
+
+@dataclass(frozen=True)
+class LoadSpec:
+    """One load-test point.
+
+    Attributes:
+        rate_rps: mean arrival rate (requests per second); gaps are exponential (Poisson arrivals).
+        duration_s: how long arrivals go on (answers are then awaited up to `drain_timeout_s`).
+        seed: seeds arrivals, sizes and contents: the same spec gives the same requests.
+        rows: (rows, weight) pairs: the distribution of rows per request.
+        text_bytes: (min, max) prompt length in bytes (= tokens), uniform (text models).
+        image_sides: (min, max) image side in pixels, uniform per side (image models).
+        top_k: asked of every request.
+    """
+
+    rate_rps: float
+    duration_s: float = 2.0
+    seed: int = 0
+    rows: tuple[tuple[int, float], ...] = DEFAULT_ROWS
+    text_bytes: tuple[int, int] = (8, 64)
+    image_sides: tuple[int, int] = (64, 192)
+    top_k: int = 5
+    drain_timeout_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not self.rate_rps > 0 or not self.duration_s > 0:
+            raise GraphlabError(f"rate_rps and duration_s must be positive, got {self.rate_rps} and {self.duration_s}")
+        if self.rate_rps * self.duration_s > MAX_REQUESTS:
+            raise GraphlabError(f"{self.rate_rps:g} req/s for {self.duration_s:g} s is over {MAX_REQUESTS} requests: "
+                                "shorten the run")
+        if not self.rows or any(r < 1 or w < 0 for r, w in self.rows) or sum(w for _, w in self.rows) <= 0:
+            raise GraphlabError(f"rows must be (rows >= 1, weight >= 0) pairs with a positive total, got {self.rows}")
+
+    @property
+    def mean_rows(self) -> float:
+        total = sum(w for _, w in self.rows)
+        return sum(r * w for r, w in self.rows) / total
+
+
+@dataclass
+class ClientRecord:
+    """What the client saw of one request (monotonic ns; `answer` holds the service's batch and timings)."""
+
+    index: int
+    rows: int
+    scheduled_ns: int
+    sent_ns: int = 0
+    done_ns: int = 0
+    status: int = 0
+    reason: str = ""
+    answer: dict[str, Any] = field(default_factory=dict)
+
+
+def poisson_arrivals(rate_rps: float, duration_s: float, rng: random.Random) -> list[float]:
+    """Arrival offsets in seconds over [0, duration_s): exponential gaps of mean 1/rate."""
+    out, t = [], rng.expovariate(rate_rps)
+    while t < duration_s:
+        out.append(t)
+        t += rng.expovariate(rate_rps)
+    return out
+
+
+def make_bodies(spec: LoadSpec, kind: str, count: int, rng: random.Random) -> list[dict[str, Any]]:
+    """`count` request bodies for a model of `kind`, sizes drawn from `spec.rows` (deterministic for a seed)."""
+    sizes = [r for r, _ in spec.rows]
+    weights = [w for _, w in spec.rows]
+    pools = {rows: [_body(kind, rows, spec, rng) for _ in range(BODIES_PER_SIZE)] for rows in sizes}
+    picks = rng.choices(sizes, weights=weights, k=count)
+    return [pools[rows][rng.randrange(BODIES_PER_SIZE)] for rows in picks]
+
+
+def body_rows(body: dict[str, Any]) -> int:
+    for key in ("texts", "images", "vectors"):
+        if key in body:
+            return len(body[key])
+    return 1
+
+
+def _body(kind: str, rows: int, spec: LoadSpec, rng: random.Random) -> dict[str, Any]:
+    if kind == "text":
+        letters = string.ascii_letters + string.digits + " .,"
+        texts = ["".join(rng.choices(letters, k=rng.randint(*spec.text_bytes))) for _ in range(rows)]
+        return {"texts": texts, "top_k": spec.top_k}
+    if kind == "image":
+        images = []
+        for _ in range(rows):
+            height, width = rng.randint(*spec.image_sides), rng.randint(*spec.image_sides)
+            pixels = rng.randbytes(height * width * 3)
+            images.append({"height": height, "width": width, "pixels_b64": base64.b64encode(pixels).decode("ascii")})
+        return {"images": images, "top_k": spec.top_k}
+    if kind == "vector":
+        return {"vectors": [[round(rng.gauss(0, 1), 4) for _ in range(256)] for _ in range(rows)], "top_k": spec.top_k}
+    raise GraphlabError(f"unknown request kind {kind!r}")
+
+
+# -- transports ----------------------------------------------------------------------------------------
+class DirectTransport:
+    """The service in this process, called directly (no HTTP): what the pipeline itself does."""
+
+    name = "direct"
+
+    def __init__(self, service: Any):
+        self.service = service
+
+    async def __call__(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        try:
+            return 200, await self.service.infer(body)
+        except ServeError as exc:
+            return exc.status, {"error": exc.reason, "detail": str(exc)}
+
+    async def aclose(self) -> None:
+        return None
+
+
+class _HttpxTransport:
+    name = "http"
+
+    def __init__(self, client: Any):
+        self.client = client
+
+    async def __call__(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        response = await self.client.post("/v1/infer", json=body)
+        try:
+            data = response.json()
+        except ValueError:
+            data = {"error": "not_json", "detail": response.text[:200]}
+        return response.status_code, data
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def ASGITransport(app: Any) -> _HttpxTransport:
+    """The ASGI app in this process through httpx.ASGITransport (start the service first: no lifespan)."""
+    import httpx
+
+    transport = _HttpxTransport(httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://serve",
+                                                  timeout=60.0))
+    transport.name = "asgi"
+    return transport
+
+
+def HTTPTransport(url: str, max_connections: int = 1024) -> _HttpxTransport:
+    """httpx over real sockets to `url`; enough connections that the client itself never queues."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    return _HttpxTransport(httpx.AsyncClient(base_url=url, limits=limits, timeout=60.0))
+
+
+# -- the open loop -------------------------------------------------------------------------------------
+async def run_open_loop(send: Send, bodies: list[dict[str, Any]], offsets_s: list[float],
+                        drain_timeout_s: float = 30.0) -> tuple[int, list[ClientRecord]]:
+    """Send `bodies[i]` at `offsets_s[i]` after the start, never waiting for answers; await them all.
+
+    Returns (start_ns, records). Requests still unanswered `drain_timeout_s` after the last arrival are
+    cancelled and recorded with status 0, reason "client_timeout".
+    """
+    if len(bodies) != len(offsets_s):
+        raise GraphlabError("one body per arrival time")
+    loop = asyncio.get_running_loop()
+    start_ns = time.monotonic_ns() + 20_000_000  # 20 ms to let the clock thread start
+    records = [ClientRecord(i, body_rows(b), start_ns + int(t * 1e9)) for i, (b, t) in enumerate(zip(bodies, offsets_s))]
+    tasks: list[asyncio.Task[None]] = []
+
+    async def one(record: ClientRecord) -> None:
+        record.sent_ns = time.monotonic_ns()
+        status, data = await send(bodies[record.index])
+        record.done_ns = time.monotonic_ns()
+        record.status = status
+        if status == 200:
+            record.answer = {"batch": data.get("batch", {}), "timing_us": data.get("timing_us", {})}
+        else:
+            record.reason = str(data.get("error", "error"))
+
+    def launch(indices: list[int]) -> None:
+        for i in indices:
+            tasks.append(loop.create_task(one(records[i])))
+
+    all_launched = asyncio.Event()
+
+    def clock() -> None:
+        i, n = 0, len(records)
+        while i < n:
+            now = time.monotonic_ns()
+            due = []
+            while i < n and records[i].scheduled_ns <= now:
+                due.append(i)
+                i += 1
+            if due:
+                loop.call_soon_threadsafe(launch, due)
+            if i < n:
+                time.sleep(max(0.0, (records[i].scheduled_ns - time.monotonic_ns()) / 1e9))
+        loop.call_soon_threadsafe(all_launched.set)
+
+    thread = threading.Thread(target=clock, name="graphlab-loadgen-clock", daemon=True)
+    thread.start()
+    await all_launched.wait()
+    thread.join()
+    if tasks:
+        _, late = await asyncio.wait(tasks, timeout=drain_timeout_s)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+    for record, task in zip(records, tasks):
+        if task.cancelled() and record.status == 0:
+            record.reason = "client_timeout"
+        elif not task.cancelled() and task.exception() is not None and record.status == 0:
+            record.reason = f"client_error: {type(task.exception()).__name__}"
+    return start_ns, records
+
+
+def loop_name() -> str:
+    """The event loop `run_in_fresh_loop` uses: "uvloop" where it is installed, else "asyncio"."""
+    import importlib.util
+
+    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+
+
+def run_in_fresh_loop(coro_fn: Callable[[], Awaitable[Any]]) -> Any:
+    """Run `coro_fn()` to the end on a new event loop in a new thread (uvloop where installed).
+
+    A thread of its own, so this works the same from a script and from a notebook, whose kernel
+    already runs a loop.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        if loop_name() == "uvloop":
+            import uvloop  # type: ignore[import-not-found]
+
+            loop = uvloop.new_event_loop()
+        else:
+            loop = asyncio.new_event_loop()
+        try:
+            box["value"] = loop.run_until_complete(coro_fn())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=target, name="graphlab-loadgen-loop")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+__all__ = ["ASGITransport", "ClientRecord", "DEFAULT_ROWS", "DirectTransport", "HTTPTransport", "LoadSpec",
+           "loop_name", "make_bodies", "poisson_arrivals", "run_in_fresh_loop", "run_open_loop"]

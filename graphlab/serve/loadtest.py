@@ -1,0 +1,237 @@
+"""`gl.run_loadtest` and `graphlab loadtest`: sweep the arrival rate over each setting of one service.
+
+For each setting, one fresh service (model built, every bucket captured before traffic), then for each
+rate, lowest first, one open-loop run (`graphlab.serve.loadgen`) and its summary (`LoadPoint`). Every
+setting sees the same requests at a given rate (the seed depends on the rate, not the setting). A
+setting stops climbing once it answers under 60% of the offered rate: past its knee, more load only
+fills the bounded queue and costs device time.
+
+    >>> import graphlab as gl
+    >>> gl.set_mode("auto")
+    >>> result = gl.run_loadtest("gpt", rates=[500, 2000, 8000], duration_s=1.0)   # doctest: +SKIP
+    >>> print(result.table()); result.knees()                                       # doctest: +SKIP
+
+In recorded mode (`gl.set_mode("recorded")`, or "auto" without a GPU) it returns the sweep recorded on
+the H200 by `graphlab record --models serving` instead of running one.
+
+Transports: "direct" (default) calls the service in this process, so the sweep measures the pipeline
+(pre-processing, batcher, GPU worker, post-processing) and not the HTTP stack; "asgi" drives the
+Starlette app in this process through httpx.ASGITransport (the HTTP app's own cost included, no
+sockets); "http" sends to a running uvicorn server at `url` (one setting: the server's).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from graphlab.errors import GraphlabError, RecordingError
+from graphlab.serve.config import DEFAULT_SETTINGS, ServeConfig
+from graphlab.serve.loadgen import (DEFAULT_ROWS, ASGITransport, DirectTransport, HTTPTransport, LoadSpec, loop_name,
+                                    make_bodies, poisson_arrivals, run_in_fresh_loop, run_open_loop)
+from graphlab.serve.report import LoadTest, summarize_point, timeline_key, timeline_window
+from graphlab.serve.served_model import served_model
+
+RECORDING = "serving"
+RECORD_COMMAND = "graphlab record --models serving"
+DEFAULT_RATES: dict[str, tuple[float, ...]] = {
+    "gpt": (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000),
+    "resnet18": (100, 250, 500, 1000, 1500, 2000, 3000, 4000),
+    "cnn": (250, 500, 1000, 2000, 4000, 8000, 12000),
+    "mlp": (250, 500, 1000, 2000, 4000, 8000, 12000),
+}
+DEFAULT_TIMELINE_RATE = {"gpt": 1000, "resnet18": 500, "cnn": 1000, "mlp": 1000}
+GIVE_UP_SHARE = 0.6
+TRANSPORTS = ("direct", "asgi", "http")
+
+
+def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS, rates: Sequence[float] | None = None,
+                 duration_s: float = 2.0, seed: int = 0, *, max_batch_size: int = 32, max_wait_us: int = 500,
+                 rows: tuple[tuple[int, float], ...] = DEFAULT_ROWS, transport: str = "direct", url: str | None = None,
+                 device: str = "cuda", buckets: Any = "pow2", max_pending: int = 512, preprocess_threads: int = 4,
+                 timeline_rates: Sequence[float] | None = None, timeline_window_us: float = 20_000.0,
+                 progress: bool = True, on_point: Callable[[Any], None] | None = None,
+                 runner_factory: Callable[[ServeConfig], Any] | None = None) -> LoadTest:
+    """Sweep `rates` (req/s) over each of `settings` for `model`; return the `LoadTest`.
+
+    Args:
+        rows: (rows, weight) pairs: the distribution of rows per request.
+        transport: "direct", "asgi" or "http" (with `url`), see the module docstring.
+        timeline_rates: rates whose runs keep a timeline window per setting (default: one per model, the
+            rate in the sweep nearest to DEFAULT_TIMELINE_RATE).
+        on_point: called with each `LoadPoint` as it is measured (the recorder logs them).
+        runner_factory: build the worker's runner from a config (tests inject CPU stand-ins).
+    """
+    from graphlab.mode import is_recorded, recorded_gpu
+
+    if is_recorded():
+        return recorded_loadtest(model, gpu=recorded_gpu())
+    spec_model = served_model(model)
+    if transport not in TRANSPORTS:
+        raise GraphlabError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    if transport == "http" and not url:
+        raise GraphlabError("transport 'http' needs url= (a running `python -m graphlab.serve` server)")
+    if device.startswith("cuda"):
+        from graphlab.env import require_cuda
+
+        require_cuda("gl.run_loadtest on a GPU (pass device='cpu' for a CPU dry run)")
+    rates = sorted(float(r) for r in (rates or DEFAULT_RATES[model]))
+    if timeline_rates is None:
+        target = DEFAULT_TIMELINE_RATE.get(model, rates[len(rates) // 2])
+        timeline_rates = [min(rates, key=lambda r: abs(r - target))]
+    timeline_set = {float(r) for r in timeline_rates}
+    base = ServeConfig(model=model, setting=list(settings)[0] if settings else "eager", max_batch_size=max_batch_size,
+                       max_wait_us=max_wait_us, buckets=buckets, device=device, max_pending=max_pending,
+                       preprocess_threads=preprocess_threads)
+    result = LoadTest(model=model, config=base.to_dict(),
+                      conditions=_conditions(device, transport, seed, duration_s, rows, rates))
+    bar = _progress(len(settings) * len(rates), progress)
+    for setting in ([None] if transport == "http" else list(settings)):
+        config = base.with_setting(setting) if setting else base
+        _sweep_setting(result, config, spec_model.kind, rates, duration_s, seed, rows, transport, url, timeline_set,
+                       timeline_window_us, bar, on_point, runner_factory)
+    if bar is not None:
+        bar.close()
+    return result
+
+
+def _sweep_setting(result: LoadTest, config: ServeConfig, kind: str, rates: list[float], duration_s: float, seed: int,
+                   rows: tuple[tuple[int, float], ...], transport: str, url: str | None, timeline_rates: set[float],
+                   timeline_window_us: float, bar: Any, on_point: Callable[[Any], None] | None,
+                   runner_factory: Callable[[ServeConfig], Any] | None) -> None:
+    from graphlab.serve.service import InferenceService
+
+    service = None
+    if transport != "http":
+        runner = runner_factory(config) if runner_factory is not None else None
+        service = InferenceService(config, runner=runner).start()
+        result.conditions.setdefault("runners", {})[config.setting] = service.stats()["runner"]
+        result.conditions.setdefault("warmup_s", {})[config.setting] = service.stats()["warmup_s"]
+    setting = config.setting if service is not None else _remote_setting(url)
+    try:
+        for index, rate in enumerate(rates):
+            spec = LoadSpec(rate, duration_s, seed=seed * 1_000_003 + int(rate), rows=rows)
+            rng = random.Random(spec.seed)
+            offsets = poisson_arrivals(rate, duration_s, rng)
+            bodies = make_bodies(spec, kind, len(offsets), rng)
+            if service is not None:
+                service.wait_idle()
+                service.reset_stats()
+
+            async def go() -> tuple[int, list[Any]]:
+                send = _transport(transport, service, url)
+                try:
+                    return await run_open_loop(send, bodies, offsets, spec.drain_timeout_s)
+                finally:
+                    await send.aclose()
+
+            start_ns, clients = run_in_fresh_loop(go)
+            batches = requests = []
+            if service is not None:
+                service.wait_idle()
+                batches, requests = service.traces.batches(), service.traces.requests()
+            point = summarize_point(setting=setting, offered_rps=rate, duration_s=duration_s, transport=transport,
+                                    start_ns=start_ns, clients=clients, batches=batches)
+            result.points.append(point)
+            if rate in timeline_rates and batches:
+                middle = start_ns + int(duration_s * 1e9 / 2)
+                result.timelines[timeline_key(setting, rate)] = {
+                    "setting": setting, "rate_rps": rate, **timeline_window(requests, batches, middle, timeline_window_us)}
+            if on_point is not None:
+                on_point(point)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix_str(f"{setting} {rate:g} req/s: {point.achieved_rps:g} done, "
+                                    f"p99 {point.latency_us.get('p99', 0) / 1000:.2f} ms")
+            if point.achieved_rps < GIVE_UP_SHARE * rate:
+                if bar is not None:
+                    bar.update(len(rates) - index - 1)
+                break
+    finally:
+        if service is not None:
+            service.close()
+
+
+def _transport(name: str, service: Any, url: str | None) -> Any:
+    if name == "direct":
+        return DirectTransport(service)
+    if name == "asgi":
+        from graphlab.serve.app import create_app
+
+        return ASGITransport(create_app(service))
+    return HTTPTransport(str(url))
+
+
+def _remote_setting(url: str | None) -> str:
+    import httpx
+
+    try:
+        return str(httpx.get(f"{url}/healthz", timeout=10).json().get("setting", "remote"))
+    except (httpx.HTTPError, ValueError) as exc:
+        raise GraphlabError(f"no graphlab service answers at {url}: {exc}") from None
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc="load test", unit="point")
+
+
+def _conditions(device: str, transport: str, seed: int, duration_s: float, rows: Any, rates: list[float]) -> dict[str, Any]:
+    import torch
+
+    import graphlab
+
+    gpu = torch.cuda.get_device_name() if device.startswith("cuda") else None
+    return {"gpu": gpu, "device": device, "torch": torch.__version__, "cuda": str(torch.version.cuda),
+            "python": platform.python_version(), "cpu_count": os.cpu_count(), "transport": transport,
+            "event_loop": loop_name(), "seed": seed, "duration_s": duration_s,
+            "rows": [list(pair) for pair in rows], "rates_rps": rates, "graphlab_version": graphlab.__version__,
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "clock": "time.monotonic_ns (CLOCK_MONOTONIC: one clock for every thread and process)"}
+
+
+def recorded_loadtest(model: str = "gpt", gpu: str | None = None) -> LoadTest:
+    """The sweep recorded for `model` on a GPU (`graphlab record --models serving`)."""
+    from graphlab.core.recordings import load_recording
+
+    try:
+        rec = load_recording(RECORDING, gpu=gpu)
+    except RecordingError as exc:
+        raise RecordingError(f"{exc}. The serving load tests are recorded on a GPU by `{RECORD_COMMAND}`") from None
+    if model not in rec.result_names:
+        raise RecordingError(f"the {RECORDING!r} recording has no load test for {model!r} (it has "
+                             f"{', '.join(rec.result_names) or 'none'}); record it with `{RECORD_COMMAND}`")
+    return LoadTest.from_dict(rec.results(model), source=rec.banner())
+
+
+# -- `graphlab loadtest` -------------------------------------------------------------------------------
+def loadtest_main(args: argparse.Namespace) -> int:
+    """Entry point of `graphlab loadtest` (its options are defined in graphlab.cli)."""
+    result = run_loadtest(args.model, settings=args.settings, rates=args.rates, duration_s=args.duration,
+                          seed=args.seed, max_batch_size=args.max_batch_size, max_wait_us=args.max_wait_us,
+                          transport=args.transport, url=args.url, device=args.device, progress=not args.no_progress)
+    print(result.table())
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"loadtest_{args.model}.json"
+        data = result.to_dict()
+        data["conditions"]["command"] = "graphlab " + " ".join(sys.argv[1:])
+        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+__all__ = ["DEFAULT_RATES", "RECORDING", "RECORD_COMMAND", "loadtest_main", "recorded_loadtest",
+           "run_loadtest"]

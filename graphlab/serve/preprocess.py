@@ -1,0 +1,128 @@
+"""Pre-processing: a checked request becomes CPU tensors with one row per item, ready to batch.
+
+It runs in the service's thread pool, never on the GPU worker's thread, and touches no GPU:
+the worker stacks the rows of a batch into pinned memory and copies them over itself.
+
+- text: `ByteTokenizer`, a tiny deterministic tokenizer of its own: one token per UTF-8 byte,
+  id = 1 + byte (0 is padding); rows are right-padded to the model's sequence length, and the
+  index of the last real token goes along so the model reads the logits there (causal attention:
+  the padding after it changes nothing).
+- image: base64 RGB bytes -> uint8 (3, H, W) -> bilinear resize with antialiasing to the model's
+  side, kept uint8 (normalisation happens on the GPU, inside the graph).
+- vector: the numbers as float32.
+
+    >>> from graphlab.serve.preprocess import ByteTokenizer
+    >>> tok = ByteTokenizer(vocab=512)
+    >>> tok.encode("hi"), tok.decode_token(105)
+    ([105, 106], 'h')
+
+Layer 2: torch imported inside functions only.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import Any
+
+from graphlab.errors import BadRequestError
+from graphlab.serve.payload import ParsedRequest
+from graphlab.serve.served_model import ServedModelSpec
+
+PAD_ID = 0
+
+
+@dataclass(frozen=True)
+class ByteTokenizer:
+    """Bytes as tokens: id = 1 + (byte mod (vocab - 1)); 0 pads. Deterministic, no files, no downloads."""
+
+    vocab: int = 512
+
+    def encode(self, text: str) -> list[int]:
+        return [1 + (b % (self.vocab - 1)) for b in text.encode("utf-8", errors="surrogatepass")]
+
+    def decode_token(self, token_id: int) -> str:
+        """The text of one token id: the character of its byte (printable ASCII), else an escape like '\\x0a'."""
+        if token_id == PAD_ID:
+            return "<pad>"
+        byte = token_id - 1
+        if byte >= 256:
+            return f"<{token_id}>"
+        return chr(byte) if 32 <= byte < 127 else f"\\x{byte:02x}"
+
+
+@dataclass
+class Prepared:
+    """One request after pre-processing: CPU tensors whose first dimension is the request's rows."""
+
+    inputs: tuple[Any, ...]
+    rows: int
+    top_k: int
+
+
+def preprocess(request: ParsedRequest, spec: ServedModelSpec) -> Prepared:
+    """Turn a checked request into CPU tensors for `spec`'s model (runs on a pre-processing thread).
+
+    Raises:
+        BadRequestError: content that only decoding can find wrong (base64 that is not base64).
+    """
+    if request.kind != spec.kind:
+        raise BadRequestError(f"this service serves {spec.name} ({spec.kind} requests), got a {request.kind} request")
+    if spec.kind == "text":
+        inputs = _tokenize(request.items, spec)
+    elif spec.kind == "image":
+        inputs = _images(request.items, spec)
+    else:
+        import torch
+
+        inputs = (torch.tensor(request.items, dtype=torch.float32),)
+    return Prepared(inputs, request.rows, request.top_k)
+
+
+def _tokenize(texts: tuple[str, ...], spec: ServedModelSpec) -> tuple[Any, Any]:
+    import torch
+
+    tokenizer = ByteTokenizer(spec.classes)
+    ids = torch.zeros((len(texts), spec.seq_len), dtype=torch.int64)
+    last = torch.empty(len(texts), dtype=torch.int64)
+    for row, text in enumerate(texts):
+        tokens = tokenizer.encode(text)[: spec.seq_len]  # payload checks already refused longer prompts
+        ids[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.int64)
+        last[row] = len(tokens) - 1
+    return ids, last
+
+
+def _images(images: tuple[dict[str, Any], ...], spec: ServedModelSpec) -> tuple[Any]:
+    import torch
+
+    size = spec.image_size
+    out = torch.empty((len(images), 3, size, size), dtype=torch.uint8)
+    for row, image in enumerate(images):
+        try:
+            raw = base64.b64decode(image["pixels_b64"], validate=True)
+        except (binascii.Error, ValueError):
+            raise BadRequestError(f"images[{row}].pixels_b64 is not valid base64") from None
+        height, width = image["height"], image["width"]
+        if len(raw) != height * width * 3:
+            raise BadRequestError(f"images[{row}] decodes to {len(raw)} bytes; a {height}x{width} RGB image is "
+                                  f"{height * width * 3}")
+        pixels = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(1, height, width, 3).permute(0, 3, 1, 2)
+        out[row] = resize_uint8(torch, pixels, size)[0]
+    return (out,)
+
+
+def resize_uint8(torch: Any, pixels: Any, size: int) -> Any:
+    """(1, 3, H, W) uint8 -> (1, 3, size, size) uint8, bilinear with antialiasing (as torchvision resizes)."""
+    if pixels.shape[-2:] == (size, size):
+        return pixels
+    from torch.nn import functional as F
+
+    try:  # torch's CPU kernel for uint8 bilinear+antialias is the fast path (no float copy)
+        return F.interpolate(pixels.contiguous(), size=(size, size), mode="bilinear", antialias=True,
+                             align_corners=False)
+    except (RuntimeError, NotImplementedError):
+        resized = F.interpolate(pixels.float(), size=(size, size), mode="bilinear", antialias=True, align_corners=False)
+        return resized.round_().clamp_(0, 255).to(torch.uint8)
+
+
+__all__ = ["ByteTokenizer", "PAD_ID", "Prepared", "preprocess", "resize_uint8"]

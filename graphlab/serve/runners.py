@@ -1,0 +1,107 @@
+"""What the GPU worker calls on a batch: the model eagerly, or the graph cache.
+
+A runner is any callable `runner(*device_inputs) -> scores` with two optional methods the worker
+uses when present: `bucket_for(rows)` (the padded size a batch runs at, for the statistics) and
+`warm_up()` (run once on the worker's thread and stream before the service takes traffic). The
+worker takes a runner by injection, so CPU tests can hand it a stand-in.
+
+- `EagerRunner`: the module at the batch's exact size (no padding, nothing captured). Warm-up calls
+  it at every power-of-two size so that eager gets the same lazy initialisation (cuBLAS handles,
+  allocator blocks) the graphs get from capture: a fair comparison.
+- `make_cache_runner`: `gl.GraphCache` over the buckets of the config, every bucket captured and
+  its padding checked before traffic (largest first, so the shared pool's blocks are reused by the
+  smaller ones). So no capture ever happens while requests are served.
+
+    >>> from graphlab.serve.runners import EagerRunner
+    >>> import torch
+    >>> runner = EagerRunner(torch.nn.Linear(4, 2), example_inputs=lambda n: (torch.randn(n, 4),), max_rows=8)
+    >>> runner(torch.randn(3, 4)).shape, runner.bucket_for(3)
+    (torch.Size([3, 2]), 3)
+
+Layer 2: torch imported inside functions only.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+ExampleInputs = Callable[[int], tuple[Any, ...]]
+
+
+class EagerRunner:
+    """Call the module at the batch's own size; nothing is padded or captured."""
+
+    def __init__(self, module: Any, example_inputs: ExampleInputs, max_rows: int):
+        self.module = module
+        self.example_inputs = example_inputs
+        self.max_rows = max_rows
+
+    def __call__(self, *inputs: Any) -> Any:
+        return self.module(*inputs)
+
+    def bucket_for(self, rows: int) -> int:
+        return rows
+
+    def warm_up(self) -> None:
+        from graphlab.core.buckets import pow2_buckets
+
+        for rows in reversed(pow2_buckets(self.max_rows)):
+            for _ in range(2):
+                self.module(*self.example_inputs(rows))
+
+    def describe(self) -> dict[str, Any]:
+        return {"runner": "eager"}
+
+
+class CacheRunner:
+    """Call a `gl.GraphCache`; `warm_up` captures every bucket (largest first) and checks its padding."""
+
+    def __init__(self, cache: Any, example_inputs: ExampleInputs, buckets: list[int]):
+        self.cache = cache
+        self.example_inputs = example_inputs
+        self.bucket_sizes = sorted(buckets)
+
+    def __call__(self, *inputs: Any) -> Any:
+        return self.cache(*inputs)
+
+    def bucket_for(self, rows: int) -> int:
+        bucket = self.cache.bucket_for(rows)
+        return rows if bucket is None else int(bucket)  # None: above the largest bucket, the eager fallback
+
+    def warm_up(self) -> None:
+        self.cache.warmup(*self.example_inputs(1), progress=False)
+        # the cache checks a bucket's padding (padded replay vs eager) the first time it pads: do it now,
+        # not on the first request that pads
+        previous = 0
+        for bucket in self.bucket_sizes:
+            if previous + 1 < bucket:
+                self.cache(*self.example_inputs(previous + 1))
+            previous = bucket
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"runner": "graph_cache", "buckets": self.bucket_sizes}
+        stats = self.cache.stats()
+        for key in ("graphs", "captures", "capture_ms", "pool_bytes", "exec_bytes", "fallbacks"):
+            if hasattr(stats, key):
+                value = getattr(stats, key)
+                out[key] = round(value, 3) if isinstance(value, float) else value
+        return out
+
+
+def make_cache_runner(module: Any, example_inputs: ExampleInputs, *, max_rows: int, buckets: Any, device: Any,
+                      name: str) -> CacheRunner:
+    """A `CacheRunner` over `gl.GraphCache` (backend "eager" on a CPU device, so tests run the same code).
+
+    copy_outputs=False: the worker copies each batch's scores to the host on the same stream right after
+    the replay, so the next replay cannot overwrite them first; a clone would be one more kernel and buffer.
+    """
+    from graphlab.core.buckets import bucket_list
+    from graphlab.gpu.graph_cache import GraphCache
+
+    sizes = bucket_list(buckets, max_rows)
+    backend = "eager" if getattr(device, "type", str(device)) == "cpu" else None
+    cache = GraphCache(module, buckets=sizes, max_size=max_rows, strict=False, copy_outputs=False, device=device,
+                       name=name, backend=backend)
+    return CacheRunner(cache, example_inputs, sizes)
+
+
+__all__ = ["CacheRunner", "EagerRunner", "make_cache_runner"]

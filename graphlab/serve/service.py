@@ -1,0 +1,332 @@
+"""The service: pre-processing pool -> dynamic batcher -> GPU worker thread -> post-processing pool.
+
+    >>> from graphlab.serve import InferenceService, ServeConfig
+    >>> service = InferenceService(ServeConfig(model="gpt", setting="graphs+batching")).start()   # doctest: +SKIP
+    >>> await service.infer({"texts": ["CUDA graphs "], "top_k": 3})                             # doctest: +SKIP
+    {'id': 0, 'results': [[{'id': 116, 'label': 's', 'prob': 0.0031}, ...]], 'batch': {...}, 'timing_us': {...}}
+
+What the service promises, whatever the load:
+- a bad request is refused before it costs anything: 422 (malformed) or 413 (too large), one line saying why;
+- at most `max_pending` requests are inside at once; one more is refused at once with 503 (bounded memory);
+- an accepted request is always answered, with its result or with a clear error: never dropped, even if
+  its client has gone (then the answer is counted as abandoned) or the service is shutting down
+  (`close()` drains what it accepted before it stops);
+- each stage runs on its own threads: the event loop only checks and hands off, pre-processing runs in a
+  thread pool, the GPU worker in its own thread and stream, post-processing in another pool.
+
+Settings (`ServeConfig.setting`) change only what the worker calls and whether the batcher merges, so
+they compare fairly. `runner=` injects what the worker calls (CPU tests use a stand-in).
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from graphlab.errors import BadRequestError, GraphlabError, OverloadedError, RequestTooLargeError, ServeError
+from graphlab.serve.batcher import Batch, DynamicBatcher
+from graphlab.serve.config import ServeConfig
+from graphlab.serve.payload import Limits, ParsedRequest, parse_body
+from graphlab.serve.postprocess import top_k_rows
+from graphlab.serve.preprocess import Prepared, preprocess
+from graphlab.serve.served_model import served_model
+from graphlab.serve.trace import BatchRecord, RequestRecord, TraceLog
+from graphlab.serve.worker import GPUWorker
+
+Callback = Callable[[Any, BaseException | None], None]
+STATES = ("new", "warming_up", "ready", "closing", "closed")
+
+
+@dataclass
+class _Queued:
+    """What travels through the batcher: the record, the tensors, who to tell."""
+
+    record: RequestRecord
+    inputs: tuple[Any, ...]
+    top_k: int
+    callback: Callback
+
+
+class InferenceService:
+    """One model on one device, behind a bounded, batched, staged pipeline.
+
+    Args:
+        config: what to serve and how (`ServeConfig`).
+        runner: what the GPU worker calls on a batch; default: built from the config (eager model or
+            `gl.GraphCache`). Inject one to test the pipeline without a GPU.
+    """
+
+    def __init__(self, config: ServeConfig, *, runner: Any = None):
+        self.config = config
+        self.spec = served_model(config.model)
+        self.limits = Limits(max_rows=config.max_request_rows, seq_len=self.spec.seq_len or 64,
+                             features=self.spec.features or 256, max_top_k=min(config.max_top_k, self.spec.classes))
+        self.traces = TraceLog(config.trace_capacity)
+        self.counters: Counter[str] = Counter()
+        self.batch_rows: Counter[int] = Counter()
+        self.batch_buckets: Counter[int] = Counter()
+        self.state = "new"
+        self.runner = runner
+        self._injected = runner is not None
+        self._ids = itertools.count()
+        self._lock = threading.Lock()
+        self._pending = 0
+        self._idle = threading.Condition(self._lock)
+        self._batcher = DynamicBatcher(config.max_batch_size, config.max_wait_us, config.batches_requests,
+                                       capacity=config.max_pending)
+        self._pre_pool: ThreadPoolExecutor | None = None
+        self._post_pool: ThreadPoolExecutor | None = None
+        self._worker: GPUWorker | None = None
+
+    # -- life cycle ------------------------------------------------------------------------------------
+    def start(self, timeout_s: float = 600.0) -> InferenceService:
+        """Build the model and runner, warm up (capture every bucket) on the worker's thread, then take traffic."""
+        if self.state != "new":
+            raise GraphlabError(f"the service is {self.state}: start() runs once; make a new InferenceService")
+        self.state = "warming_up"
+        if self.config.device.startswith("cuda"):
+            from graphlab.env import require_cuda
+
+            require_cuda(f"serving {self.config.model} on {self.config.device}")
+        if self.runner is None:
+            self.runner = self._build_runner()
+        self._pre_pool = ThreadPoolExecutor(self.config.preprocess_threads, thread_name_prefix="graphlab-pre")
+        self._post_pool = ThreadPoolExecutor(self.config.postprocess_threads, thread_name_prefix="graphlab-post")
+        self._worker = GPUWorker(self._batcher, self.runner, device=self.config.device, finish=self._finish_batch,
+                                 post_pool=self._post_pool, max_in_flight=self.config.max_in_flight)
+        self._worker.start()
+        try:
+            self._worker.wait_ready(timeout_s)
+        except BaseException:
+            self.state = "closed"
+            self._batcher.close()
+            raise
+        self.state = "ready"
+        return self
+
+    def _build_runner(self) -> Any:
+        from graphlab.serve.runners import EagerRunner, make_cache_runner
+
+        import torch
+
+        device = torch.device(self.config.device)
+        module = self.spec.build(device=str(device))
+
+        def examples(rows: int) -> tuple[Any, ...]:
+            return self.spec.example_inputs(rows, device=str(device))
+
+        if self.config.uses_graphs:
+            return make_cache_runner(module, examples, max_rows=self.config.max_batch_size,
+                                     buckets=self.config.buckets, device=device,
+                                     name=f"serve-{self.config.model}-{self.config.setting}")
+        return EagerRunner(module, examples, self.config.max_batch_size)
+
+    def close(self, timeout_s: float = 60.0) -> None:
+        """Refuse new requests (503), finish every accepted one, then stop the threads."""
+        if self.state in ("closed", "new"):
+            self.state = "closed"
+            return
+        self.state = "closing"
+        deadline = time.monotonic() + timeout_s
+        if self._pre_pool is not None:
+            self._pre_pool.shutdown(wait=True)  # everything accepted reaches the queue (or fails, answered)
+        self._batcher.close()
+        if self._worker is not None:
+            self._worker.join(max(0.0, deadline - time.monotonic()))
+        if self._post_pool is not None:
+            self._post_pool.shutdown(wait=True)
+        self.state = "closed"
+
+    def __enter__(self) -> InferenceService:
+        return self.start() if self.state == "new" else self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- requests --------------------------------------------------------------------------------------
+    async def infer(self, body: Any, disconnected: Callable[[], Awaitable[bool]] | None = None) -> dict[str, Any]:
+        """Answer one request body (a decoded JSON object); raises a `ServeError` subclass when refused.
+
+        If the caller is cancelled, or `disconnected()` says its client went away by the time the answer is
+        ready, the request still ran to the end (it was accepted) and its answer is counted as abandoned.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+
+        def callback(result: Any, error: BaseException | None) -> None:
+            loop.call_soon_threadsafe(_settle, future, record, result, error)
+
+        record = self.submit(body, callback)
+        try:
+            answer = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            self.mark_abandoned(record)
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())  # nobody else will read it
+            raise
+        if disconnected is not None and await disconnected():
+            self.mark_abandoned(record)
+        return answer
+
+    def submit(self, body: Any, callback: Callback) -> RequestRecord:
+        """Check and accept one request; `callback(result, error)` is called once from a service thread.
+
+        Raises (before accepting, callback not called): BadRequestError (422), RequestTooLargeError (413),
+        OverloadedError (503: full, warming up or shutting down).
+        """
+        if self.state != "ready":
+            self.count("refused_not_ready")
+            what = {"new": "not started", "warming_up": "warming up (capturing graphs)"}.get(self.state, "shutting down")
+            raise OverloadedError(f"the service is {what}: retry later")
+        try:
+            parsed = parse_body(body, self.spec.kind, self.limits)
+        except RequestTooLargeError:
+            self.count("refused_too_large")
+            raise
+        except BadRequestError:
+            self.count("refused_malformed")
+            raise
+        with self._lock:
+            if self._pending >= self.config.max_pending:
+                self.counters["refused_overloaded"] += 1
+                raise OverloadedError(f"the service holds {self._pending} requests (max_pending): retry later or "
+                                      "on another replica")
+            self._pending += 1
+            self.counters["accepted"] += 1
+        record = RequestRecord(next(self._ids), parsed.rows, accepted_ns=time.monotonic_ns())
+        self._batcher.expect()
+        try:
+            assert self._pre_pool is not None
+            self._pre_pool.submit(self._preprocess, record, parsed, callback)
+        except RuntimeError:  # close() shut the pool between the state check and here: not accepted after all
+            self._batcher.forget()
+            with self._lock:
+                self._pending -= 1
+                self.counters["accepted"] -= 1
+                self.counters["refused_not_ready"] += 1
+            raise OverloadedError("the service is shutting down: retry on another replica") from None
+        return record
+
+    def count(self, key: str) -> None:
+        """Add one to counter `key` (the HTTP app counts what only it sees, e.g. client_gone_before_accept)."""
+        with self._lock:
+            self.counters[key] += 1
+
+    def mark_abandoned(self, record: RequestRecord) -> None:
+        """The client of `record` went away; its answer (when it comes) goes nowhere."""
+        with self._lock:
+            if record.outcome in ("pending", "ok"):
+                record.outcome = "abandoned"
+                self.counters["abandoned"] += 1
+
+    # -- stages (service threads) ----------------------------------------------------------------------
+    def _preprocess(self, record: RequestRecord, parsed: ParsedRequest, callback: Callback) -> None:
+        record.pre_start_ns = time.monotonic_ns()
+        try:
+            prepared: Prepared = preprocess(parsed, self.spec)
+        except BaseException as exc:  # noqa: BLE001 - answered, never lost
+            self._batcher.forget()
+            record.pre_end_ns = time.monotonic_ns()
+            error = exc if isinstance(exc, ServeError) else ServeError(f"pre-processing failed: {exc}")
+            self._complete(record, callback, None, error)
+            return
+        record.pre_end_ns = time.monotonic_ns()
+        try:
+            self._batcher.put(_Queued(record, prepared.inputs, prepared.top_k, callback), prepared.rows, expected=True)
+        except OverloadedError as exc:  # only when closed mid-way: close() waits for this pool, so never in practice
+            self._complete(record, callback, None, exc)
+
+    def _finish_batch(self, batch: Batch, batch_record: BatchRecord, host: Any, error: BaseException | None) -> None:
+        offset = 0
+        for pending in batch.items:
+            queued: _Queued = pending.item
+            record = queued.record
+            record.batch_id, record.batch_rows = batch_record.batch_id, batch.rows
+            record.dispatched_ns, record.done_ns = batch.formed_ns, batch_record.done_ns
+            if error is not None:
+                self._complete(record, queued.callback, None, error)
+                continue
+            try:
+                rows = host[offset: offset + record.rows]
+                results = top_k_rows(rows, queued.top_k, self.spec.kind, self.spec.classes)
+            except BaseException as exc:  # noqa: BLE001
+                self._complete(record, queued.callback, None, ServeError(f"post-processing failed: {exc}"))
+            else:
+                record.post_end_ns = time.monotonic_ns()
+                answer = {"id": record.request_id, "results": results,
+                          "batch": {"id": batch_record.batch_id, "requests": batch_record.requests,
+                                    "rows": batch.rows, "bucket": batch_record.bucket},
+                          "timing_us": record.timing_us()}
+                self._complete(record, queued.callback, answer, None)
+            offset += record.rows
+        batch_record.post_end_ns = time.monotonic_ns()
+        with self._lock:
+            self.counters["batches"] += 1
+            self.batch_rows[batch.rows] += 1
+            self.batch_buckets[batch_record.bucket] += 1
+        self.traces.add_batch(batch_record)
+
+    def _complete(self, record: RequestRecord, callback: Callback, result: Any, error: BaseException | None) -> None:
+        with self._lock:
+            self._pending -= 1
+            if record.outcome == "pending":
+                record.outcome = "ok" if error is None else "failed"
+            record.status = 200 if error is None else getattr(error, "status", 500)
+            self.counters["answered_ok" if error is None else "answered_error"] += 1
+            self._idle.notify_all()
+        self.traces.add_request(record)
+        try:
+            callback(result, error)
+        except BaseException:  # noqa: BLE001 - a caller's closed loop must not stop the pipeline
+            self.counters["callback_errors"] += 1
+
+    # -- looking at it ---------------------------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """Requests inside the service now (accepted, not yet answered)."""
+        return self._pending
+
+    def wait_idle(self, timeout_s: float = 30.0) -> bool:
+        """Block until every accepted request is answered; False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout=timeout_s)
+
+    def stats(self) -> dict[str, Any]:
+        """Counters, queue state, the batch sizes formed so far and what the runner is."""
+        with self._lock:
+            counters = dict(self.counters)
+            rows = dict(sorted(self.batch_rows.items()))
+            buckets = dict(sorted(self.batch_buckets.items()))
+        describe = getattr(self.runner, "describe", None)
+        return {"state": self.state, "model": self.config.model, "setting": self.config.setting,
+                "pending": self._pending, "queued": len(self._batcher),
+                "in_preprocessing": self._batcher.in_preprocessing, "counters": counters,
+                "batch_rows": rows, "batch_buckets": buckets,
+                "runner": describe() if callable(describe) else {"runner": type(self.runner).__name__},
+                "warmup_s": round(self._worker.warmup_s, 3) if self._worker else None,
+                "config": self.config.to_dict()}
+
+    def reset_stats(self) -> None:
+        """Forget counters, batch sizes and traces (between load-test points)."""
+        with self._lock:
+            self.counters.clear()
+            self.batch_rows.clear()
+            self.batch_buckets.clear()
+        self.traces.clear()
+
+
+def _settle(future: asyncio.Future[Any], record: RequestRecord, result: Any, error: BaseException | None) -> None:
+    record.responded_ns = time.monotonic_ns()
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+__all__ = ["InferenceService", "STATES"]

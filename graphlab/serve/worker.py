@@ -1,0 +1,180 @@
+"""The GPU worker: one thread, one CUDA stream, batches in, scores out, never waiting on the CPU stages.
+
+For each batch the worker thread
+  1. takes an in-flight slot (at most `max_in_flight` batches between launch and post-processing),
+  2. asks the batcher for a batch (so a batch keeps growing while the GPU is busy with the last one),
+  3. stacks the rows into pinned host memory and copies them to the device without blocking,
+  4. calls the runner (eager model or graph cache) on its own stream,
+  5. copies the scores back into pinned memory without blocking and records a CUDA event,
+  6. hands (batch, host scores, event) to the post-processing pool and goes back to 1.
+A post-processing thread waits on the event, not the worker. CUDA timing events around steps 3-5
+give each batch's GPU time; host timestamps (time.monotonic_ns, one clock for every thread and
+process of the machine) give the rest of its timeline.
+
+On a CPU device the same loop runs without streams, pinned memory or events (CPU tests).
+
+    >>> worker = GPUWorker(batcher, runner, device="cuda", finish=finish, post_pool=pool)   # doctest: +SKIP
+    >>> worker.start(); worker.wait_ready()                                                 # doctest: +SKIP
+
+Layer 2: torch imported inside functions only.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from concurrent.futures import Executor
+from typing import Any, Callable
+
+from graphlab.errors import GraphlabError, ServeError
+from graphlab.serve.batcher import Batch, DynamicBatcher
+from graphlab.serve.trace import BatchRecord
+
+POLL_S = 0.05
+
+
+Finish = Callable[[Batch, BatchRecord, Any, BaseException | None], None]
+
+
+class GPUWorker:
+    """Runs batches from `batcher` through `runner` on `device`, in its own thread and stream.
+
+    Args:
+        finish: called on a post-processing thread as finish(batch, record, host_scores, error) once the
+            batch's scores are on the host (error set, scores None, when the batch failed).
+        post_pool: where `finish` runs.
+        max_in_flight: batches launched and not yet finished (bounds pinned memory and GPU queueing).
+    """
+
+    def __init__(self, batcher: DynamicBatcher, runner: Any, *, device: str, finish: Finish, post_pool: Executor,
+                 max_in_flight: int = 2, name: str = "graphlab-gpu-worker"):
+        self.batcher = batcher
+        self.runner = runner
+        self.device_name = device
+        self.finish = finish
+        self.post_pool = post_pool
+        self._slots = threading.Semaphore(max_in_flight)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._next_batch_id = 0
+        self.warmup_s = 0.0
+
+    # -- control ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread.start()
+
+    def wait_ready(self, timeout_s: float | None = None) -> None:
+        """Block until warm-up is done; re-raise what warm-up raised."""
+        if not self._ready.wait(timeout_s):
+            raise GraphlabError(f"the GPU worker did not finish warming up within {timeout_s} s")
+        if self._error is not None:
+            raise self._error
+
+    def join(self, timeout_s: float | None = None) -> None:
+        self._thread.join(timeout_s)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    # -- the thread ------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        import torch
+
+        try:
+            device = torch.device(self.device_name)
+            if device.type == "cuda":
+                torch.cuda.set_device(device)
+                stream = torch.cuda.Stream(device)
+                context: Any = torch.cuda.stream(stream)
+            else:
+                stream, context = None, contextlib.nullcontext()
+            with context, torch.no_grad():
+                t0 = time.perf_counter()
+                warm_up = getattr(self.runner, "warm_up", None)
+                if callable(warm_up):
+                    warm_up()
+                if stream is not None:
+                    stream.synchronize()
+                self.warmup_s = time.perf_counter() - t0
+                self._ready.set()
+                self._serve(torch, device, stream)
+        except BaseException as exc:  # noqa: BLE001 - reported through wait_ready
+            self._error = exc
+            self._ready.set()
+
+    def _serve(self, torch: Any, device: Any, stream: Any) -> None:
+        while True:
+            slot_wait_start = time.monotonic_ns()
+            self._slots.acquire()
+            batch = None
+            while batch is None:
+                batch = self.batcher.get(timeout_s=POLL_S)
+                if batch is None and self.batcher.closed and len(self.batcher) == 0:
+                    self._slots.release()
+                    return
+            record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows, slot_wait_start,
+                                 batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns,
+                                 queue_depth=batch.queue_depth, pre_in_flight=batch.pre_in_flight)
+            self._next_batch_id += 1
+            try:
+                job = self._launch(torch, device, stream, batch, record)
+            except BaseException as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
+                record.error = f"{type(exc).__name__}: {exc}"
+                error = ServeError(f"inference failed on the GPU worker: {record.error}")
+                self.post_pool.submit(self._done, batch, record, None, None, error)
+                continue
+            self.post_pool.submit(self._done, batch, record, *job, None)
+
+    def _launch(self, torch: Any, device: Any, stream: Any, batch: Batch, record: BatchRecord) -> tuple[Any, Any]:
+        record.launch_start_ns = time.monotonic_ns()
+        per_request = [p.item.inputs for p in batch.items]
+        cuda = stream is not None
+        device_inputs, keep = [], []
+        events = None
+        if cuda:
+            events = tuple(torch.cuda.Event(enable_timing=True) for _ in range(4))
+            events[0].record(stream)
+        for position in range(len(per_request[0])):
+            parts = [inputs[position] for inputs in per_request]
+            if cuda:
+                staged = torch.empty((batch.rows, *parts[0].shape[1:]), dtype=parts[0].dtype, pin_memory=True)
+                torch.cat(parts, out=staged)
+                keep.append(staged)  # alive until the batch is done, whatever the host allocator does
+                device_inputs.append(staged.to(device, non_blocking=True))
+            else:
+                device_inputs.append(parts[0] if len(parts) == 1 else torch.cat(parts))
+        record.bucket = int(getattr(self.runner, "bucket_for", lambda n: n)(batch.rows))
+        if cuda:
+            events[1].record(stream)
+        scores = self.runner(*device_inputs)
+        if cuda:
+            events[2].record(stream)
+            host = torch.empty(scores.shape, dtype=scores.dtype, pin_memory=True)
+            host.copy_(scores, non_blocking=True)
+            events[3].record(stream)
+        else:
+            host = scores.detach().clone()
+        record.launch_end_ns = time.monotonic_ns()
+        return host, (events, keep)
+
+    def _done(self, batch: Batch, record: BatchRecord, host: Any, sync: Any, error: BaseException | None) -> None:
+        try:
+            if error is None and sync is not None and sync[0] is not None:
+                events = sync[0]
+                events[3].synchronize()
+                record.gpu_us = events[0].elapsed_time(events[3]) * 1000.0
+                record.compute_us = events[1].elapsed_time(events[2]) * 1000.0
+        except BaseException as exc:  # noqa: BLE001 - a failed kernel surfaces here
+            error = ServeError(f"inference failed on the GPU: {type(exc).__name__}: {exc}")
+            record.error = str(error)
+            host = None
+        record.done_ns = time.monotonic_ns()
+        try:
+            self.finish(batch, record, host, error)
+        finally:
+            self._slots.release()
+
+
+__all__ = ["GPUWorker"]
