@@ -207,10 +207,13 @@ class CudaGraph:
     Attributes:
         graphs: the root graph first, then body graphs in the order the dump lists them.
         source: where the dump came from (a file name, or "<string>").
+        metadata: where the graph came from, when known, e.g. {"rank": 0, "world_size": 2,
+            "device": "cuda:0"} for one rank's graph of a multi-GPU recording (shown by the inspector).
     """
 
     graphs: tuple[Graph, ...]
     source: str = "<string>"
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     _index: dict[str, Node] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -266,14 +269,18 @@ class CudaGraph:
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The CLI's JSON shape: {"graphs": [{"id", "nodes", "edges"}, ...]}."""
-        return {"source": self.source, "graphs": [g.to_dict() for g in self.graphs]}
+        out: dict[str, Any] = {"source": self.source, "graphs": [g.to_dict() for g in self.graphs]}
+        if self.metadata:
+            out["metadata"] = dict(self.metadata)
+        return out
 
     def to_json(self, indent: int | None = 1) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CudaGraph:
-        return cls(graphs=tuple(Graph.from_dict(g) for g in data["graphs"]), source=data.get("source", "<json>"))
+        return cls(graphs=tuple(Graph.from_dict(g) for g in data["graphs"]), source=data.get("source", "<json>"),
+                   metadata=dict(data.get("metadata") or {}))
 
     @classmethod
     def from_json(cls, text: str) -> CudaGraph:

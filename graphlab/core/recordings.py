@@ -37,6 +37,9 @@ REQUIRED_PROVENANCE = ("gpu", "driver", "torch", "cuda", "graphlab_version", "gi
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 ENV_RECORDINGS_DIR = "GRAPHLAB_RECORDINGS"
+#: Fields of a graph's meta.json entry that say where it came from; `Recording.graph` carries them into
+#: `CudaGraph.metadata` (the inspector shows them).
+GRAPH_ORIGIN_FIELDS = ("rank", "world_size", "device")
 
 
 def recordings_root() -> Path:
@@ -175,7 +178,9 @@ class Recording:
         k = self._graph_key(key)
         parsed = parse_dot(self.dot(k), source=str(self.dot_path(k)))  # parse errors name the file
         gpu = self.gpu.replace("NVIDIA ", "")
-        return dataclasses.replace(parsed, source=f"{self.name} {k} ({gpu})")  # what drawings show as title
+        entry = self.meta["graphs"][k]
+        origin = {field: entry[field] for field in GRAPH_ORIGIN_FIELDS if field in entry}  # e.g. a rank's graph
+        return dataclasses.replace(parsed, source=f"{self.name} {k} ({gpu})", metadata=origin)  # title: source
 
     def stored_model(self, key: str | None = None) -> CudaGraph:
         """The model JSON written at record time."""

@@ -143,11 +143,14 @@ def nccl_version(torch: Any) -> str | None:
         return None
 
 
-def communicator_is_eager(torch: Any, group: Any = None) -> bool:
-    """True when the group is bound to a device, i.e. its NCCL communicator was created at init."""
+def communicator_is_eager(torch: Any, group: Any = None) -> bool | None:
+    """True when the group is bound to a device (its NCCL communicator was created at init), False when
+    it is not, None when this torch does not say (no `bound_device_id`)."""
     dist = torch.distributed
     pg = group if group is not None else dist.distributed_c10d._get_default_group()
-    return getattr(pg, "bound_device_id", None) is not None
+    if not hasattr(pg, "bound_device_id"):
+        return None
+    return pg.bound_device_id is not None
 
 
 _CONTEXT: DistContext | None = None
@@ -184,16 +187,19 @@ def init_distributed(backend: str | None = None) -> DistContext:
         device = torch.device("cuda", local_rank)
     else:
         device = torch.device("cpu")
+    passed_device_id = False
     if not dist.is_initialized():
         kwargs: dict[str, Any] = {}
         if backend == "nccl" and "device_id" in inspect.signature(dist.init_process_group).parameters:
             kwargs["device_id"] = device  # eager communicator: it exists before any capture
+            passed_device_id = True
         dist.init_process_group(backend, **kwargs)
+    eager = communicator_is_eager(torch) if dist.get_backend() == "nccl" else False
     cpu_group = dist.new_group(backend="gloo") if dist.get_backend() != "gloo" else dist.group.WORLD
     _CONTEXT = DistContext(
         rank=dist.get_rank(), world_size=dist.get_world_size(), local_rank=local_rank, device=device,
         backend=dist.get_backend(), cpu_group=cpu_group,
-        eager_communicator=backend == "nccl" and communicator_is_eager(torch),
+        eager_communicator=bool(eager) or (eager is None and passed_device_id),
         nccl_version=nccl_version(torch) if backend == "nccl" else None,
     )
     return _CONTEXT

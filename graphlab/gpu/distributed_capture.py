@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from graphlab.errors import CaptureError, DistributedError
 from graphlab.gpu.diagnose import CAUSES, Diagnosis, capture_error
-from graphlab.gpu.distributed import DistContext, communicator_is_eager, current_context, gather_objects
+from graphlab.gpu.distributed import DistContext, current_context, gather_objects
 
 
 def rule_error(cause: str, detail: str) -> CaptureError:
@@ -46,7 +46,7 @@ def check_rules(torch: Any, inputs: tuple[Any, ...], ctx: DistContext, *, warmup
                 require_eager_communicator: bool = True) -> None:
     """Check rules 1-3 on this rank, then agree with every rank; raise the first broken rule (same on all ranks)."""
     mine: list[tuple[str, str]] = []
-    if require_eager_communicator and ctx.backend == "nccl" and not communicator_is_eager(torch):
+    if require_eager_communicator and ctx.backend == "nccl" and not ctx.eager_communicator:
         mine.append(("nccl_lazy_init", f"rank {ctx.rank}: the NCCL communicator was not created eagerly "
                                        "(init_process_group was called without device_id)"))
     if warmup < 1:

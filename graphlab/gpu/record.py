@@ -35,6 +35,7 @@ PITFALLS = "pitfalls"
 #: folder (`write_recording(out_root / gpu_slug(prov["gpu"]) / name, ...)`), returning it. They are
 #: made only when named (`graphlab record --models cache`); the default set is the zoo and pitfalls.
 EXTRA_RECORDERS: dict[str, str] = {
+    "multigpu": "graphlab.gpu.distributed_record:record_multigpu",
     "watch": "graphlab.gpu.watch_record:record_watch",
     "serving": "graphlab.serve.record:record_serving",
 }

@@ -123,9 +123,21 @@ class _GraphFacts:
                 ["widest level in the root graph" if bodies else "widest level (parallelism)",
                  f"{s.widest_level} node{'s' if s.widest_level != 1 else ''}"],
                 ["repeated blocks", len(self.blocks)],
+                *_origin_rows(getattr(self.graph, "metadata", None) or {}),
             ],
             "tables": [["nodes by kind", _pairs(s.by_kind)], ["kernels by family", _pairs(s.by_family)]],
         }
+
+
+def _origin_rows(metadata: dict[str, Any]) -> list[list[Any]]:
+    """Where the graph came from (a multi-GPU recording's rank and device), as summary rows."""
+    rows = []
+    if "rank" in metadata:
+        world = metadata.get("world_size")
+        rows.append(["rank", f"{metadata['rank']} of {world}" if world is not None else metadata["rank"]])
+    if "device" in metadata:
+        rows.append(["device", metadata["device"]])
+    return rows
 
 
 def _kernel_text(node: Node) -> str:
