@@ -23,9 +23,12 @@ class BucketCounts:
     padded_rows: int = 0
 
     def add(self, rows: int, padded: int) -> None:
-        self.calls += 1
-        self.rows += rows
-        self.padded_rows += padded
+        self.add_many(1, rows, padded)
+
+    def add_many(self, calls: int, rows_per_call: int, padded_per_call: int) -> None:
+        self.calls += calls
+        self.rows += calls * rows_per_call
+        self.padded_rows += calls * padded_per_call
 
 
 @dataclass

@@ -41,7 +41,7 @@ from graphlab.core.cache_stats import BucketCounts, CacheStats
 from graphlab.errors import CacheMissError, GraphlabError, PaddingError
 from graphlab.gpu.cache_backend import make_backend
 from graphlab.gpu.padding import check_padding_exact, example_at, region
-from graphlab.gpu.tensors import grad_context, is_tensor
+from graphlab.gpu.tensors import grad_context, is_tensor, map_tensors
 
 POOLS = ("shared", "private")
 
@@ -55,10 +55,28 @@ class CacheEntry:
     graph: Any
     label: str
     last_sizes: tuple[int, ...] = ()
-    calls: int = 0
+    last_route: Any = None
     #: padded dims whose exactness was checked on this graph, and the error if a check failed
     checked: set[str] = field(default_factory=set)
     padding_error: PaddingError | None = None
+
+
+@dataclass
+class Route:
+    """How one exact input signature is served, worked out on its first call: the views of the static
+    inputs to copy into, the views of the outputs to return, and the counters to bump. A hit then costs a
+    dict look-up, one `copy_` per input, the replay and (with copy_outputs) one clone."""
+
+    entry: CacheEntry
+    sizes: tuple[int, ...]
+    targets: list[tuple[int, Any]]
+    outputs: Any
+    label: str
+    rows: int
+    padded_rows: int
+    fill: list[tuple[Any, float]]
+    single_output: bool
+    calls: int = 0
 
 
 class GraphCache:
@@ -113,44 +131,72 @@ class GraphCache:
         self.name = name or getattr(model, "__name__", None) or type(model).__name__
         self.backend = make_backend(backend)
         self._entries: OrderedDict[tuple[Any, ...], CacheEntry] = OrderedDict()
+        self._routes: dict[tuple[Any, ...], Route] = {}
         self._pools: dict[Any, Any] = {}
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()  # not re-entrant: nothing under it calls back into the cache
         self._stats = CacheStats()
         self._warned: set[str] = set()
+        import torch
+
+        self._torch, self._tensor_type, self._grad_enabled = torch, torch.Tensor, torch.is_grad_enabled
         self._needs_grad = any(getattr(p, "requires_grad", False) for p in
                                (model.parameters() if hasattr(model, "parameters") else ()))
 
     # -- the call ------------------------------------------------------------------------------------------
     def __call__(self, *inputs: Any) -> Any:
-        import torch
-
         with self._lock:
-            sizes, reason = self._sizes(inputs)
-            if reason is None and torch.is_grad_enabled() and (
-                    self._needs_grad or any(is_tensor(x) and x.requires_grad for x in inputs)):
-                reason = "autograd is on (call under torch.no_grad() or torch.inference_mode() to use graphs)"
-            if reason is not None:
-                return self._fallback(inputs, reason)
-            buckets = tuple(table.bucket_for(n) for table, n in zip(self.tables, sizes))
-            if None in buckets:
-                over = [f"{p.describe()} size {n} > largest bucket {t.largest}"
-                        for p, t, n, b in zip(self.dims, self.tables, sizes, buckets) if b is None]
-                if self.strict:
-                    raise CacheMissError(f"GraphCache {self.name!r}: {'; '.join(over)}: add a bucket for it, or "
-                                         "strict=False to run such calls eagerly")
-                return self._fallback(inputs, "above the largest bucket")
-            if any(p.exact is False and n != b for p, n, b in zip(self.dims, sizes, buckets)):
-                return self._fallback(inputs, "size is not a bucket of a dim that must not be padded (exact=False)")
-            key = self._key(inputs, buckets)
-            entry = self._entries.get(key)
-            if entry is None:
-                entry = self._capture(key, buckets, inputs, torch)
-            else:
+            exact = self._exact_key(inputs, self._tensor_type)
+            try:
+                route = self._routes.get(exact)
+            except TypeError:  # an unhashable plain argument: no fast route, the slow path keys on its repr
+                exact = route = None
+            if route is not None and not (self._grad_enabled() and self._autograd_needed(inputs)):
                 self._stats.hits += 1
-                self._entries.move_to_end(key)
-            if sizes != buckets and self.check_padding:
-                self._check_padding(entry, inputs, sizes, torch)
-            return self._run(entry, inputs, sizes)
+                self._entries.move_to_end(route.entry.key)
+                return self._replay(route, inputs)
+            return self._call_slow(inputs, exact, self._torch)
+
+    @staticmethod
+    def _exact_key(inputs: tuple[Any, ...], tensor: type) -> Any:
+        """The exact signature of a call: shapes, dtypes, devices and plain arguments (hot path: keep it lean)."""
+        if len(inputs) == 1 and isinstance(inputs[0], tensor):
+            x = inputs[0]
+            return (x.shape, x.dtype, x.get_device())
+        return tuple((x.shape, x.dtype, x.get_device()) if isinstance(x, tensor) else ("arg", x) for x in inputs)
+
+    def _autograd_needed(self, inputs: tuple[Any, ...]) -> bool:
+        return self._needs_grad or any(is_tensor(x) and x.requires_grad for x in inputs)
+
+    def _call_slow(self, inputs: tuple[Any, ...], exact: tuple[Any, ...] | None, torch: Any) -> Any:
+        """First call of a signature: decide fallback or graph, capture if needed, check padding, make a route."""
+        sizes, reason = self._sizes(inputs)
+        if reason is None and torch.is_grad_enabled() and self._autograd_needed(inputs):
+            reason = "autograd is on (call under torch.no_grad() or torch.inference_mode() to use graphs)"
+        if reason is not None:
+            return self._fallback(inputs, reason)
+        buckets = tuple(table.bucket_for(n) for table, n in zip(self.tables, sizes))
+        if None in buckets:
+            over = [f"{p.describe()} size {n} > largest bucket {t.largest}"
+                    for p, t, n, b in zip(self.dims, self.tables, sizes, buckets) if b is None]
+            if self.strict:
+                raise CacheMissError(f"GraphCache {self.name!r}: {'; '.join(over)}: add a bucket for it, or "
+                                     "strict=False to run such calls eagerly")
+            return self._fallback(inputs, "above the largest bucket")
+        if any(p.exact is False and n != b for p, n, b in zip(self.dims, sizes, buckets)):
+            return self._fallback(inputs, "size is not a bucket of a dim that must not be padded (exact=False)")
+        key = self._key(inputs, buckets)
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._capture(key, buckets, inputs, torch)
+        else:
+            self._stats.hits += 1
+            self._entries.move_to_end(key)
+        if sizes != buckets and self.check_padding:
+            self._check_padding(entry, inputs, sizes, torch)
+        route = self._route(entry, inputs, sizes)
+        if exact is not None:
+            self._routes[exact] = route
+        return self._replay(route, inputs)
 
     def _sizes(self, inputs: tuple[Any, ...]) -> tuple[tuple[int, ...], str | None]:
         """The real size along each padded dim (all padded inputs must agree), or a fallback reason."""
@@ -238,7 +284,8 @@ class GraphCache:
         todo = [p for p in padded if p.name not in entry.checked]
         if not todo:
             return
-        replayed = self._run(entry, inputs, sizes, count=False, copy=True)
+        route = self._route(entry, inputs, sizes)  # a throwaway route: a check is not a call
+        replayed = map_tensors(lambda t: t.clone(), self._replay_as_is(route, inputs))
         with torch.no_grad():
             eager = self.model(*inputs)
         try:
@@ -273,10 +320,19 @@ class GraphCache:
         for key in self._entries:
             if key != keep:
                 entry = self._entries.pop(key)
+                self._retire(r for r in self._routes.values() if r.entry is entry)
+                self._routes = {k: r for k, r in self._routes.items() if r.entry is not entry}
                 entry.graph.reset()
                 self._stats.evictions += 1
                 self._release_memory()
                 return
+
+    def _retire(self, routes: Iterable[Route]) -> None:
+        """Fold the counters of routes that go away into the per-bucket totals."""
+        for route in routes:
+            self._stats.per_bucket.setdefault(route.label, BucketCounts()).add_many(
+                route.calls, route.rows, route.padded_rows)
+            route.calls = 0
 
     def _release_memory(self) -> None:
         if self.backend.name == "cuda":
@@ -285,55 +341,64 @@ class GraphCache:
             torch.cuda.empty_cache()
 
     # -- replay ------------------------------------------------------------------------------------------------
-    def _run(self, entry: CacheEntry, inputs: tuple[Any, ...], sizes: tuple[int, ...], count: bool = True,
-             copy: bool | None = None) -> Any:
-        graph = entry.graph
-        statics = graph.inputs
-        padding = sizes != entry.buckets
-        shrinking = any(n < last for n, last in zip(sizes, entry.last_sizes))
+    def _route(self, entry: CacheEntry, inputs: tuple[Any, ...], sizes: tuple[int, ...]) -> Route:
+        statics = entry.graph.inputs
+        targets, fill = [], []
         for i, x in enumerate(inputs):
             if not is_tensor(x):
                 continue
+            pads = [p for p in self.dims if self._pads(p, i, x)]
             static = statics[i]
-            if x is static:
+            if sizes == entry.buckets or not pads:
+                targets.append((i, static))
                 continue
-            if not padding:
-                static.copy_(x)
-                continue
-            dims = [p.dim for p in self.dims if self._pads(p, i, x)]
-            if shrinking:  # keep the padding at the pad value, whatever a larger call left there
-                static.fill_(next(p.value for p in self.dims if self._pads(p, i, x)))
-            static[region(x.ndim, dims, [x.shape[d] for d in dims])].copy_(x)
-        entry.last_sizes = sizes
-        outputs = graph.replay()
-        if count:
-            entry.calls += 1
-            rows = 1
-            for n in sizes:
-                rows *= n
-            total = 1
-            for b in entry.buckets:
-                total *= b
-            self._stats.per_bucket.setdefault(entry.label, BucketCounts()).add(rows, total - rows)
-        return self._slice(outputs, entry.buckets, sizes, self.copy_outputs if copy is None else copy)
+            targets.append((i, static[region(x.ndim, [p.dim for p in pads], [x.shape[p.dim] for p in pads])]))
+            fill.append((static, pads[0].value))
+        rows = total = 1
+        for n, b in zip(sizes, entry.buckets):
+            rows, total = rows * n, total * b
+        outputs = self._views(entry.graph.outputs, entry.buckets, sizes)
+        return Route(entry, sizes, targets, outputs, entry.label, rows, total - rows, fill, is_tensor(outputs))
 
-    def _slice(self, outputs: Any, buckets: tuple[int, ...], sizes: tuple[int, ...], copy: bool) -> Any:
-        if is_tensor(outputs):
-            return self._slice_tensor(outputs, buckets, sizes, copy)
-        if isinstance(outputs, tuple):
-            return tuple(self._slice(o, buckets, sizes, copy) for o in outputs)
-        if isinstance(outputs, list):
-            return [self._slice(o, buckets, sizes, copy) for o in outputs]
-        if isinstance(outputs, dict):
-            return {k: self._slice(v, buckets, sizes, copy) for k, v in outputs.items()}
-        return outputs
+    def _replay(self, route: Route, inputs: tuple[Any, ...]) -> Any:
+        entry = route.entry
+        if entry.last_route is not route:
+            self._switch_route(entry, route)
+        for i, target in route.targets:
+            target.copy_(inputs[i])
+        entry.graph.replay()
+        route.calls += 1
+        if not self.copy_outputs:
+            return route.outputs
+        if route.single_output:
+            return route.outputs.clone()
+        return map_tensors(lambda t: t.clone(), route.outputs)
 
-    def _slice_tensor(self, t: Any, buckets: tuple[int, ...], sizes: tuple[int, ...], copy: bool) -> Any:
-        for pad, b, n in zip(self.dims, buckets, sizes):
-            d = pad.out_dim
-            if d is not None and n != b and t.ndim > d and t.shape[d] == b:
-                t = t.narrow(d, 0, n)
-        return t.clone() if copy else t
+    @staticmethod
+    def _switch_route(entry: CacheEntry, route: Route) -> None:
+        """Keep the padding at the pad value whatever a larger call left there (only when sizes shrink)."""
+        if any(n < last for n, last in zip(route.sizes, entry.last_sizes)):
+            for static, value in route.fill:
+                static.fill_(value)
+        entry.last_route, entry.last_sizes = route, route.sizes
+
+    def _replay_as_is(self, route: Route, inputs: tuple[Any, ...]) -> Any:
+        copy, self.copy_outputs = self.copy_outputs, False
+        try:
+            return self._replay(route, inputs)
+        finally:
+            self.copy_outputs = copy
+
+    def _views(self, outputs: Any, buckets: tuple[int, ...], sizes: tuple[int, ...]) -> Any:
+        """The outputs sliced back to the real sizes, as views of the static outputs (made once per route)."""
+        def cut(t: Any) -> Any:
+            for pad, b, n in zip(self.dims, buckets, sizes):
+                d = pad.out_dim
+                if d is not None and n != b and t.ndim > d and t.shape[d] == b:
+                    t = t.narrow(d, 0, n)
+            return t
+
+        return map_tensors(cut, outputs)
 
     def _fallback(self, inputs: tuple[Any, ...], reason: str) -> Any:
         self._stats.fallbacks += 1
@@ -434,6 +499,10 @@ class GraphCache:
         with self._lock:
             snap = CacheStats(**{**self._stats.__dict__})
             snap.per_bucket = {k: BucketCounts(**v.__dict__) for k, v in self._stats.per_bucket.items()}
+            for route in self._routes.values():
+                if route.calls:
+                    snap.per_bucket.setdefault(route.label, BucketCounts()).add_many(
+                        route.calls, route.rows, route.padded_rows)
             snap.fallback_reasons = dict(self._stats.fallback_reasons)
             snap.graphs = len(self._entries)
             snap.pool_bytes = sum(e.graph.cost.pool_bytes for e in self._entries.values())
@@ -446,6 +515,8 @@ class GraphCache:
             for entry in self._entries.values():
                 entry.graph.reset()
             self._entries.clear()
+            self._retire(self._routes.values())
+            self._routes.clear()
             self._pools.clear()
             self._release_memory()
 
