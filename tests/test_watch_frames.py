@@ -133,3 +133,28 @@ def test_stack_frames_reads_a_live_stack():
     assert frames[0].function == "inner" and frames[1].function == "test_stack_frames_reads_a_live_stack"
     assert "frames" not in frames[0].local_values()  # locals read on demand, at the time asked
     assert origin(frames).user_function == "inner"
+
+
+def test_code_torch_generated_is_not_the_users_line():
+    """Seen on the H200: the innermost non-torch frame of a reduce-overhead call was inductor's output module
+    in /tmp/torchinductor_root/...; and torch.fx runs forwards named "<eval_with_key>.N"."""
+    generated = Frame("/tmp/torchinductor_root/cg/cg3uiyos47zip7h2.py", "call", 190)
+    fx = Frame("<eval_with_key>.5", "forward", 3)
+    record = torch_frame("_inductor/cudagraph_trees.py", "_record")
+    found = origin([GRAPH_ENTER, record, generated, fx, torch_frame("_dynamo/eval_frame.py", "_fn"), USER], ROOTS)
+    assert found.library == COMPILE_TREES and found.where == "serve.py:12"
+    assert origin([GRAPH_ENTER, generated, USER], ROOTS).library == COMPILE
+    custom = Roots(torch=ROOTS.torch, graphlab=ROOTS.graphlab, cwd=ROOTS.cwd, inductor_cache="/cache/ind")
+    assert classify("/cache/ind/ab/x.py", custom)[0] == "torch"
+
+
+def test_trees_compile_id_comes_from_the_node_constructor_frame():
+    """CUDAGraphNode keeps no compile_id attribute in 2.11; its __init__ has it as a local."""
+    class Node:
+        wrapped_function = type("WF", (), {"static_input_idxs": []})()
+
+    record = torch_frame("_inductor/cudagraph_trees.py", "_record",
+                         local_values=lambda: {"self": Node(), "inputs": [FakeTensor(4, 64)]})
+    init = torch_frame("_inductor/cudagraph_trees.py", "__init__", local_values=lambda: {"compile_id": "0/1"})
+    shapes, role, details = shapes_and_role([GRAPH_ENTER, record, init, USER], object(), ROOTS)
+    assert (shapes, role, details["compile_id"]) == ([[4, 64]], "recording", "0/1")

@@ -41,6 +41,13 @@ class FakeCuda:
     def memory_reserved(self, device=None) -> int:
         return self.reserved
 
+    def memory_snapshot(self, mempool_id=None, include_traces=True):
+        assert include_traces is False, "the watch asks for the light snapshot"
+        segments = [{"device": 0, "segment_pool_id": (0, 1), "total_size": 2 * MiB},
+                    {"device": 0, "segment_pool_id": (0, 1), "total_size": 20 * 2**10},
+                    {"device": 0, "segment_pool_id": (0, 0), "total_size": 64 * MiB}]
+        return [s for s in segments if mempool_id is None or s["segment_pool_id"] == mempool_id]
+
 
 def make_fake_torch(keep_graph_param: bool = True):
     cuda = FakeCuda()
@@ -142,6 +149,8 @@ def test_inside_graphs_are_kept_instantiated_and_recorded(fake):
     assert w.where.startswith("tests/test_watch_patch.py:") and w.user_function == "capture"
     assert (w.device, w.stream_id, w.stream_is_default, w.capture_error_mode) == ("cuda:0", 3, False, "thread_local")
     assert w.pool_bytes == 2 * MiB and w.pool_id == [0, 1] and w.pool_given is False
+    assert w.pool_reserved_bytes == 2 * MiB + 20 * 2**10  # the pool's segments, not the others'
+    assert seen.summary().pools == {"(0, 1)": w.pool_reserved_bytes}
     assert w.keep_graph_asked is False and w.instantiate_ms is not None and w.capture_ms >= 0
     assert w.dot == DOT and w.dot_error is None and w.captured_at.endswith("Z")
     assert w.graph.count_by_kind()["kernel"] == len(w.graph.kernels()) > 0
@@ -284,3 +293,12 @@ def test_gl_watch_without_a_gpu_says_so(monkeypatch):
         pytest.skip("this machine has a GPU")
     with pytest.raises(gl.GPUUnavailableError):
         gl.watch()
+
+
+def test_pool_size_is_unknown_without_segment_owners():
+    from graphlab.gpu.watch_patch import pool_size_bytes
+
+    bare = types.SimpleNamespace(cuda=types.SimpleNamespace(memory_snapshot=lambda: [{"total_size": 5}]))
+    assert pool_size_bytes(bare, [0, 1], 0) is None
+    assert pool_size_bytes(types.SimpleNamespace(cuda=types.SimpleNamespace()), [0, 1], 0) is None
+    assert pool_size_bytes(bare, None, 0) is None

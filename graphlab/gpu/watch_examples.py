@@ -80,13 +80,19 @@ class WatchExample:
                     names=(f"torch.compile b{batch_size}", f"gl.capture b{batch_size}"))
 
     def memory_rows(self) -> list[dict[str, Any]]:
-        """Per batch size: nodes and pool memory of the torch.compile recording and of gl.capture."""
+        """Per batch size: nodes and pool memory of the torch.compile recording and of gl.capture.
+
+        compile_pool_bytes is the reserved-memory growth during that recording (CUDAGraph Trees' one
+        shared pool is mostly filled by its warm-up runs, so often 0), compile_pool_reserved_bytes
+        what the shared pool held right after it; capture_pool_bytes is gl.capture's private pool.
+        """
         rows = []
         for b in sorted(self.reference):
             rec = self.recording_for(b)
             ref = self.reference[b]
             rows.append({"batch_size": b, "compile_nodes": rec.nodes, "compile_kernels": rec.kernels,
-                         "compile_pool_bytes": rec.pool_bytes, "capture_nodes": len(ref),
+                         "compile_pool_bytes": rec.pool_bytes, "compile_pool_reserved_bytes": rec.pool_reserved_bytes,
+                         "capture_nodes": len(ref),
                          "capture_kernels": len(ref.kernels()), "capture_pool_bytes": self.reference_pool_bytes.get(b)})
         return rows
 

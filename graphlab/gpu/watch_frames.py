@@ -6,6 +6,7 @@ first frame that says who is capturing names the library:
 
     torch/_inductor/cudagraph_trees.py          -> "torch.compile (CUDAGraph Trees)"
     other torch/_inductor, _dynamo, _functorch  -> "torch.compile"
+    code inductor or torch.fx generated         -> "torch.compile" (its cache dir, "<eval_with_key>")
     torch/cuda/graphs.py make_graphed_callables -> "make_graphed_callables"
     graphlab's own capture code                 -> "graphlab"
     another installed package (site-packages)   -> its name, e.g. "vllm"
@@ -46,6 +47,7 @@ GRAPHLAB = "graphlab"
 USER_MODULES = ("gpu/watch_examples.py",)
 WATCH_MODULES = ("gpu/watch.py", "gpu/watch_patch.py", "gpu/watch_frames.py")
 _COMPILE_DIRS = ("_inductor/", "_dynamo/", "_functorch/", "compiler/", "_higher_order_ops/")
+GENERATED = "_inductor/generated"  # the detail of frames in code torch generated (see _is_generated)
 _SITE_DIRS = ("site-packages", "dist-packages")
 
 
@@ -71,6 +73,7 @@ class Roots:
     graphlab: str
     stdlib: tuple[str, ...] = ()
     cwd: str = ""
+    inductor_cache: str = ""
 
     @classmethod
     def here(cls) -> Roots:
@@ -87,7 +90,9 @@ def _roots_for(cwd: str) -> Roots:
     graphlab_dir = str(Path(__file__).resolve().parents[1])
     paths = sysconfig.get_paths()
     stdlib = tuple(sorted({os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if k in paths}))
-    return Roots(torch=os.path.realpath(torch_dir), graphlab=graphlab_dir, stdlib=stdlib, cwd=cwd)
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR", "")
+    return Roots(torch=os.path.realpath(torch_dir), graphlab=graphlab_dir, stdlib=stdlib, cwd=cwd,
+                 inductor_cache=os.path.realpath(cache) if cache else "")
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,16 @@ def _under(path: str, root: str) -> str | None:
     return None
 
 
+def _is_generated(path: str, roots: Roots) -> bool:
+    """Code torch wrote and runs: inductor's output modules (its cache dir, "torchinductor_<user>" by
+    default) and torch.fx's generated forwards ("<eval_with_key>.N")."""
+    if path.startswith("<eval_with_key>"):
+        return True
+    if roots.inductor_cache and _under(path, roots.inductor_cache) is not None:
+        return True
+    return any(part.startswith("torchinductor_") for part in path.replace("\\", "/").split("/")[:-1])
+
+
 @functools.lru_cache(maxsize=4096)
 def _real(filename: str) -> str:
     if filename.startswith("<") or not os.path.exists(filename):
@@ -129,6 +144,8 @@ def classify(filename: str, roots: Roots) -> tuple[str, str]:
     rel = _under(path, roots.torch)
     if rel is not None:
         return "torch", rel
+    if _is_generated(path, roots):
+        return "torch", GENERATED
     rel = _under(path, roots.graphlab)
     if rel is not None:
         if rel in WATCH_MODULES:
@@ -219,7 +236,9 @@ def _shapes(values: Any, skip: Iterable[int] = ()) -> tuple[list[list[int]], lis
     return shapes, scalars
 
 
-def _trees_details(local: Mapping[str, Any]) -> tuple[list[list[int]] | None, str, dict[str, Any]]:
+def _trees_details(local: Mapping[str, Any], outer: Mapping[str, Any]
+                   ) -> tuple[list[list[int]] | None, str, dict[str, Any]]:
+    """From `CUDAGraphNode._record`'s locals, and its caller `CUDAGraphNode.__init__`'s (`outer`)."""
     node = local.get("self")
     static = list(getattr(getattr(node, "wrapped_function", None), "static_input_idxs", ()) or ())
     shapes, scalars = _shapes(local.get("inputs"), static)
@@ -229,7 +248,7 @@ def _trees_details(local: Mapping[str, Any]) -> tuple[list[list[int]] | None, st
     tree_id = getattr(getattr(node, "id", None), "id", None)
     if isinstance(tree_id, int):
         details["tree_graph_id"] = tree_id
-    compile_id = getattr(node, "compile_id", None)
+    compile_id = getattr(node, "compile_id", None) or outer.get("compile_id")
     if compile_id is not None:
         details["compile_id"] = str(compile_id)
     return shapes, "recording", details
@@ -247,7 +266,8 @@ def shapes_and_role(frames: Iterable[Frame], graph: Any, roots: Roots | None = N
     Anything else: (None, None, {}): a `torch.cuda.graph` block can read any tensor.
     """
     roots = roots or Roots.here()
-    for frame in frames:
+    frames = list(frames)
+    for i, frame in enumerate(frames):
         kind, detail = classify(frame.filename, roots)
         if kind != "torch":
             if kind in ("user", "graphlab", "site"):
@@ -255,7 +275,9 @@ def shapes_and_role(frames: Iterable[Frame], graph: Any, roots: Roots | None = N
             continue
         try:
             if detail == "_inductor/cudagraph_trees.py" and frame.function == "_record":
-                return _trees_details(frame.local_values())
+                outer = frames[i + 1] if i + 1 < len(frames) else None
+                outer_locals = outer.local_values() if outer is not None and outer.function == "__init__" else {}
+                return _trees_details(frame.local_values(), outer_locals)
             if detail == "_inductor/cudagraph_trees.py" and frame.function == "__init__":
                 owner = type(frame.local_values().get("self")).__name__
                 if owner.endswith("TreeManager"):
@@ -272,5 +294,5 @@ def shapes_and_role(frames: Iterable[Frame], graph: Any, roots: Roots | None = N
     return None, None, {}
 
 
-__all__ = ["CAPTURE_BEGIN", "COMPILE", "COMPILE_TREES", "Frame", "GRAPHLAB", "MAKE_GRAPHED_CALLABLES", "Origin",
+__all__ = ["CAPTURE_BEGIN", "COMPILE", "COMPILE_TREES", "Frame", "GENERATED", "GRAPHLAB", "MAKE_GRAPHED_CALLABLES", "Origin",
            "Roots", "TORCH_CUDA_GRAPH", "classify", "display_path", "origin", "shapes_and_role", "stack_frames"]

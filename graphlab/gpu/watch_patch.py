@@ -228,6 +228,7 @@ class Patch:
                 "keep_graph_asked": asked, "torch_graph": graph,
             }
             fields["pool_id"] = _pool_id(graph)
+            fields["pool_reserved_bytes"] = pool_size_bytes(torch, fields["pool_id"], pending.device)
             fields.update(_dump(graph, self.dot_flags, asked))
         except Exception as exc:  # bookkeeping only: the capture itself succeeded
             fields.setdefault("library", pending.origin.library)
@@ -244,6 +245,38 @@ class Patch:
 def _pool_id(graph: Any) -> list[int] | None:
     try:
         return [int(v) for v in graph.pool()]
+    except Exception:
+        return None
+
+
+def pool_size_bytes(torch: Any, pool_id: list[int] | None, device: int) -> int | None:
+    """Bytes the caching allocator holds in one graph pool now (its segments' sizes), or None if unknown.
+
+    Shared pools (CUDAGraph Trees, make_graphed_callables) fill mostly before a capture (warm-up,
+    earlier graphs), so this says more than the growth during one capture.
+    """
+    snapshot = getattr(torch.cuda, "memory_snapshot", None)
+    if pool_id is None or snapshot is None:
+        return None
+    try:
+        import inspect
+
+        params = inspect.signature(snapshot).parameters
+        kwargs: dict[str, Any] = {}
+        if "mempool_id" in params:
+            kwargs["mempool_id"] = tuple(pool_id)
+        if "include_traces" in params:
+            kwargs["include_traces"] = False
+        segments = snapshot(**kwargs)
+        total, known = 0, False
+        for segment in segments:
+            owner = segment.get("segment_pool_id")
+            if owner is None:
+                continue
+            known = True
+            if list(owner) == list(pool_id) and segment.get("device", device) == device:
+                total += int(segment.get("total_size", 0))
+        return total if known or not segments else None
     except Exception:
         return None
 
@@ -269,4 +302,4 @@ def _dump(graph: Any, flags: int, asked: bool | None) -> dict[str, Any]:
 
 PATCH = Patch()
 
-__all__ = ["PATCH", "PATCHED", "Patch", "asked_keep_graph", "check_supported"]
+__all__ = ["PATCH", "PATCHED", "Patch", "asked_keep_graph", "check_supported", "pool_size_bytes"]

@@ -19,7 +19,7 @@ from graphlab.errors import GraphlabError
 
 #: the columns of `WatchedGraphs.rows()` / `to_pandas()`
 ROW_COLUMNS = ("index", "library", "role", "input_shapes", "nodes", "kernels", "capture_ms", "pool_bytes",
-               "pool_id", "device", "stream_id", "where", "captured_at")
+               "pool_reserved_bytes", "pool_id", "device", "stream_id", "where", "captured_at")
 
 
 def shapes_text(shapes: Sequence[Sequence[int]] | None) -> str:
@@ -55,6 +55,8 @@ class WatchedGraph:
         pool_id: the graph's memory pool id; pool_given: a pool was passed in (shared).
         pool_bytes: growth of `torch.cuda.memory_reserved()` over the capture: what the pool took
             from the device (0 when a shared pool already had room).
+        pool_reserved_bytes: what the graph's pool held right after capture (all its segments, so
+            for a shared pool also what warm-up and earlier graphs put there); None if unknown.
         dot: the DOT text (cudaGraphDebugDotPrint), or None with `dot_error` saying why.
         details: library specifics (CUDAGraph Trees: tree_graph_id, compile_id, static_inputs).
     """
@@ -79,6 +81,7 @@ class WatchedGraph:
     pool_id: list[int] | None = None
     pool_given: bool | None = None
     pool_bytes: int | None = None
+    pool_reserved_bytes: int | None = None
     keep_graph_asked: bool | None = None
     dot_error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
@@ -153,7 +156,8 @@ class WatchedGraph:
         return {"index": self.index, "library": self.library, "role": self.role,
                 "input_shapes": shapes_text(self.input_shapes), "nodes": self.nodes, "kernels": self.kernels,
                 "capture_ms": None if self.capture_ms is None else round(self.capture_ms, 3),
-                "pool_bytes": self.pool_bytes, "pool_id": None if self.pool_id is None else tuple(self.pool_id),
+                "pool_bytes": self.pool_bytes, "pool_reserved_bytes": self.pool_reserved_bytes,
+                "pool_id": None if self.pool_id is None else tuple(self.pool_id),
                 "device": self.device, "stream_id": self.stream_id, "where": self.where,
                 "captured_at": self.captured_at}
 
@@ -177,14 +181,24 @@ class WatchSummary:
     by_library: dict[str, dict[str, int]]
     graphs: int
     total_pool_bytes: int
+    pools: dict[str, int | None] = field(default_factory=dict)
+
+    @property
+    def pool_reserved_bytes(self) -> int | None:
+        """What the distinct pools held at their last capture, summed (None if unknown)."""
+        sizes = list(self.pools.values())
+        return None if not sizes or any(v is None for v in sizes) else sum(v for v in sizes if v is not None)
 
     @classmethod
     def of(cls, graphs: Iterable[WatchedGraph]) -> WatchSummary:
         groups: dict[tuple[str, str, str], dict[str, Any]] = {}
         libraries: dict[str, dict[str, int]] = {}
+        pools: dict[str, int | None] = {}
         count = 0
         for g in graphs:
             count += 1
+            if g.pool_id is not None:
+                pools[str(tuple(g.pool_id))] = g.pool_reserved_bytes  # the last capture's view of it
             key = (g.library, g.role or "", shapes_text(g.input_shapes))
             row = groups.setdefault(key, {"library": key[0], "role": key[1], "input_shapes": key[2], "graphs": 0,
                                           "nodes": 0, "kernels": 0, "pool_bytes": 0, "capture_ms": 0.0})
@@ -198,7 +212,7 @@ class WatchSummary:
             lib["pool_bytes"] += g.pool_bytes or 0
             row["capture_ms"] = round(row["capture_ms"] + (g.capture_ms or 0.0), 3)
         total = sum(v["pool_bytes"] for v in libraries.values())
-        return cls(tuple(groups.values()), libraries, count, total)
+        return cls(tuple(groups.values()), libraries, count, total, pools)
 
     def to_pandas(self) -> Any:
         """A DataFrame with one row per (library, role, input shapes) (imports pandas on first use)."""
@@ -208,7 +222,11 @@ class WatchSummary:
                                                       "pool_bytes", "capture_ms"])
 
     def lines(self) -> list[str]:
-        head = [f"{self.graphs} graphs, pool memory {_mib(self.total_pool_bytes)} in all"]
+        head = [f"{self.graphs} graphs, pool memory {_mib(self.total_pool_bytes)} in all (reserved-memory growth "
+                f"over the captures)"]
+        if self.pools:
+            sizes = ", ".join(f"{pool}: {_mib(size)}" for pool, size in self.pools.items())
+            head.append(f"  {len(self.pools)} pool(s), holding after their last capture: {sizes}")
         head += [f"  {lib}: {v['graphs']} graphs, {v['nodes']} nodes, pool {_mib(v['pool_bytes'])}"
                  for lib, v in self.by_library.items()]
         return head

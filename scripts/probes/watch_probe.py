@@ -18,7 +18,10 @@ is answered (a timeout still leaves the answers so far):
                  torch.cuda.graph block, make_graphed_callables, torch.compile(mode="reduce-overhead")
                  on a tiny module at three shapes, and on the zoo GPT (compile time per call)
   outputs        a reduce-overhead module watched vs another copy not watched: torch.equal
-  graphlab_watch graphlab.gpu.watch itself on the tiny compiled module, if importable
+  graphlab_watch graphlab.gpu.watch itself on the tiny compiled module, if importable; gl.capture
+                 inside a watch (seen as "graphlab", still verifies; the signature still shows keep_graph)
+  keep_graph_abba  kept vs default replay time with capture order default, kept, kept, default
+  pool_snapshot  one graph pool's size from torch.cuda.memory_snapshot's segment_pool_id
 """
 from __future__ import annotations
 
@@ -304,6 +307,66 @@ def probe_keep_graph() -> dict[str, Any]:
     return info
 
 
+@step("keep_graph_abba")
+def probe_keep_graph_abba() -> dict[str, Any]:
+    """The first run saw kept graphs replay 1-3% slower than default ones (tiny graph, capture order
+    default then kept). Capture order default, kept, kept, default, each in its own pool, and time
+    kept vs default in alternating blocks: does the gap follow keep_graph or the capture order?"""
+    import torch
+
+    x = torch.randn(64, 256, device="cuda")
+    w = torch.randn(256, 256, device="cuda")
+
+    def fn() -> Any:
+        return (x.sin() @ w).relu() + 1
+
+    graphs = []
+    for kept in (False, True, True, False):
+        g = torch.cuda.CUDAGraph(keep_graph=True) if kept else torch.cuda.CUDAGraph()
+        _capture(torch, g, fn)
+        if kept:
+            g.instantiate()
+        graphs.append((kept, g))
+    per_graph: dict[int, list[float]] = {i: [] for i in range(4)}
+    for i in range(40):
+        order = list(range(4)) if i % 2 == 0 else list(reversed(range(4)))
+        for j in order:
+            g = graphs[j][1]
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(200):
+                g.replay()
+            torch.cuda.synchronize()
+            per_graph[j].append((time.perf_counter() - t0) / 200 * 1e6)
+    med = {j: sorted(v)[len(v) // 2] for j, v in per_graph.items()}
+    return {"order": ["default", "kept", "kept", "default"], "median_us_per_replay": {str(j): round(v, 3) for j, v in med.items()},
+            "kept_over_default": round((med[1] + med[2]) / (med[0] + med[3]), 4),
+            "second_pair_over_first": round((med[2] + med[3]) / (med[0] + med[1]), 4)}
+
+
+@step("pool_snapshot")
+def probe_pool_snapshot() -> dict[str, Any]:
+    """Can the size of one graph pool be read from torch.cuda.memory_snapshot (segment_pool_id)?"""
+    import torch
+
+    info: dict[str, Any] = {"signature": str(inspect.signature(torch.cuda.memory_snapshot))}
+    x = torch.randn(256, 256, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    _capture(torch, g, lambda: (x @ x).relu())
+    pool = tuple(g.pool())
+    info["pool"] = list(pool)
+    t0 = time.perf_counter()
+    segments = torch.cuda.memory_snapshot()
+    info["snapshot_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
+    info["segment_keys"] = sorted(segments[0]) if segments else []
+    info["pools_seen"] = sorted({str(tuple(s.get("segment_pool_id", ()))) for s in segments})
+    info["pool_total_size"] = sum(int(s["total_size"]) for s in segments if tuple(s.get("segment_pool_id", ())) == pool)
+    from graphlab.gpu.watch_patch import pool_size_bytes
+
+    info["graphlab_pool_size_bytes"] = pool_size_bytes(torch, list(pool), torch.cuda.current_device())
+    return info
+
+
 @step("during_capture")
 def probe_during_capture() -> dict[str, Any]:
     import torch
@@ -575,8 +638,19 @@ def probe_graphlab_watch() -> dict[str, Any]:
             for _ in range(3):
                 compiled(x)
     torch.cuda.synchronize()
+    from graphlab.gpu.capture import capture
+    from graphlab.gpu.engine import torch_keeps_graphs
+
+    with watch() as seen2:
+        signature = str(inspect.signature(torch.cuda.CUDAGraph))
+        keeps = torch_keeps_graphs(torch)
+        cg = capture(model, torch.randn(4, 64, device="cuda"))
+        ok = cg.verify(trials=1).passed
     return {"count": len(seen), "table": str(seen.summary()),
-            "records": [g.to_dict(include_dot=False) for g in seen]}
+            "records": [g.to_dict(include_dot=False) for g in seen],
+            "signature_while_open": signature, "engine_sees_keep_graph": keeps, "gl_capture_verify_ok": ok,
+            "gl_capture_seen_as": [g.library for g in seen2], "gl_capture_where": [g.where for g in seen2],
+            "patched_after": any(n in vars(torch.cuda.CUDAGraph) for n in ("__init__",))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -599,6 +673,8 @@ def main(argv: list[str] | None = None) -> int:
     probe_api()
     probe_source_scan()
     probe_keep_graph()
+    probe_keep_graph_abba()
+    probe_pool_snapshot()
     probe_during_capture()
     probe_inline_user_graph()
     probe_inline_mgc()
