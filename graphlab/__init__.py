@@ -14,6 +14,7 @@ from graphlab import errors as _errors
 from graphlab.errors import (
     CacheMissError,
     CaptureError,
+    ConditionalUnsupportedError,
     DistributedError,
     DotParseError,
     GPUUnavailableError,
@@ -63,6 +64,7 @@ _LAZY: dict[str, str] = {
     "plot_timeline": "graphlab.viz.plots",
     "plot_speedup": "graphlab.viz.plots",
     "plot_overhead": "graphlab.viz.plots",
+    "plot_buckets": "graphlab.viz.bucket_plot",
     # layer 2: GPU
     "capture": "graphlab.gpu.capture",
     "capturing": "graphlab.gpu.capture",
@@ -104,6 +106,10 @@ _LAZY: dict[str, str] = {
     "create_app": "graphlab.serve.app",
     "run_loadtest": "graphlab.serve.loadtest",
     "LoadTest": "graphlab.serve.report",
+    "serving_diagram": "graphlab.serve.figures",
+    "plot_load_curves": "graphlab.serve.figures",
+    "plot_batch_sizes": "graphlab.serve.figures",
+    "plot_serving_timeline": "graphlab.serve.figures",
     "ServeError": "graphlab.errors",
     "BadRequestError": "graphlab.errors",
     "RequestTooLargeError": "graphlab.errors",
