@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from graphlab.core.modes import (HostModes, PairedSpeedup, detect_modes, optimal_partition, pair_order,
+from graphlab.core.modes import (HostModes, PairedSpeedup, assign_modes, detect_modes, optimal_partition, pair_order,
                                  paired_speedup)
 from graphlab.errors import StatsError
 
@@ -114,8 +114,8 @@ def test_one_outlier_block_does_not_hide_the_modes_or_become_one():
 
 
 def test_a_mode_needs_a_share_of_the_blocks():
-    # two blocks of 60 at a slower level: too rare to call a mode (under 5%), so they join the nearest one
-    values = [700.0] * 29 + [1200.0, 1210.0] + [700.0] * 29
+    # three blocks of 80 at a slower level: too rare to call a mode (under 5%), so they join the nearest one
+    values = [700.0] * 40 + [1200.0, 1210.0, 1205.0] + [700.0] * 37
     assert detect_modes(values).count == 1
     assert detect_modes(values, min_share=0.01).count == 2
 
@@ -211,3 +211,18 @@ def test_paired_speedup_errors():
         paired_speedup([1.0, 2.0], [1.0])
     with pytest.raises(StatsError, match="describe 3 blocks"):
         paired_speedup([1.0, 2.0], [1.0, 1.0], modes=detect_modes([1.0, 1.0, 1.0]))
+
+
+def test_assign_modes_uses_known_levels():
+    modes = assign_modes([70.0, 120.0, 68.0, 71.0], [125.0, 69.0])
+    assert modes.levels_us == (69.0, 125.0) and modes.labels == (0, 1, 0, 0)
+    assert modes.shares == (0.75, 0.25) and modes.switches == 2
+    only_slow = assign_modes([120.0, 130.0], [69.0, 125.0])
+    assert only_slow.shares == (0.0, 1.0)
+
+
+def test_paired_speedup_says_when_the_fastest_mode_was_not_seen():
+    modes = assign_modes([120.0, 130.0, 125.0], [69.0, 125.0])  # this batch size ran only in the slow state
+    s = paired_speedup([1200.0, 1250.0, 1210.0], [200.0, 200.0, 200.0], modes)
+    assert s.fastest_mode is None and s.by_mode[1] == pytest.approx(6.05)
+    assert "fastest host mode not seen" in s.describe()

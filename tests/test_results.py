@@ -5,6 +5,7 @@ The numbers here are hand-written test inputs, not measurements.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -283,3 +284,28 @@ def test_a_sweep_over_sequence_length():
     with pytest.raises(ResultsError, match="no points at sequence length 32"):
         s.at_seq(32)
     assert Sweep.from_json(s.to_json()) == s
+
+
+def test_host_speed_modes_put_every_batch_size_in_the_same_states():
+    # two host states (fast ~70 µs, slow ~125 µs for the fixed workload) that both batch sizes saw in turn
+    host = (70.0, 71.0, 124.0, 126.0, 69.0, 125.0, 70.0, 127.0, 70.5, 124.5)
+    points = []
+    for b, eager_blocks in ((1, EAGER_BLOCKS), (64, tuple(400.0 for _ in EAGER_BLOCKS))):
+        for mode, blocks in (("eager", eager_blocks), ("graph", GRAPH_BLOCKS)):
+            points.append(replace(_paired_point(mode, blocks, batch_size=b), block_host_us=host))
+    s = Sweep("gpt", tuple(points))
+    modes = s.host_speed_modes()
+    assert modes.count == 2 and modes.levels_us[0] == pytest.approx(70.0, abs=1) and modes.blocks == 40
+    by_host = s.paired(1, modes_from="host")
+    assert by_host.modes.levels_us == modes.levels_us and by_host.modes.labels[:3] == (0, 0, 1)
+    assert s.paired(64).modes.count == 1  # eager is GPU-bound there: no modes of its own...
+    assert s.paired(64, modes_from="host").modes.count == 2  # ...but the host's states still label its pairs
+    assert "host speed (a fixed workload's time, lower is faster) over the sweep: 2 modes" in s.modes_report()
+    with pytest.raises(ResultsError, match="modes_from must be"):
+        s.paired(1, modes_from="gpu")
+
+
+def test_host_modes_need_a_reading_after_every_block(paired_sweep):
+    assert paired_sweep.host_speed_modes() is None
+    with pytest.raises(ResultsError, match="no host-speed reading"):
+        paired_sweep.paired(1, modes_from="host")

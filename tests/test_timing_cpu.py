@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 from graphlab.core.results import Sweep  # noqa: E402
 from graphlab.errors import TimingError  # noqa: E402
 from graphlab.gpu import blocks  # noqa: E402
-from graphlab.gpu.blocks import BlockTimer, calls_for, time_pairs, warm_up  # noqa: E402
+from graphlab.gpu.blocks import BlockTimer, calls_for, prepare_pair, time_pairs, time_rounds, warm_up  # noqa: E402
 
 
 class FakeEvent:
@@ -76,18 +76,19 @@ class FakeGraph:
         self.resets += 1
 
 
-def test_block_timer_rotates_inputs_and_reuses_events():
+def test_block_timer_rotates_inputs_and_puts_events_on_every_other_call():
     fake = FakeTorch()
     seen = []
     events: list = []
     timer = BlockTimer(fake, lambda xs: seen.append(xs[0]), [("a",), ("b",), ("c",)], max_calls=10, events=events)
-    wall, gpu = timer.block(4)
-    assert seen == ["a", "b", "c", "a"] and len(wall) == 4 and gpu == [4.0] * 4
-    assert len(events) == 4
-    timer.block(2, gpu_time=False)
-    assert seen[4:] == ["b", "c"] and len(events) == 4  # rotation continues, no events made untimed
-    timer.block(3)
-    assert len(events) == 4  # reused
+    wall, gpu = timer.block(5)
+    assert seen == ["a", "b", "c", "a", "b"]
+    assert len(wall) == 3 and gpu == [4.0, 4.0]  # calls 0, 2, 4 wall-timed; 1 and 3 carry events
+    assert len(events) == 2
+    wall, gpu = timer.block(2, gpu_time=False, lead_in=1)
+    assert seen[5:] == ["c", "a", "b"] and len(wall) == 2 and gpu == []  # rotation goes on; lead-in untimed
+    timer.block(4)
+    assert len(events) == 2  # reused
     with pytest.raises(TimingError, match="1 to 10 calls"):
         timer.block(11)
     with pytest.raises(TimingError, match="at least one input set"):
@@ -109,6 +110,17 @@ def test_warm_up_stops_once_settled_or_at_the_cap():
     assert made == 5  # no time left for settling blocks
 
 
+class Clocks:
+    def gpu_mhz(self):
+        return 1980.0
+
+    def cpu_mhz(self):
+        return None  # a host that does not say
+
+    def host_speed_us(self):
+        return 50.0
+
+
 def test_time_pairs_alternates_and_keeps_every_block():
     fake = FakeTorch()
     order = []
@@ -116,32 +128,43 @@ def test_time_pairs_alternates_and_keeps_every_block():
     gc.enable()
     series = time_pairs(fake, calls, [(1,), (2,)], pairs=4, block_calls=3, warmup=2, warmup_max_ms=0.0)
     assert gc.isenabled()  # restored after the pairs
-    timed = order[4:]  # after 2 + 2 warm-up calls
-    assert timed == list("eee" "ggg" "ggg" "eee" "eee" "ggg" "ggg" "eee")
+    timed = order[4:]  # after 2 + 2 warm-up calls; each block: 1 untimed lead-in call + 3 timed
+    assert timed == list("eeee" "gggg" "gggg" "eeee" "eeee" "gggg" "gggg" "eeee")
     for mode in ("eager", "graph"):
         s = series[mode]
-        assert s.calls_per_block == 3 and len(s.block_p50_us) == 4 and len(s.wall_us) == 12
-        assert len(s.gpu_us) == 12 and s.warmup_calls == 2
-        assert s.block_gpu_mhz == [] and s.block_cpu_mhz == []
+        assert s.calls_per_block == 3 and len(s.block_p50_us) == 4
+        assert len(s.wall_us) == 8 and len(s.gpu_us) == 4  # 2 wall + 1 evented call per block
+        assert s.warmup_calls == 2 and s.block_gpu_mhz == [] and s.block_host_us == []
     starts = [(series["eager"].block_start_ms[i], series["graph"].block_start_ms[i]) for i in range(4)]
     assert starts[0][0] < starts[0][1] and starts[1][1] < starts[1][0]  # eager first in pair 0, graph in pair 1
 
 
+def test_rounds_visit_every_batch_size_forwards_then_backwards():
+    fake = FakeTorch()
+    order = []
+
+    def calls(tag):
+        return {"eager": lambda xs: order.append(tag + "e"), "graph": lambda xs: order.append(tag + "g")}
+
+    plans = [prepare_pair(fake, calls(t), [(1,)], block_calls=1, warmup=1, warmup_max_ms=0.0) for t in "AB"]
+    order.clear()
+    time_rounds(plans, pairs=3)
+    blocks_run = order[::2]  # every block is one lead-in call and one timed call
+    assert blocks_run == ["Ae", "Ag", "Be", "Bg",   # round 0: forwards, eager first
+                          "Bg", "Be", "Ag", "Ae",   # round 1: backwards, graph first
+                          "Ae", "Ag", "Be", "Bg"]
+    assert plans[1].series["eager"].block_start_ms[0] > plans[0].series["graph"].block_start_ms[0]
+
+
 def test_time_pairs_reads_clocks_after_every_block():
-    class Clocks:
-        def gpu_mhz(self):
-            return 1980.0
-
-        def cpu_mhz(self):
-            return 2400.0
-
     series = time_pairs(FakeTorch(), {"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=3,
                         block_calls=2, warmup=1, warmup_max_ms=0.0, clocks=Clocks())
-    assert series["eager"].block_gpu_mhz == [1980.0] * 3 and series["graph"].block_cpu_mhz == [2400.0] * 3
+    assert series["eager"].block_gpu_mhz == [1980.0] * 3 and series["graph"].block_host_us == [50.0] * 3
+    assert series["graph"].block_cpu_mhz == []
 
 
 def test_time_pairs_refuses_bad_arguments():
-    with pytest.raises(TimingError, match="'eager' and a 'graph'"):
+    with pytest.raises(TimingError, match="an 'eager' and a 'graph'"):
         time_pairs(FakeTorch(), {"eager": lambda xs: None}, [(1,)])
     with pytest.raises(TimingError, match="pairs must be at least 1"):
         time_pairs(FakeTorch(), {"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=0)
@@ -181,6 +204,7 @@ def test_sweep_runs_one_pass_per_batch_size(fake_gpu):
     assert len(fake_gpu.graphs) == 2 and all(g.resets == 1 for g in fake_gpu.graphs)  # one capture each, released
     for p in result.points:
         assert len(p.block_p50_us) == 5 and len(p.block_start_ms) == 5 and p.repetitions == 3 and p.runs == 5
+        assert len(p.block_host_us) == 5  # the host's speed after every block
         assert p.first_call_us > 0 and p.warmup_calls == 2 and p.spread_pct is not None
         assert p.p10_us <= p.p50_us <= p.p90_us and p.gpu_p50_us == pytest.approx(4.0)
     graph = result.point(1, "graph")

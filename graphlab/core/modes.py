@@ -17,9 +17,9 @@ Example (hand-written block medians in µs, not measurements):
     >>> m = detect_modes([700, 710, 880, 695, 890, 870, 705, 885])
     >>> m.count, [round(v) for v in m.levels_us], m.switches
     (2, [702, 882], 5)
-    >>> s = paired_speedup([700, 880, 705, 890], [200, 201, 199, 200])
+    >>> s = paired_speedup([700, 880, 705, 890, 698, 885], [200, 201, 199, 200, 200, 201])
     >>> round(s.p50, 2), [round(v, 2) for v in s.by_mode]
-    (3.96, [3.52, 4.41])
+    (3.96, [3.5, 4.4])
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ MAX_MODES = 4
 MIN_STEP_PCT = 10.0
 MIN_SEPARATION = 3.0
 MIN_SHARE = 0.05
-MIN_BLOCKS = 2
+MIN_BLOCKS = 3
 #: the narrowest spread (in log units, ~0.5%) a mode is assumed to have, so that perfectly flat
 #: blocks do not make every split look infinitely separated
 SPREAD_FLOOR = 0.005
@@ -226,6 +226,24 @@ def detect_modes(block_us: Sequence[float], *, max_modes: int = MAX_MODES, min_s
     return HostModes(count, levels, shares, tuple(labels), switches, rule)
 
 
+def assign_modes(values_us: Sequence[float], levels_us: Sequence[float], rule: dict[str, float] | None = None) -> HostModes:
+    """Label each value with the nearest of known mode levels (nearest in log time).
+
+    Used to put one batch size's blocks into the host modes found over a whole sweep, so that "the
+    fastest host mode" is the same state at every batch size. Levels without a value keep a share of 0.
+
+    >>> assign_modes([70.0, 120.0, 68.0], [69.0, 125.0]).labels
+    (0, 1, 0)
+    """
+    values = _positive(values_us, "values")
+    levels = tuple(sorted(_positive(levels_us, "mode levels")))
+    logs = [math.log(v) for v in levels]
+    labels = tuple(min(range(len(levels)), key=lambda g: abs(math.log(v) - logs[g])) for v in values)
+    shares = tuple(sum(1 for lb in labels if lb == g) / len(values) for g in range(len(levels)))
+    switches = sum(1 for a, b in zip(labels, labels[1:]) if a != b)
+    return HostModes(len(levels), levels, shares, labels, switches, rule)
+
+
 @dataclass(frozen=True)
 class PairedSpeedup:
     """eager / graph per pair of neighbouring blocks, summarised.
@@ -234,8 +252,9 @@ class PairedSpeedup:
         ratios: the speedup of every pair, in measurement order.
         p10, p50, p90: order statistics of `ratios`.
         spread_pct: (p90 - p10) / p50 in %: how much the pairs disagree.
-        by_mode: median pair speedup within each eager mode, fastest mode first (`modes`).
-        modes: the eager blocks' modes.
+        by_mode: median pair speedup within each mode of `modes`, fastest mode first (None for a mode
+            no pair fell into, possible when the modes come from elsewhere: `assign_modes`).
+        modes: the modes the pairs were put into (by default, those of the eager blocks).
     """
 
     ratios: tuple[float, ...]
@@ -243,7 +262,7 @@ class PairedSpeedup:
     p50: float
     p90: float
     spread_pct: float
-    by_mode: tuple[float, ...]
+    by_mode: tuple[float | None, ...]
     modes: HostModes
 
     @property
@@ -251,15 +270,16 @@ class PairedSpeedup:
         return len(self.ratios)
 
     @property
-    def fastest_mode(self) -> float:
-        """The median speedup of the pairs whose eager block ran in the fastest host mode."""
+    def fastest_mode(self) -> float | None:
+        """The median speedup of the pairs that ran in the fastest mode (None if no pair did)."""
         return self.by_mode[0]
 
     def describe(self) -> str:
-        """One line, e.g. "3.96x (p10-p90 3.53-4.41x over 4 pairs; fastest host mode 3.52x)"."""
+        """One line, e.g. "3.96x (p10-p90 3.50-4.43x over 6 pairs; fastest host mode 3.50x)"."""
         text = f"{self.p50:.2f}x (p10-p90 {self.p10:.2f}-{self.p90:.2f}x over {self.pairs} pairs"
         if self.modes.count > 1:
-            text += f"; fastest host mode {self.fastest_mode:.2f}x"
+            fastest = "not seen" if self.fastest_mode is None else f"{self.fastest_mode:.2f}x"
+            text += f"; fastest host mode {fastest}"
         return text + ")"
 
     def to_dict(self) -> dict[str, Any]:
@@ -284,8 +304,10 @@ def paired_speedup(eager_blocks_us: Sequence[float], graph_blocks_us: Sequence[f
         raise StatsError(f"the modes describe {modes.blocks} blocks but there are {len(eager)} pairs")
     ratios = tuple(e / g for e, g in zip(eager, graph))
     p10, p50, p90 = (percentile(ratios, q) for q in (10.0, 50.0, 90.0))
-    by_mode = tuple(median([r for r, lb in zip(ratios, modes.labels) if lb == g]) for g in range(modes.count))
+    in_mode = [[r for r, lb in zip(ratios, modes.labels) if lb == g] for g in range(modes.count)]
+    by_mode = tuple(median(rs) if rs else None for rs in in_mode)
     return PairedSpeedup(ratios, p10, p50, p90, 100.0 * (p90 - p10) / p50, by_mode, modes)
 
 
-__all__ = ["HostModes", "PairedSpeedup", "detect_modes", "optimal_partition", "pair_order", "paired_speedup"]
+__all__ = ["HostModes", "PairedSpeedup", "assign_modes", "detect_modes", "optimal_partition", "pair_order",
+           "paired_speedup"]

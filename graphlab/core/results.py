@@ -17,7 +17,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterator
 
-from graphlab.core.modes import HostModes, PairedSpeedup, detect_modes, paired_speedup
+from graphlab.core.modes import HostModes, PairedSpeedup, assign_modes, detect_modes, paired_speedup
 from graphlab.core.stats import latency_drop_pct, speedup
 from graphlab.errors import GraphlabError, ResultsError
 
@@ -26,7 +26,7 @@ MODES = ("eager", "graph")
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 #: /2 adds the paired-block fields (block_p50_us, ...); /1 files load unchanged
 SWEEP_SCHEMA = "graphlab.sweep/2"
-_TUPLES = ("run_p50_us", "block_p50_us", "block_start_ms", "block_gpu_mhz", "block_cpu_mhz")
+_TUPLES = ("run_p50_us", "block_p50_us", "block_start_ms", "block_gpu_mhz", "block_cpu_mhz", "block_host_us")
 TIMELINE_SCHEMA = "graphlab.timeline/1"
 
 
@@ -69,11 +69,13 @@ class LatencyPoint:
         block_p50_us: the paired method (`graphlab.core.modes`): the median of every timed block, in
             measurement order. Block i of the eager point and block i of the graph point form pair i;
             eager goes first in even pairs (`graphlab.core.modes.pair_order`).
-        block_start_ms: when each block started, in ms since this batch size's timing began (one clock
-            for the eager and the graph point).
+        block_start_ms: when each block started, in ms since the sweep's timed rounds began (one clock
+            for every point of the sweep).
         block_gpu_mhz: the GPU's SM clock read right after each block (empty when NVML is missing).
         block_cpu_mhz: the clock of the CPU core the process ran on, read right after each block
-            (empty when the host does not report it).
+            (empty when the host does not report it; a virtual machine may report a constant).
+        block_host_us: the host's speed right after each block: the time of a fixed pure-Python
+            workload (`graphlab.gpu.conditions.host_speed_us`; lower is faster).
         warmup_calls: untimed calls made before timing (until the median settled, or the cap).
     """
 
@@ -103,6 +105,7 @@ class LatencyPoint:
     block_start_ms: tuple[float, ...] = ()
     block_gpu_mhz: tuple[float, ...] = ()
     block_cpu_mhz: tuple[float, ...] = ()
+    block_host_us: tuple[float, ...] = ()
     warmup_calls: int | None = None
 
     def __post_init__(self) -> None:
@@ -205,14 +208,36 @@ class Sweep:
         eager, graph = self.point(batch_size, "eager", seq_len), self.point(batch_size, "graph", seq_len)
         return bool(eager.block_p50_us) and len(eager.block_p50_us) == len(graph.block_p50_us)
 
-    def paired(self, batch_size: int, seq_len: int | None = None) -> PairedSpeedup:
+    def paired(self, batch_size: int, seq_len: int | None = None, modes_from: str = "eager") -> PairedSpeedup:
         """The speedup of every (eager, graph) block pair at one batch size, with its spread and the
-        median within each host mode (`graphlab.core.modes.paired_speedup`)."""
+        median within each mode (`graphlab.core.modes.paired_speedup`).
+
+        Args:
+            modes_from: "eager": the modes the eager blocks at this batch size fell into (default);
+                "host": the host-speed modes found over the whole sweep (`host_speed_modes`), the
+                same states at every batch size, also where eager is GPU-bound and shows no modes.
+        """
         if not self.is_paired(batch_size, seq_len):
             raise ResultsError(f"{self.model}: batch size {batch_size} has no paired blocks (recorded before the "
                                "paired method, or one mode is missing): use speedup(..., basis='medians')")
+        if modes_from not in ("eager", "host"):
+            raise ResultsError(f"modes_from must be 'eager' or 'host', got {modes_from!r}")
         eager, graph = self.point(batch_size, "eager", seq_len), self.point(batch_size, "graph", seq_len)
-        return paired_speedup(eager.block_p50_us, graph.block_p50_us)
+        modes = None
+        if modes_from == "host":
+            host = self.host_speed_modes()
+            if host is None or len(eager.block_host_us) != len(eager.block_p50_us):
+                raise ResultsError(f"{self.model}: no host-speed reading after every block at batch size "
+                                   f"{batch_size}: use modes_from='eager'")
+            modes = assign_modes(eager.block_host_us, host.levels_us, host.rule)
+        return paired_speedup(eager.block_p50_us, graph.block_p50_us, modes)
+
+    def host_speed_modes(self) -> HostModes | None:
+        """The host's speed modes over the whole sweep: every block's host-speed reading
+        (`block_host_us`, a fixed workload's time; lower is faster), in time order. None without readings."""
+        readings = sorted((t, v) for p in self.points if len(p.block_host_us) == len(p.block_start_ms)
+                          for t, v in zip(p.block_start_ms, p.block_host_us))
+        return detect_modes([v for _, v in readings]) if readings else None
 
     def host_modes(self, batch_size: int, mode: str = "eager", seq_len: int | None = None) -> HostModes | None:
         """The host speed modes seen in one point's blocks (None for a recording without blocks)."""
@@ -240,7 +265,7 @@ class Sweep:
         if basis == "medians":
             return speedup(eager.p50_us, graph.p50_us)
         pairs = self.paired(batch_size, seq_len)
-        return pairs.p50 if basis == "pairs" else pairs.fastest_mode
+        return pairs.p50 if basis == "pairs" else pairs.by_mode[0]  # eager modes: the fastest always has pairs
 
     def latency_drop_pct(self, batch_size: int) -> float:
         """How much lower end-to-end p50 latency is with the graph, in % of eager."""
@@ -305,6 +330,9 @@ class Sweep:
     def modes_report(self) -> str:
         """One line per batch size: the host speed modes the eager blocks fell into, and the graph's."""
         lines = [f"{self.model}: host speed modes seen in the timed blocks"]
+        host = self.host_speed_modes()
+        if host is not None:
+            lines.append(f"  host speed (a fixed workload's time, lower is faster) over the sweep: {host.describe()}")
         for p in sorted(self.by_mode("eager"), key=lambda p: (p.seq_len or 0, p.batch_size)):
             where = f"batch {p.batch_size}" + (f", seq {p.seq_len}" if p.seq_len is not None else "")
             eager = p.host_modes

@@ -1,16 +1,22 @@
-"""Timing two ways of running a model in short interleaved blocks, so both see the same machine state.
+"""Timing eager and graph calls in short interleaved blocks, so that both see the same machine state.
 
 Layer 2 (GPU): torch is passed in. The statistics (pairing, host modes, paired speedups) are pure and
 live in `graphlab.core.modes`; this module only runs the calls and keeps every number.
 
-One *block* is `calls` synchronised calls of one mode in a row (each call: host perf_counter, a CUDA
-event pair around the call, `torch.cuda.synchronize()`); blocks last ~`block_ms` (10-30 ms, much
-shorter than the few hundred ms a host speed mode lasts). Pair i is one eager block and one graph
-block back to back, eager first in even pairs (`pair_order`). Before the pairs, each mode is warmed
-up until its block median settles.
+A *block* is `calls` synchronised calls of one mode in a row, ~`block_ms` long (10-30 ms). Every
+call is timed on the host (perf_counter from the call until `torch.cuda.synchronize()` returns);
+every other call also carries a CUDA event pair for the GPU-side time, and the wall-time statistics
+use only the calls without events (an event pair cost ~9 µs per call on the H200). One untimed call
+opens each block (the first call after another model or batch size ran is not typical).
 
-    >>> series = time_pairs(torch, {"eager": eager, "graph": graph}, input_sets, pairs=15)   # doctest: +SKIP
-    >>> series["eager"].block_p50_us                                                        # doctest: +SKIP
+A *pair* is an eager block and a graph block back to back, eager first in even pairs
+(`graphlab.core.modes.pair_order`). `time_rounds` times round r's pair for every batch size before
+round r+1, forwards in even rounds and backwards in odd ones: a host that sits in one speed state
+for seconds then lands in every batch size's pairs alike, instead of in a few batch sizes only.
+
+    >>> plan = prepare_pair(torch, {"eager": eager, "graph": graph}, input_sets)   # doctest: +SKIP
+    >>> time_rounds([plan], pairs=15, clocks=ClockReader())                        # doctest: +SKIP
+    >>> plan.series["eager"].block_p50_us                                          # doctest: +SKIP
 """
 from __future__ import annotations
 
@@ -23,10 +29,10 @@ from graphlab.core.modes import pair_order
 from graphlab.core.stats import median
 from graphlab.errors import TimingError
 
-#: defaults of the paired method (the sweep stores the values it used in its conditions)
+#: defaults of the paired method (a sweep stores the values it used in its conditions)
 PAIRS = 15
 BLOCK_MS = 20.0
-MIN_BLOCK_CALLS = 3
+MIN_BLOCK_CALLS = 4
 MAX_BLOCK_CALLS = 2000
 WARMUP_CALLS = 20
 WARMUP_MAX_MS = 200.0
@@ -39,46 +45,54 @@ Call = Callable[[Sequence[Any]], Any]
 class BlockTimer:
     """Times blocks of synchronised calls of one callable, rotating through the input sets.
 
-    CUDA events come from `events` (a list shared by the timers of one pair, grown on demand and
-    reused), so a block allocates nothing once the pool is large enough.
+    CUDA events come from `events`, a list shared by the timers of one sweep (their blocks never
+    overlap), grown on demand and reused, so a block allocates nothing once the pool is large enough.
     """
 
-    def __init__(self, torch: Any, call: Call, input_sets: Sequence[Sequence[Any]], max_calls: int = MAX_BLOCK_CALLS,
-                 events: list[Any] | None = None):
+    def __init__(self, torch: Any, call: Call, input_sets: Sequence[Sequence[Any]],
+                 max_calls: int = MAX_BLOCK_CALLS, events: list[Any] | None = None):
         if not input_sets:
-            raise TimingError("time needs at least one input set")
+            raise TimingError("timing needs at least one input set")
         self.torch, self.call, self.input_sets, self.max_calls = torch, call, list(input_sets), max_calls
         self._events: list[Any] = [] if events is None else events
         self._next = 0  # which input set the next call uses (continues across blocks)
 
-    def block(self, calls: int, gpu_time: bool = True) -> tuple[list[float], list[float]]:
-        """Run `calls` synchronised calls; return (host wall µs per call, CUDA-event µs per call, or [])."""
+    def block(self, calls: int, gpu_time: bool = True, lead_in: int = 0) -> tuple[list[float], list[float]]:
+        """Run `lead_in` untimed calls, then `calls` synchronised timed ones.
+
+        Returns (host wall µs of the calls without events, CUDA-event µs of the calls with events).
+        With `gpu_time`, odd-numbered calls carry the event pair; without, every call is wall-timed.
+        """
         if not 1 <= calls <= self.max_calls:
             raise TimingError(f"a block needs 1 to {self.max_calls} calls, got {calls}")
         torch, call, sets, sync = self.torch, self.call, self.input_sets, self.torch.cuda.synchronize
-        while gpu_time and len(self._events) < calls:
+        evented = calls // 2 if gpu_time else 0
+        while len(self._events) < evented:
             self._events.append((torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)))
-        events = self._events[:calls] if gpu_time else None
+        count, offset = len(sets), self._next
+        for i in range(lead_in):
+            call(sets[(offset + i) % count])
+        offset += lead_in
         wall: list[float] = []
+        used: list[Any] = []
         clock = time.perf_counter_ns
-        offset, count = self._next, len(sets)
         sync()
         for i in range(calls):
             inputs = sets[(offset + i) % count]
-            if events is not None:
-                start, end = events[i]
-                t0 = clock()
+            if gpu_time and i % 2 == 1:
+                start, end = self._events[i // 2]
                 start.record()
                 call(inputs)
                 end.record()
-            else:
-                t0 = clock()
-                call(inputs)
+                sync()
+                used.append((start, end))
+                continue
+            t0 = clock()
+            call(inputs)
             sync()
             wall.append((clock() - t0) / 1e3)
         self._next = (offset + calls) % count
-        gpu = [s.elapsed_time(e) * 1e3 for s, e in events] if events is not None else []
-        return wall, gpu
+        return wall, [s.elapsed_time(e) * 1e3 for s, e in used]
 
 
 @dataclass
@@ -94,17 +108,26 @@ class BlockSeries:
     block_start_ms: list[float] = field(default_factory=list)
     block_gpu_mhz: list[float] = field(default_factory=list)
     block_cpu_mhz: list[float] = field(default_factory=list)
+    block_host_us: list[float] = field(default_factory=list)
 
-    def add(self, start_ms: float, wall: list[float], gpu: list[float], gpu_mhz: float | None,
-            cpu_mhz: float | None) -> None:
+    def add(self, start_ms: float, wall: list[float], gpu: list[float], readings: dict[str, float | None]) -> None:
         self.wall_us += wall
         self.gpu_us += gpu
         self.block_p50_us.append(round(median(wall), 3))
         self.block_start_ms.append(round(start_ms, 3))
-        if gpu_mhz is not None:
-            self.block_gpu_mhz.append(gpu_mhz)
-        if cpu_mhz is not None:
-            self.block_cpu_mhz.append(round(cpu_mhz, 1))
+        for key, values in (("gpu_mhz", self.block_gpu_mhz), ("cpu_mhz", self.block_cpu_mhz),
+                            ("host_us", self.block_host_us)):
+            value = readings.get(key)
+            if value is not None:
+                values.append(value)
+
+
+@dataclass
+class PairPlan:
+    """One batch size's eager and graph timers, warmed up and sized, and the blocks timed so far."""
+
+    timers: dict[str, BlockTimer]
+    series: dict[str, BlockSeries]
 
 
 def warm_up(timer: BlockTimer, *, min_calls: int = WARMUP_CALLS, max_ms: float = WARMUP_MAX_MS,
@@ -136,53 +159,77 @@ def calls_for(per_call_us: float, block_ms: float, min_calls: int = MIN_BLOCK_CA
     """Calls in one block of ~`block_ms` for a call of `per_call_us`, within [min_calls, max_calls].
 
     >>> calls_for(800.0, 20.0), calls_for(5.0, 20.0), calls_for(50_000.0, 20.0)
-    (25, 2000, 3)
+    (25, 2000, 4)
     """
     return max(min_calls, min(max_calls, int(round(block_ms * 1e3 / max(per_call_us, 1e-3)))))
 
 
-def time_pairs(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *, pairs: int = PAIRS,
-               block_ms: float = BLOCK_MS, block_calls: int | None = None, warmup: int = WARMUP_CALLS,
-               warmup_max_ms: float = WARMUP_MAX_MS, min_block_calls: int = MIN_BLOCK_CALLS,
-               max_block_calls: int = MAX_BLOCK_CALLS, clocks: Any = None) -> dict[str, BlockSeries]:
-    """Warm each mode until settled, then time `pairs` pairs of blocks, alternating which goes first.
+def prepare_pair(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *,
+                 block_ms: float = BLOCK_MS, block_calls: int | None = None, warmup: int = WARMUP_CALLS,
+                 warmup_max_ms: float = WARMUP_MAX_MS, min_block_calls: int = MIN_BLOCK_CALLS,
+                 max_block_calls: int = MAX_BLOCK_CALLS, events: list[Any] | None = None) -> PairPlan:
+    """Warm eager and graph up until each median settles, and size their blocks to ~`block_ms`.
 
     Args:
         calls: {"eager": call, "graph": call}; each takes one input set (a tuple) and runs one forward.
         input_sets: input tuples, rotated call by call.
         block_calls: calls per block (default: enough for ~`block_ms`, from the warm-up's last median).
-        clocks: a `graphlab.gpu.conditions.ClockReader`, read after every block (outside the timing).
-
-    Python's garbage collector is off during the pairs (as `timeit` does) and restored afterwards.
+        events: a shared pool of CUDA event pairs (one per sweep).
     """
     if set(calls) != {"eager", "graph"}:
-        raise TimingError(f"time_pairs needs an 'eager' and a 'graph' call, got {sorted(calls)}")
+        raise TimingError(f"timing pairs needs an 'eager' and a 'graph' call, got {sorted(calls)}")
+    size_limit = max(max_block_calls, block_calls or 0, warmup)
+    pool: list[Any] = [] if events is None else events
+    timers = {mode: BlockTimer(torch, calls[mode], input_sets, size_limit, pool) for mode in ("eager", "graph")}
+    series = {}
+    for mode, timer in timers.items():
+        made, per_call = warm_up(timer, min_calls=warmup, max_ms=warmup_max_ms)
+        series[mode] = BlockSeries(mode, block_calls or calls_for(per_call, block_ms, min_block_calls,
+                                                                  max_block_calls), made)
+    return PairPlan(timers, series)
+
+
+def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = None,
+                progress: Callable[[int], None] | None = None) -> float:
+    """Time `pairs` rounds; in each, one (eager, graph) pair of blocks per plan.
+
+    Plans are visited forwards in even rounds and backwards in odd ones; within a pair, eager goes
+    first in even rounds (`pair_order`). `clocks` (a `ClockReader`) is read after every block,
+    outside the timing. Python's garbage collector is off during the rounds (as `timeit` does).
+    Returns the seconds the rounds took.
+    """
     if pairs < 1:
         raise TimingError(f"pairs must be at least 1, got {pairs}")
-    size_limit = max(max_block_calls, block_calls or 0, warmup)
-    events: list[Any] = []  # one pool for both timers: their blocks never overlap
-    timers = {mode: BlockTimer(torch, call, input_sets, size_limit, events) for mode, call in calls.items()}
-    series: dict[str, BlockSeries] = {}
-    for mode in ("eager", "graph"):
-        made, per_call = warm_up(timers[mode], min_calls=warmup, max_ms=warmup_max_ms)
-        size = block_calls or calls_for(per_call, block_ms, min_block_calls, max_block_calls)
-        series[mode] = BlockSeries(mode, size, made)
     gc_was_enabled = gc.isenabled()
     gc.collect()
     gc.disable()
+    t0 = time.perf_counter()
     try:
-        t0 = time.perf_counter()
-        for i in range(pairs):
-            for mode in pair_order(i):
-                start_ms = (time.perf_counter() - t0) * 1e3
-                wall, gpu = timers[mode].block(series[mode].calls_per_block)
-                gpu_mhz = clocks.gpu_mhz() if clocks is not None else None
-                cpu_mhz = clocks.cpu_mhz() if clocks is not None else None
-                series[mode].add(start_ms, wall, gpu, gpu_mhz, cpu_mhz)
+        for r in range(pairs):
+            for plan in (plans if r % 2 == 0 else list(reversed(plans))):
+                for mode in pair_order(r):
+                    start_ms = (time.perf_counter() - t0) * 1e3
+                    wall, gpu = plan.timers[mode].block(plan.series[mode].calls_per_block, lead_in=1)
+                    readings = ({"gpu_mhz": clocks.gpu_mhz(), "cpu_mhz": clocks.cpu_mhz(),
+                                 "host_us": clocks.host_speed_us()} if clocks is not None else {})
+                    plan.series[mode].add(start_ms, wall, gpu, readings)
+            if progress is not None:
+                progress(r)
     finally:
         if gc_was_enabled:
             gc.enable()
-    return series
+    return time.perf_counter() - t0
 
 
-__all__ = ["BLOCK_MS", "PAIRS", "BlockSeries", "BlockTimer", "calls_for", "time_pairs", "warm_up"]
+def time_pairs(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *, pairs: int = PAIRS,
+               clocks: Any = None, **prepare: Any) -> dict[str, BlockSeries]:
+    """`prepare_pair` + `time_rounds` for one batch size alone; returns {"eager": ..., "graph": ...}."""
+    if pairs < 1:
+        raise TimingError(f"pairs must be at least 1, got {pairs}")
+    plan = prepare_pair(torch, calls, input_sets, **prepare)
+    time_rounds([plan], pairs, clocks)
+    return plan.series
+
+
+__all__ = ["BLOCK_MS", "PAIRS", "BlockSeries", "BlockTimer", "PairPlan", "calls_for", "prepare_pair",
+           "time_pairs", "time_rounds", "warm_up"]

@@ -1,21 +1,25 @@
-"""What the machine was doing while graphlab timed it: run conditions, GPU and CPU clocks.
+"""What the machine was doing while graphlab timed it: run conditions, GPU and CPU clocks, host speed.
 
 Layer 2 (GPU): torch is passed in; pynvml (nvidia-ml-py) is imported lazily and optional. Reading a
 clock never raises: a host that does not report one gets None, and the results say so.
 
     >>> from graphlab.gpu.conditions import ClockReader
-    >>> clocks = ClockReader()                    # doctest: +SKIP
-    >>> clocks.gpu_mhz(), clocks.cpu_mhz()        # doctest: +SKIP
-    (1980.0, 2400.0)
+    >>> clocks = ClockReader()                                     # doctest: +SKIP
+    >>> clocks.gpu_mhz(), clocks.cpu_mhz(), clocks.host_speed_us()  # doctest: +SKIP
+    (1980.0, 2100.0, 46.2)
 
-Why both clocks: eager calls at small batch are host-bound and follow the CPU's speed, graph replays
-are GPU-bound and follow the SM clock. Keeping both next to every block lets a reader see which one
-moved when a timing moved (docs/latency-method.md).
+Why these: eager calls at small batch are host-bound and follow the host's speed, graph replays are
+GPU-bound and follow the SM clock. A virtual machine often reports a constant CPU MHz while its real
+speed changes (on the H200 host of this project /proc/cpuinfo said 2,100 MHz throughout, while a fixed
+pure-Python workload took 180-190 µs in one state and 300-350 µs in the other, for seconds at a
+time); so graphlab also times a fixed workload after every block (`host_speed_us`), which follows
+the state the host was really in (docs/latency-method.md).
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import time
 from typing import Any
 
 CPUINFO = "/proc/cpuinfo"
@@ -28,6 +32,22 @@ def current_cpu() -> int | None:
             return int(fh.read().rsplit(")", 1)[1].split()[36])
     except (OSError, ValueError, IndexError):
         return None
+
+
+#: iterations of the fixed host workload: ~50 µs on a fast core, short next to a block
+HOST_WORK_ITERATIONS = 1500
+
+
+def host_speed_us(iterations: int = HOST_WORK_ITERATIONS) -> float:
+    """Time of a fixed pure-Python workload (µs): a direct reading of how fast the host runs Python now.
+
+    Lower is faster. Comparable between runs on one machine and Python build, not across machines.
+    """
+    t0 = time.perf_counter_ns()
+    total = 0
+    for i in range(iterations):
+        total += i * i
+    return (time.perf_counter_ns() - t0) / 1e3
 
 
 def _sysfs_mhz(cpu: int) -> float | None:
@@ -96,8 +116,15 @@ class ClockReader:
             return None
         return _sysfs_mhz(cpu) if self.cpu_source.startswith("sysfs") else _cpuinfo_mhz(cpu)
 
+    @staticmethod
+    def host_speed_us() -> float:
+        """The fixed host workload's time now (`host_speed_us`)."""
+        return round(host_speed_us(), 2)
+
     def describe(self) -> dict[str, str]:
-        return {"gpu_clock": self.gpu_source, "cpu_clock": self.cpu_source}
+        return {"gpu_clock": self.gpu_source, "cpu_clock": self.cpu_source,
+                "host_speed": f"time of a fixed pure-Python workload ({HOST_WORK_ITERATIONS} iterations of "
+                              "total += i * i), after every block"}
 
 
 def _cpu_model() -> str | None:
@@ -128,4 +155,4 @@ def run_conditions(torch: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["ClockReader", "current_cpu", "run_conditions"]
+__all__ = ["ClockReader", "current_cpu", "host_speed_us", "run_conditions"]

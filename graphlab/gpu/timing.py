@@ -2,16 +2,18 @@
 
 Layer 2 (GPU): torch is imported inside functions only. Never imports plotly, graphviz or widgets.
 
-Method (docs/latency-method.md explains each choice). At each batch size, in one pass:
-1. random inputs (three sets, rotated call by call; never zeros) and one cold eager call (`first_call_us`);
-2. one capture with `gl.capture`: the graph that is timed is the graph whose capture time and memory
-   are reported (`capture_ms`, `instantiate_ms`, `graph_memory_bytes`, `graph_peak_bytes`,
-   `graph_exec_bytes`), and its first call (`first_call_us`);
-3. eager and graph each warmed up until their median settles, then timed in `pairs` pairs of short
-   blocks (~`block_ms` each, eager first in even pairs), so both modes see the same machine state;
-   every block median is kept, with the GPU and CPU clocks read after it (`graphlab.gpu.blocks`).
-After every batch size: one profiled call per point (kernel count, GPU-busy time), profiling last
-because a process that has profiled launches kernels more slowly afterwards.
+Method (docs/latency-method.md explains each choice), in three phases:
+1. prepare, batch size by batch size: random inputs (three sets, rotated call by call; never zeros),
+   one cold eager call (`first_call_us`), one capture with `gl.capture` (the graph that is timed is
+   the graph whose capture time and memory are reported: `capture_ms`, `instantiate_ms`,
+   `graph_memory_bytes`, `graph_peak_bytes`, `graph_exec_bytes`), its cold first call, then eager and
+   graph warmed up until their medians settle and their blocks sized to ~`block_ms`;
+2. time: `pairs` rounds; each round times one (eager block, graph block) pair at every batch size,
+   eager first in even rounds (`graphlab.gpu.blocks.time_rounds`), so both modes, and all batch
+   sizes, see the same machine state; every block median is kept, with the GPU clock, the CPU clock
+   and the host's speed read after it;
+3. profile: one profiled call per point (kernel count, GPU-busy time), last, because a process that
+   has profiled launches kernels more slowly afterwards.
 
 The results say how the host behaved: `sweep.paired(b)` (speedup per pair, its spread, per host
 mode), `sweep.modes_report()` (the speed modes the eager blocks fell into), `point.fastest_mode_p50_us`.
@@ -26,7 +28,7 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
@@ -35,7 +37,7 @@ from graphlab.core.results import DEFAULT_BATCH_SIZES, LatencyPoint, Sweep
 from graphlab.core.stats import overhead_share_pct, run_spread_pct, summarize
 from graphlab.errors import TimingError
 from graphlab.gpu import blocks
-from graphlab.gpu.blocks import BlockSeries, time_pairs
+from graphlab.gpu.blocks import BlockSeries, PairPlan, prepare_pair, time_rounds
 from graphlab.gpu.conditions import ClockReader, run_conditions
 
 INPUT_SETS = 3
@@ -61,6 +63,18 @@ def _call_make_inputs(make_inputs: Callable[..., Any], batch_size: int, seed: in
     return _as_tuple(make_inputs(batch_size, seed=seed) if takes_seed else make_inputs(batch_size))
 
 
+@dataclass
+class _Prepared:
+    """One batch size, captured and warmed up, waiting for the rounds."""
+
+    batch_size: int
+    graph: Any
+    plan: PairPlan
+    inputs: tuple[Any, ...]
+    eager_first_us: float
+    graph_first_us: float
+
+
 def _timed_once(torch: Any, call: Callable[[], Any]) -> float:
     """Wall µs of one synchronised call (the cold first call of a mode)."""
     torch.cuda.synchronize()
@@ -79,7 +93,7 @@ def _point(series: BlockSeries, batch_size: int, first_call_us: float, **extra: 
         runs=len(series.block_p50_us), spread_pct=run_spread_pct(series.block_p50_us), first_call_us=first_call_us,
         block_p50_us=tuple(series.block_p50_us), block_start_ms=tuple(series.block_start_ms),
         block_gpu_mhz=tuple(series.block_gpu_mhz), block_cpu_mhz=tuple(series.block_cpu_mhz),
-        warmup_calls=series.warmup_calls, **extra,
+        block_host_us=tuple(series.block_host_us), warmup_calls=series.warmup_calls, **extra,
     )
 
 
@@ -154,8 +168,9 @@ def sweep(
             all timings.
         check_weights: also probe what a graph does when weights change (`probe_weight_update`).
         count_kernels: count the graph's kernel nodes from its DOT dump (needs cuda-bindings).
-        progress: show a tqdm.auto bar (one step per batch size).
-        on_point: called with each `LatencyPoint` as soon as it is measured (eager, then graph).
+        progress: show a tqdm.auto bar (prepare each batch size, each round, summarise each batch size).
+        on_point: called with each `LatencyPoint` once it is summarised (eager, then graph), after the
+            rounds.
 
     Returns:
         A `Sweep` with an eager and a graph point per batch size; every block median is kept.
@@ -183,39 +198,38 @@ def sweep(
         model.eval()
     name = name or type(model).__name__
     clocks = ClockReader(torch.cuda.current_device())
-    bar = _progress_bar(progress, len(batch_sizes), name)
-    points: list[LatencyPoint] = []
-    profiled: list[tuple[int, Any, tuple[Any, ...]]] = []  # (index of the eager point, graph, inputs)
+    bar = _progress_bar(progress, 2 * len(batch_sizes) + pairs, name)
+    prepared: list[_Prepared] = []
+    events: list[Any] = []  # one pool of CUDA event pairs for every timer of the sweep
     started = time.perf_counter()
     with torch.no_grad():
-        for batch_size in batch_sizes:
+        for batch_size in batch_sizes:  # 1. prepare: inputs, cold calls, one capture, warm-up
             input_sets = [_call_make_inputs(make_inputs, batch_size, seed) for seed in range(INPUT_SETS)]
             _check_inputs(torch, input_sets[0], batch_size)
             eager_first = _timed_once(torch, lambda: model(*input_sets[0]))
             cg = capture(model, *input_sets[0], name=f"{name}-b{batch_size}")
             graph_first = _timed_once(torch, lambda: cg(*input_sets[0]))
-            series = time_pairs(torch, {"eager": lambda xs: model(*xs), "graph": lambda xs: cg(*xs)}, input_sets,
-                                pairs=pairs, block_ms=block_ms, block_calls=repetitions, warmup=warmup,
-                                warmup_max_ms=warmup_max_ms, clocks=clocks)
-            eager = _point(series["eager"], batch_size, eager_first)
-            graph = _point(series["graph"], batch_size, graph_first, **_graph_cost(cg, count_kernels))
+            calls = {"eager": lambda xs: model(*xs), "graph": lambda xs, cg=cg: cg(*xs)}
+            plan = prepare_pair(torch, calls, input_sets, block_ms=block_ms, block_calls=repetitions,
+                                warmup=warmup, warmup_max_ms=warmup_max_ms, events=events)
+            prepared.append(_Prepared(batch_size, cg, plan, input_sets[0], eager_first, graph_first))
+            _step(bar, f"batch {batch_size}: captured, warmed up")
+        # 2. time: round r times one pair at every batch size
+        time_rounds([p.plan for p in prepared], pairs, clocks, progress=lambda r: _step(bar, f"round {r + 1}/{pairs}"))
+        points: list[LatencyPoint] = []
+        for p in prepared:  # 3. summarise; profile last (it slows the launches of everything after it)
+            eager = _point(p.plan.series["eager"], p.batch_size, p.eager_first_us)
+            graph = _point(p.plan.series["graph"], p.batch_size, p.graph_first_us, **_graph_cost(p.graph, count_kernels))
+            if profile:
+                eager = _with_profile(eager, lambda: model(*p.inputs))
+                graph = _with_profile(graph, lambda: p.graph(*p.inputs))
+            p.graph.reset()
             points += [eager, graph]
             for point in (eager, graph):
                 if on_point is not None:
                     on_point(point)
-            if profile:
-                profiled.append((len(points) - 2, cg, input_sets[0]))
-            else:
-                cg.reset()
-            del cg, series
-            if bar is not None:
-                bar.set_postfix_str(f"batch {batch_size}: eager {eager.p50_us:.0f} µs, graph {graph.p50_us:.0f} µs")
-                bar.update(1)
-        for index, cg, inputs in profiled:  # profiling last: it slows the launches of everything after it
-            points[index] = _with_profile(points[index], lambda: model(*inputs))
-            points[index + 1] = _with_profile(points[index + 1], lambda: cg(*inputs))
-            cg.reset()
-        profiled.clear()
+            _step(bar, f"batch {p.batch_size}: eager {eager.p50_us:.0f} µs, graph {graph.p50_us:.0f} µs")
+        prepared.clear()
         torch.cuda.empty_cache()
     if bar is not None:
         bar.close()
@@ -231,7 +245,11 @@ def sweep(
         "input_sets": INPUT_SETS, "graph_call": "graphlab.capture: CapturedGraph.__call__ (copy in, replay)",
         "wall_time": "host perf_counter from call to torch.cuda.synchronize() returning",
         "gpu_time": "CUDA events recorded on the current stream around the call",
-        "pair_order": "eager block first in even pairs, graph block first in odd pairs",
+        "pair_order": "eager block first in even rounds, graph block first in odd rounds",
+        "round_order": "each round times one pair at every batch size, in order in even rounds and in reverse "
+                       "in odd rounds",
+        "block": "one untimed call, then the timed calls; every other call carries a CUDA event pair (GPU "
+                 "time), the others give the wall time",
         "gc": "Python's garbage collector off during the timed pairs",
         "mode_detection": {"max_modes": host_modes.MAX_MODES, "min_step_pct": host_modes.MIN_STEP_PCT,
                            "min_separation": host_modes.MIN_SEPARATION, "min_share": host_modes.MIN_SHARE,
@@ -241,8 +259,8 @@ def sweep(
         "graph_memory_bytes": "torch.cuda.memory_reserved() growth over the timed graph's capture (its pool)",
         "graph_exec_bytes": "drop of cudaMemGetInfo free memory over instantiate() (driver's executable graph)",
         "graph_peak_bytes": "peak torch.cuda.memory_allocated() growth during the capture",
-        "order": "per batch size: cold eager call, capture, cold graph call, warm-up, paired blocks; "
-                 "then one profiled call per point (profiling last)",
+        "order": "per batch size: cold eager call, capture, cold graph call, warm-up; then the rounds of paired "
+                 "blocks over all batch sizes; then one profiled call per point (profiling last)",
         "sweep_s": round(time.perf_counter() - started, 2),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
@@ -258,14 +276,20 @@ def sweep(
 
 
 def _progress_bar(progress: bool, total: int, name: str) -> Any:
-    """A tqdm.auto bar (one step per batch size), or None without progress or tqdm."""
+    """A tqdm.auto bar (a step per batch size prepared, per round, per batch size summarised), or None."""
     if not progress:
         return None
     try:
         from tqdm.auto import tqdm
     except ImportError:  # no tqdm: measure without a bar
         return None
-    return tqdm(total=total, desc=f"{name}: eager and graph in pairs", unit="batch size")
+    return tqdm(total=total, desc=f"{name}: prepare, paired rounds, summarise", unit="step")
+
+
+def _step(bar: Any, text: str) -> None:
+    if bar is not None:
+        bar.set_postfix_str(text)
+        bar.update(1)
 
 
 __all__ = ["DEFAULT_BATCH_SIZES", "TimingError", "run_conditions", "sweep"]
