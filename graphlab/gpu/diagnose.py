@@ -193,6 +193,8 @@ RECORDED_MESSAGES: dict[str, str] = {
     "invalidated": "CUDA error: operation failed due to a previous error during capture",
     "empty": "The CUDA Graph is empty. This usually means that the graph was attempted to be captured "
     "on wrong device or stream.",
+    "nccl_lazy_init": "NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, unhandled cuda error "
+    "(run with NCCL_DEBUG=INFO for details), NCCL version 2.28.9",  # torchrun, init without device_id
 }
 
 _CPU_COPY_PHRASE = "copying to the CPU waits for the GPU"

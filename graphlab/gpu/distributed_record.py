@@ -21,6 +21,7 @@ Layer 2: torch is imported inside functions.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,17 +34,18 @@ TP_BATCH_SIZES = (1, 4, 16, 64)
 TP_DOT_BATCH_SIZES = (1, 16)
 REPLICA_MODEL = "gpt"
 REPLICA_BATCH_SIZES = (1, 8, 32)
-RECORD_TIMEOUT_S = 420
+RECORD_TIMEOUT_S = 300
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 NCCL_SETTINGS = ("NCCL_NVLS_ENABLE", "NCCL_GRAPH_MIXING_SUPPORT", "NCCL_ALGO", "NCCL_PROTO", "CUDA_VISIBLE_DEVICES")
 
 
 def topology() -> str:
-    """`nvidia-smi topo -m` as text ("" when nvidia-smi is missing or fails)."""
+    """`nvidia-smi topo -m` as plain text, without its terminal underlines ("" when nvidia-smi is missing or fails)."""
     try:
         out = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return ""
-    return out.stdout if out.returncode == 0 else ""
+    return _ANSI.sub("", out.stdout) if out.returncode == 0 else ""
 
 
 def launch_line(world_size: int) -> str:
@@ -67,8 +69,9 @@ def record_multigpu(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
     folder = out_root / machine_slug(prov["gpu"], nproc) / NAME
     stamp = (folder / "meta.json").stat().st_mtime if (folder / "meta.json").is_file() else None
     print(f"[record] multigpu: launching torchrun with {nproc} process(es), one per GPU", flush=True)
+    timeout_s = float(os.environ.get("GRAPHLAB_RECORD_TIMEOUT_S", RECORD_TIMEOUT_S))
     result = run_torchrun(["-m", "graphlab", "record", "--models", NAME, "--out", str(out_root)], nproc=nproc,
-                          timeout_s=RECORD_TIMEOUT_S)
+                          timeout_s=timeout_s)
     written = (folder / "meta.json").is_file() and (folder / "meta.json").stat().st_mtime != stamp
     if not written:
         raise GraphlabError(f"the multigpu recording was not written (torchrun exit {result.returncode}, "

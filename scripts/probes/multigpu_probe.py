@@ -218,7 +218,7 @@ def worker(mode: str, out: Path) -> int:
                 after: dict[str, Any] = {}
                 try:
                     after["still_capturing"] = bool(torch.cuda.is_current_stream_capturing())
-                    from graphlab.gpu.session import recover
+                    from graphlab.gpu.recovery import recover
 
                     after["recover_repaired"] = recover(torch)
                     t = torch.ones(4, device=device)
