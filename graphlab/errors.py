@@ -111,6 +111,11 @@ class WatchUnsupportedError(GraphlabError, RuntimeError):
     """The installed torch cannot keep a captured CUDA graph for dumping, so `gl.watch` cannot show it."""
 
 
+class ConditionalUnsupportedError(GraphlabError, RuntimeError):
+    """This machine cannot build a CUDA conditional node the way asked: the message names what is missing
+    (a CUDA 12.3/12.8 driver, cuda-bindings, NVRTC, or a torch feature)."""
+
+
 class TimingError(GraphlabError, ValueError):
     """A measurement was asked for something it cannot measure (zero inputs, no batch sizes, ...)."""
 
@@ -154,7 +159,8 @@ class OverloadedError(ServeError):
 
 
 __all__ = [
-    "BadRequestError", "CaptureError", "DistributedError", "DotParseError", "GPUUnavailableError",
+    "BadRequestError", "CaptureError", "ConditionalUnsupportedError", "DistributedError", "DotParseError",
+    "GPUUnavailableError",
     "GraphCycleError", "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError",
     "RecordingError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError", "TimelineError",
     "TimingError", "WatchUnsupportedError",

@@ -22,7 +22,9 @@ Sections (the JSON has one entry per name):
   default_value    cudaGraphConditionalHandleCreate(flags=1) default value, no setter kernel
   torch_cond       torch.cond captured into IF nodes (torch >= 2.12 only)
   timing           host launch time of an outer graph vs torch replay (small)
-  library          graphlab.gpu.conditional end to end, when that module exists
+  route_b_pool_release  one pool reference per captured stage, released at the end: memory comes back
+  library          graphlab.gpu.conditional_selftest: every kind by every route, when that module exists
+  study_*          the worked uses (graphlab.gpu.conditional_*) with 3 repeats: code paths, not numbers
 """
 from __future__ import annotations
 
@@ -788,7 +790,7 @@ def probe_nested_in_torch(torch) -> None:
             acc.fill_(1.0)
             g.replay()
             torch.cuda.synchronize()
-            expect = (1.0 + (x * 2 if x.sum() > 100 else 0)) * 10
+            expect = (1.0 + (x * 2 if x.sum() > 100 else torch.zeros_like(x))) * 10
             v[f"scale={scale}"] = bool(torch.allclose(acc, expect))
         v["correct"] = v["scale=1.0"] and v["scale=100.0"]
         dump_dot(int(g.raw_cuda_graph()), "nested_in_torch", v)
@@ -919,15 +921,74 @@ def probe_timing(torch) -> None:
             torch.cuda.synchronize()
 
 
+def probe_pool_release(torch) -> None:
+    """Route b's pool protocol: one begin (incref) per captured stage, the same number of releases at the
+    end; the memory must come back after empty_cache, with no allocator assert."""
+    with section("route_b_pool_release") as v:
+        from cuda.bindings import runtime as rt
+
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        base = torch.cuda.memory_reserved()
+        x = torch.randn(1 << 20, device="cuda")
+        KEEP.append(x)
+        stream = torch.cuda.Stream()
+        pool = torch.cuda.graph_pool_handle()
+        graph = ok(rt.cudaGraphCreate(0), "cudaGraphCreate")
+        with torch.cuda.stream(stream):
+            (x * 2).sum()
+        torch.cuda.synchronize()
+        leaves: list = []
+        for _ in range(2):  # two stages into the same pool, as before/after stages do
+            leaves = _capture_into(torch, graph, lambda: x.mul_(1.0).add_(x * 3), "thread_local", pool, stream, v,
+                                   deps=leaves)
+        exe = instantiate(graph)
+        launch(torch, exe)
+        torch.cuda.synchronize()
+        v["reserved_with_graph_bytes"] = torch.cuda.memory_reserved() - base
+        ok(rt.cudaGraphExecDestroy(exe), "cudaGraphExecDestroy")
+        ok(rt.cudaGraphDestroy(graph), "cudaGraphDestroy")
+        for _ in range(2):
+            torch._C._cuda_releasePool(torch.cuda.current_device(), pool)
+        torch.cuda.empty_cache()
+        v["reserved_after_release_bytes"] = torch.cuda.memory_reserved() - base
+        v["memory_returned"] = v["reserved_after_release_bytes"] <= 4 * (1 << 20) + (1 << 21)
+        with contextlib.suppress(Exception):
+            mp = torch.cuda.MemPool()
+            v["mempool_id"] = list(mp.id)
+
+
+def probe_library_studies(torch) -> None:
+    """The worked uses end to end with tiny repeats (code paths, not numbers)."""
+    for name, module, function in (("study_early_exit", "graphlab.gpu.conditional_early_exit", "early_exit_study"),
+                                   ("study_decode_loop", "graphlab.gpu.conditional_decode", "decode_loop_study"),
+                                   ("study_bucket_switch", "graphlab.gpu.conditional_buckets", "bucket_switch_study"),
+                                   ("study_routes", "graphlab.gpu.conditional_routes", "conditional_route_study")):
+        with section(name) as v:
+            if importlib.util.find_spec(module) is None:
+                raise RuntimeError(f"{module} is not in this checkout yet")
+            study = getattr(importlib.import_module(module), function)(repeats=3)
+            v["checks"] = study.checks
+            v["facts"] = study.facts
+            v["verdict"] = study.verdict()
+            v["rows"] = [{k: r.get(k) for k in ("variant", "case", "wall_p50_us", "gpu_p50_us", "host_p50_us",
+                                                "tokens", "max_abs_err")} for r in study.rows]
+            if study.dot:
+                (DOT_DIR / f"{name}.dot").write_text(study.dot)
+            v["correct"] = study.passed
+
+
 def probe_library(torch) -> None:
     with section("library") as v:
-        if importlib.util.find_spec("graphlab.gpu.conditional") is None:
-            raise RuntimeError("graphlab.gpu.conditional is not in this checkout yet")
+        if importlib.util.find_spec("graphlab.gpu.conditional_selftest") is None:
+            raise RuntimeError("graphlab.gpu.conditional_selftest is not in this checkout yet")
         support = importlib.import_module("graphlab.gpu.conditional_support")
         v["support"] = support.conditional_support().to_dict()
-        selftest = getattr(importlib.import_module("graphlab.gpu.conditional"), "self_test", None)
-        if selftest is not None:
-            v["self_test"] = selftest()
+        selftest = importlib.import_module("graphlab.gpu.conditional_selftest")
+        v["self_test"] = selftest.self_test()
+        kernel = importlib.import_module("graphlab.gpu.conditional_kernel")
+        v["kernel_how"] = kernel.set_condition_kernel(torch, torch.cuda.current_device()).how
+        v["correct"] = all(r == "ok" for route in v["self_test"].values() for r in route.values())
 
 
 def main() -> int:
@@ -949,9 +1010,11 @@ def main() -> int:
     probe_nvrtc(torch)
     probe_load(torch)
     steps = [probe_raw_if, probe_route_a, probe_route_a_gpt, probe_route_b, probe_nested_in_torch,
-             probe_illegal_body, probe_default_value, probe_torch_cond, probe_timing, probe_library]
+             probe_illegal_body, probe_default_value, probe_torch_cond, probe_timing, probe_pool_release,
+             probe_library, probe_library_studies]
     for step in steps:
-        if SET_KERNEL["func"] is None and step not in (probe_torch_cond, probe_default_value, probe_library):
+        if SET_KERNEL["func"] is None and step not in (probe_torch_cond, probe_default_value, probe_library,
+                                                       probe_library_studies):
             with section(step.__name__.replace("probe_", "")):
                 raise RuntimeError("skipped: the set-conditional kernel did not compile or load")
             continue
