@@ -38,6 +38,7 @@ EXTRA_RECORDERS: dict[str, str] = {
     "multigpu": "graphlab.gpu.distributed_record:record_multigpu",
     "watch": "graphlab.gpu.watch_record:record_watch",
     "serving": "graphlab.serve.record:record_serving",
+    "conditional": "graphlab.gpu.conditional_record:record_conditional",
 }
 
 
