@@ -145,6 +145,7 @@ def test_notebook_runs_on_the_synthetic_recording(recorded, tmp_path, monkeypatc
     monkeypatch.setenv("TQDM_DISABLE", "1")
     path = REPO / "notebooks" / "10_what_did_compile_capture.ipynb"
     out = tmp_path / "executed"
+    out.mkdir()
     execute_notebook(path, out, timeout_s=600)
     executed = json.loads((out / path.name).read_text())
     errors = [o for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
