@@ -10,20 +10,67 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from graphlab.errors import DotParseError
 
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_IDENT = r"[A-Za-z_\x80-\U0010ffff][\w\x80-\U0010ffff]*"
+_NUMBER = r"-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)"
 _TOKEN = re.compile(
-    r"""
+    rf"""
     (?P<ws>\s+)
   | (?P<comment>//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|(?<![^\n])\#[^\n]*)
-  | (?P<string>"[^"\\]*(?:\\.[^"\\]*)*")
-  | (?P<id>[A-Za-z_\x80-\U0010ffff][\w\x80-\U0010ffff]*|-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?))
-  | (?P<op>->|--|[{}\[\];=,:+])
+  | (?P<string>{_STRING})
+  | (?P<id>{_IDENT}|{_NUMBER})
+  | (?P<op>->|--|[{{}}\[\];=,:+])
   | (?P<bad>.)
     """,
     re.VERBOSE | re.DOTALL,
 )
+
+# Fast path. The driver writes every node as `"name"[style="bold" shape="record" label="..."];`
+# (sometimes with `style` twice) and every edge as `"a" -> "b" [headlabel=0];` or `"a" -> "b";`.
+# The tokenizer reads a statement in exactly that form as one token, "node" (value: name and
+# attributes) or "edge" (value: source and destination), finding the end of the label with `str.find`:
+# the label may hold no quote and must not end in a backslash, so its end is where the general
+# tokenizer would put it. `read_statements` takes these tokens where a statement starts; met anywhere
+# else (`a -> "b"[...];`), they make the reader start over with the general tokens alone, so the fast
+# path never changes what a text means. Any other form is read by the general tokens.
+_DRIVER_STATEMENT = re.compile(
+    r'"([^"\\]*)"(?:\[style="([a-z]*)"(?: style="([a-z]*)")? shape="([a-z]*)" label="'  # node, up to its label
+    r'| -> "([^"\\]*)"(?: \[headlabel=[0-9]+\])?;)'  # edge, whole
+)
+
+
+def _driver_statement(text: str, pos: int) -> tuple[tuple[str, Any, int], int] | None:
+    """The statement at `pos` (a quote) as one token, and where it ends, when the driver wrote it in its
+    usual form; None for anything else."""
+    match = _DRIVER_STATEMENT.match(text, pos)
+    if match is None:
+        return None
+    name, style, restyle, shape, dst = match.groups()
+    if dst is not None:
+        return ("edge", (name, dst), pos), match.end()
+    start = match.end()
+    end = text.find('"', start)
+    if end < 0 or text[end - 1] == "\\" or not text.startswith("];", end + 1):
+        return None
+    attrs = {"style": style if restyle is None else restyle, "shape": shape, "label": _unescape_string(text[start:end])}
+    return ("node", (name, attrs), pos), end + 3
+
+
+class _StartOver(Exception):
+    """A fast-path statement token met where no statement starts: read again with general tokens."""
+
+
+def _unescape_string(value: str) -> str:
+    """The text of a DOT string token (quotes already off): `\\"` and line continuations resolved."""
+    if "\\" in value:
+        value = value.replace('\\"', '"').replace("\\\n", "")
+    return value
+
+
 _KEYWORDS = {"digraph", "graph", "subgraph", "node", "edge", "strict"}
 
 
@@ -50,15 +97,16 @@ class DotReader:
     """A recursive-descent reader for the DOT language subset the CUDA driver writes
     (plus the general statement forms, so hand-edited dumps still read)."""
 
-    def __init__(self, text: str, source: str):
+    def __init__(self, text: str, source: str, *, fast: bool = True):
+        """`fast=False` reads every statement with the general tokens (the tests compare both ways)."""
         self.text = text
         self.source = source
         self._newlines: list[int] | None = None
-        self.tokens = self._tokenize(text)
-        self.i = 0
         self.clusters: list[Cluster] = []
         self.nodes: dict[str, RawNode] = {}
         self.loose_edges: list[tuple[str, str, int]] = []
+        self.tokens = self._tokenize(text, fast=fast)
+        self.i = 0
 
     # -- errors and positions -----------------------------------------------------------
     def line_of(self, pos: int) -> int:
@@ -71,33 +119,51 @@ class DotReader:
         return DotParseError(message, source=self.source, line=line)
 
     # -- tokens -------------------------------------------------------------------------
-    def _tokenize(self, text: str) -> list[tuple[str, str, int]]:
-        tokens: list[tuple[str, str, int]] = []
+    def _tokenize(self, text: str, *, fast: bool) -> list[tuple[str, Any, int]]:
+        """(kind, value, position) tokens; with `fast`, whole driver-style statements become one
+        "node" token (value: name, attributes) or "edge" token (value: source, destination)."""
+        tokens: list[tuple[str, Any, int]] = []
         append = tokens.append
-        for match in _TOKEN.finditer(text):
+        token_at = _TOKEN.match
+        pos, end = 0, len(text)
+        while pos < end:
+            if fast and text[pos] == '"':
+                statement = _driver_statement(text, pos)
+                if statement is not None:
+                    append(statement[0])
+                    pos = statement[1]
+                    continue
+            match = token_at(text, pos)
+            assert match is not None  # `bad` matches any one character
             kind = match.lastgroup
+            pos = match.end()
             if kind == "ws" or kind == "comment":
                 continue
             value = match.group()
+            start = match.start()
             if kind == "bad":
-                pos = match.start()
                 if value == '"':
-                    raise self.error("unterminated string: a quote opened here is never closed (truncated dump?)", pos)
-                if value == "/" and text.startswith("/*", pos):
-                    raise self.error("unterminated /* comment", pos)
-                raise self.error(f"unexpected character {value!r} (not DOT syntax)", pos)
+                    raise self.error("unterminated string: a quote opened here is never closed (truncated dump?)", start)
+                if value == "/" and text.startswith("/*", start):
+                    raise self.error("unterminated /* comment", start)
+                raise self.error(f"unexpected character {value!r} (not DOT syntax)", start)
             if kind == "string":
-                value = value[1:-1].replace('\\"', '"').replace("\\\n", "")
+                value = _unescape_string(value[1:-1])
             elif kind == "id":
                 lowered = value.lower()
                 if lowered in _KEYWORDS:
                     kind, value = "kw", lowered
-            append((kind, value, match.start()))
+            append((kind, value, start))
         return tokens
 
     def peek(self, offset: int = 0) -> tuple[str, str, int] | None:
         index = self.i + offset
-        return self.tokens[index] if index < len(self.tokens) else None
+        if index >= len(self.tokens):
+            return None
+        token = self.tokens[index]
+        if token[0] == "node" or token[0] == "edge":  # a whole statement where none may start
+            raise _StartOver()
+        return token
 
     def at_op(self, value: str) -> bool:
         token = self.peek()
@@ -132,6 +198,16 @@ class DotReader:
 
     # -- grammar ------------------------------------------------------------------------
     def read(self) -> None:
+        """Read the whole text; on a fast-path statement out of place, read it again token by token."""
+        try:
+            self._read_graph()
+        except _StartOver:
+            self.clusters, self.nodes, self.loose_edges = [], {}, []
+            self.tokens = self._tokenize(self.text, fast=False)
+            self.i = 0
+            self._read_graph()
+
+    def _read_graph(self) -> None:
         if not self.tokens:
             raise self.error("empty input: no DOT graph found (expected 'digraph dot {')", None)
         token = self.peek()
@@ -152,8 +228,19 @@ class DotReader:
 
     def read_statements(self, cluster: Cluster | None, opened: int) -> None:
         """Statements up to and including the closing '}'."""
+        tokens = self.tokens
         while True:
-            token = self.peek()
+            token = tokens[self.i] if self.i < len(tokens) else None
+            if token is not None and token[0] == "node":  # fast path: one whole `"name"[...];`
+                self.i += 1
+                name, attrs = token[1]
+                self.add_node(name, attrs, cluster, token[2])
+                continue
+            if token is not None and token[0] == "edge":  # fast path: one whole `"a" -> "b" [...];`
+                self.i += 1
+                src, dst = token[1]
+                (self.loose_edges if cluster is None else cluster.edges).append((src, dst, token[2]))
+                continue
             if token is None:
                 raise self.error(
                     f"unexpected end of text: missing '}}' for the '{{' on line {self.line_of(opened)} (truncated dump?)",
@@ -219,14 +306,16 @@ class DotReader:
             for (src, src_pos), (dst, _) in zip(chain, chain[1:]):
                 edges.append((src, dst, src_pos))
             return
-        attrs = self.read_attr_lists(required=False)
-        if first in self.nodes:
-            previous = self.nodes[first]
-            raise self.error(f"node {first!r} is declared twice (first on line {self.line_of(previous.pos)})", pos)
+        self.add_node(first, self.read_attr_lists(required=False), cluster, pos)
+
+    def add_node(self, name: str, attrs: dict[str, str], cluster: Cluster | None, pos: int) -> None:
+        if name in self.nodes:
+            previous = self.nodes[name]
+            raise self.error(f"node {name!r} is declared twice (first on line {self.line_of(previous.pos)})", pos)
         if cluster is None:
-            raise self.error(f"node {first!r} is outside every 'subgraph cluster_...' (not a CUDA graph dump)", pos)
-        self.nodes[first] = RawNode(first, cluster, attrs, pos)
-        cluster.node_names.append(first)
+            raise self.error(f"node {name!r} is outside every 'subgraph cluster_...' (not a CUDA graph dump)", pos)
+        self.nodes[name] = RawNode(name, cluster, attrs, pos)
+        cluster.node_names.append(name)
 
     def skip_port(self) -> None:
         while self.at_op(":"):
@@ -255,7 +344,8 @@ class DotReader:
                 # fast path: key = value, both plain (the driver's only form)
                 if (
                     i + 2 < count and token[0] in ("id", "string") and tokens[i + 1][1] == "=" and tokens[i + 1][0] == "op"
-                    and tokens[i + 2][0] in ("id", "string") and not (i + 3 < count and tokens[i + 3][1] == "+")
+                    and tokens[i + 2][0] in ("id", "string")
+                    and not (i + 3 < count and tokens[i + 3][0] == "op" and tokens[i + 3][1] == "+")
                 ):
                     attrs[token[1]] = tokens[i + 2][1]
                     self.i = i + 3

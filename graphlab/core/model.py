@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import enum
 import json
+import types
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Iterator
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Callable, Iterator, Union, get_args, get_origin, get_type_hints
 
 
 class NodeKind(str, enum.Enum):
@@ -52,12 +53,34 @@ class ConditionalType(str, enum.Enum):
 
 Dim3 = tuple[int, int, int]
 
+# Where a `Node` field comes from (its `source` in the field's metadata):
+#   "identity": the node's place in the dump (id, graph, index);
+#   "label": read from the node's DOT label by `graphlab.core.dot_labels` (`NodeFields` holds these);
+#   "derived": worked out from the label's fields (the kernel's demangled and short name, family);
+#   "structure": the node's links to other graphs (body graph ids, from the label's graph references).
+IDENTITY, LABEL, DERIVED, STRUCTURE = "identity", "label", "derived", "structure"
+
+
+def _field(default: Any = None, *, source: str = LABEL, kinds: tuple[str, ...] = (), census: bool = False,
+           **options: Any) -> Any:
+    """A `Node` field with its schema facts in `metadata`: where it comes from, which node kinds carry
+    it (empty: every kind), and whether the CUDA graph API's census reports it too
+    (`graphlab.gpu.census.CensusNode` is built from the fields marked so)."""
+    metadata = {"source": source, "kinds": kinds, "census": census}
+    if "default_factory" in options:
+        return field(metadata=metadata, **options)
+    return field(default=default, metadata=metadata, **options)
+
 
 @dataclass(frozen=True)
 class Node:
     """One node of a CUDA graph.
 
     Only the fields that make sense for `kind` are set; the others stay None.
+
+    The field list below is the one schema of a node: the label reader (`NodeFields`), the JSON form
+    (`to_dict`/`from_dict`), the CLI's JSON and the GPU census (`CensusNode`) all derive theirs from
+    it (`node_field_names`), so a new field is one edit here.
 
     Attributes:
         id: the node's DOT name, e.g. "graph_1_node_3"; unique within a `CudaGraph`.
@@ -83,26 +106,26 @@ class Node:
             "bytesize", "dptr"), so nothing the driver wrote is lost.
     """
 
-    id: str
-    graph_id: str
-    index: int
-    kind: NodeKind
-    topo_id: int | None = None
-    name: str | None = None
-    demangled_name: str | None = None
-    short_name: str | None = None
-    family: str | None = None
-    grid: Dim3 | None = None
-    block: Dim3 | None = None
-    shared_bytes: int | None = None
-    copy_direction: str | None = None
-    copy_bytes: int | None = None
-    memset_bytes: int | None = None
-    memset_value: int | None = None
-    conditional_type: ConditionalType | None = None
-    body_graph_ids: tuple[str, ...] = ()
-    handle: str | None = None
-    details: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    id: str = _field(source=IDENTITY, default=MISSING)
+    graph_id: str = _field(source=IDENTITY, default=MISSING)
+    index: int = _field(source=IDENTITY, default=MISSING)
+    kind: NodeKind = _field(default=MISSING, census=True)
+    topo_id: int | None = _field()
+    name: str | None = _field(kinds=("kernel",), census=True)
+    demangled_name: str | None = _field(source=DERIVED, kinds=("kernel",))
+    short_name: str | None = _field(source=DERIVED, kinds=("kernel",))
+    family: str | None = _field(source=DERIVED, kinds=("kernel",))
+    grid: Dim3 | None = _field(kinds=("kernel",), census=True)
+    block: Dim3 | None = _field(kinds=("kernel",), census=True)
+    shared_bytes: int | None = _field(kinds=("kernel",), census=True)
+    copy_direction: str | None = _field(kinds=("memcpy",), census=True)
+    copy_bytes: int | None = _field(kinds=("memcpy",), census=True)
+    memset_bytes: int | None = _field(kinds=("memset",))
+    memset_value: int | None = _field(kinds=("memset",))
+    conditional_type: ConditionalType | None = _field(kinds=("conditional",))
+    body_graph_ids: tuple[str, ...] = _field(source=STRUCTURE, default=(), kinds=("child_graph", "conditional"))
+    handle: str | None = _field()
+    details: dict[str, str] = _field(default_factory=dict, compare=False, hash=False)
 
     @property
     def label(self) -> str:
@@ -116,43 +139,94 @@ class Node:
         return self.kind.value
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: `id` and `kind` always, other fields only when set."""
+        """JSON-ready dict: `id` and `kind` always, other fields only when set (enums as their value,
+        tuples as lists; empty bodies and details left out)."""
         out: dict[str, Any] = {"id": self.id, "kind": self.kind.value}
-        for key in ("graph_id", "index", "topo_id", "name", "demangled_name", "short_name", "family"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = value
-        for key in ("grid", "block"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = list(value)
-        for key in ("shared_bytes", "copy_direction", "copy_bytes", "memset_bytes", "memset_value"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = value
-        if self.conditional_type is not None:
-            out["conditional_type"] = self.conditional_type.value
-        if self.body_graph_ids:
-            out["body_graph_ids"] = list(self.body_graph_ids)
-        if self.handle is not None:
-            out["handle"] = self.handle
-        if self.details:
-            out["details"] = dict(self.details)
+        for name, encode in _ENCODERS:
+            value = getattr(self, name)
+            if value is not None and value != () and value != {}:
+                out[name] = encode(value)
         return out
+
+    @classmethod
+    def from_parser(cls, values: dict[str, Any]) -> Node:
+        """The same `Node` as `Node(**values)`, made without the frozen dataclass's per-field
+        `__init__` (9 µs a node here, the largest single cost of parsing a big dump).
+
+        For the DOT parser, whose `values` are already complete and of the right types (`id`,
+        `graph_id`, `index`, `kind` and any others): nothing is checked. `tests/test_model.py` keeps
+        the two ways of making a node equal.
+        """
+        node = object.__new__(cls)
+        state = node.__dict__
+        state.update(_DEFAULTS)
+        state.update(values)
+        if "details" not in values:
+            state["details"] = {}
+        return node
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Node:
         """Inverse of `to_dict`."""
-        kwargs = dict(data)
-        kwargs["kind"] = NodeKind(kwargs["kind"])
-        for key in ("grid", "block"):
-            if kwargs.get(key) is not None:
-                kwargs[key] = tuple(kwargs[key])
-        if kwargs.get("conditional_type") is not None:
-            kwargs["conditional_type"] = ConditionalType(kwargs["conditional_type"])
-        kwargs["body_graph_ids"] = tuple(kwargs.get("body_graph_ids", ()))
-        kwargs["details"] = dict(kwargs.get("details", {}))
+        kwargs = {name: decode(data[name]) for name, decode in _DECODERS if data.get(name) is not None}
         return cls(**kwargs)
+
+
+def _codecs() -> tuple[tuple[tuple[str, Callable[[Any], Any]], ...], tuple[tuple[str, Callable[[Any], Any]], ...]]:
+    """(field, to-JSON) and (field, from-JSON) pairs for every `Node` field, worked out from its type."""
+    hints = get_type_hints(Node, globalns={**globals(), "Dim3": Dim3})
+    encoders, decoders = [], []
+    for f in fields(Node):
+        hint = hints[f.name]
+        parts = get_args(hint) if get_origin(hint) in (Union, types.UnionType) else (hint,)
+        enum_type = next((p for p in parts if isinstance(p, type) and issubclass(p, enum.Enum)), None)
+        is_tuple = any(get_origin(p) is tuple for p in parts)
+        is_dict = any(get_origin(p) is dict for p in parts)
+        if enum_type is not None:
+            encode, decode = (lambda v: v.value), enum_type
+        elif is_tuple:
+            encode, decode = list, tuple
+        elif is_dict:
+            encode, decode = dict, dict
+        else:
+            encode = decode = _same
+        if f.name not in ("id", "kind"):  # to_dict writes these two first, always
+            encoders.append((f.name, encode))
+        decoders.append((f.name, decode))
+    return tuple(encoders), tuple(decoders)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+_ENCODERS, _DECODERS = _codecs()
+_DEFAULTS = {f.name: f.default for f in fields(Node) if f.default is not MISSING}
+
+
+def node_field_names(*, source: str | None = None, kind: str | None = None, census: bool | None = None) -> tuple[str, ...]:
+    """Names of the `Node` fields, in declaration order, that match every filter given.
+
+    Args:
+        source: "identity", "label", "derived" or "structure" (see the constants above).
+        kind: a node kind ("kernel"): the fields that kind carries (fields for every kind excluded).
+        census: True for the fields the CUDA graph API's census reports too.
+
+    Example:
+        >>> node_field_names(kind="kernel", census=True)
+        ('name', 'grid', 'block', 'shared_bytes')
+    """
+    out = []
+    for f in fields(Node):
+        meta = f.metadata
+        if source is not None and meta["source"] != source:
+            continue
+        if kind is not None and kind not in meta["kinds"]:
+            continue
+        if census is not None and meta["census"] != census:
+            continue
+        out.append(f.name)
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,12 @@ Example:
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from graphlab.core.model import Node, node_field_names
 from graphlab.gpu.dot_export import check_cuda
 
 # cudaGraphNodeType value -> NodeKind value (graphlab.core.model)
@@ -31,23 +33,24 @@ NODE_TYPES: dict[int, str] = {
 # cudaMemcpyKind value -> the direction name the DOT prints
 COPY_KINDS: dict[int, str] = {0: "HtoH", 1: "HtoD", 2: "DtoH", 3: "DtoD", 4: "Default"}
 
-Dim3 = tuple[int, int, int]
+def _census_node_type() -> type:
+    """`CensusNode`: where the node sits in the API's graph walk, then the `Node` fields that the API
+    reports too (`node_field_names(census=True)`: kind, name, grid, block, shared_bytes,
+    copy_direction, copy_bytes, with the model's types; kind as its string value), then the body link."""
+    types = {f.name: f.type for f in dataclasses.fields(Node)}
+    shared = [(name, types[name], None) for name in node_field_names(census=True) if name != "kind"]
+    return dataclasses.make_dataclass(
+        "CensusNode",
+        [("graph_index", "int"), ("index", "int"), ("kind", "str"), *[
+            (name, type_, dataclasses.field(default=default)) for name, type_, default in shared],
+         ("body_graph_index", "int | None", dataclasses.field(default=None))],
+        frozen=True,
+        namespace={"__doc__": "One node as the graph API reports it (fields shared with `Node` come from its schema).",
+                   "__module__": __name__},
+    )
 
 
-@dataclass(frozen=True)
-class CensusNode:
-    """One node as the graph API reports it."""
-
-    graph_index: int
-    index: int
-    kind: str
-    name: str | None = None
-    grid: Dim3 | None = None
-    block: Dim3 | None = None
-    shared_bytes: int | None = None
-    copy_direction: str | None = None
-    copy_bytes: int | None = None
-    body_graph_index: int | None = None
+CensusNode = _census_node_type()
 
 
 @dataclass
