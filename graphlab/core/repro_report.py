@@ -1,0 +1,186 @@
+"""Now vs recorded: a sweep re-run compared with the recording it reproduces, batch size by batch size.
+
+Layer 0 (pure): standard library only. `graphlab repro NAME` (graphlab.gpu.repro) makes the new sweep
+on a GPU; this module compares it with the recorded one and says whether it came back.
+
+What is compared, per batch size (ratio = now / recorded):
+- graph p50 (goal: within `GRAPH_TOLERANCE_PCT`, 3%): replay is GPU-bound, so it should come back;
+- eager p50: host-bound at small batch, so it moves with the host's speed state; shown, not judged;
+- paired speedup, the median over block pairs (goal: within `SPEEDUP_TOLERANCE_PCT`, 10%), and the
+  same in the fastest host mode each run saw (the like-for-like figure when the two runs spent
+  different shares of their time in the host's slow state);
+- the host modes each run saw (eager-block modes at that batch size; host-speed modes of the sweep).
+
+    >>> report = compare_sweeps(now, recorded)          # doctest: +SKIP
+    >>> print(report.table()); report.goals_met()       # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from graphlab.core.results import Sweep
+from graphlab.errors import ResultsError
+
+GRAPH_TOLERANCE_PCT = 3.0
+SPEEDUP_TOLERANCE_PCT = 10.0
+
+
+def _ratio(now: float | None, then: float | None) -> float | None:
+    if now is None or then is None or then == 0:
+        return None
+    return now / then
+
+
+def _within(ratio: float | None, pct: float) -> bool | None:
+    return None if ratio is None else abs(ratio - 1.0) * 100.0 <= pct
+
+
+@dataclass(frozen=True)
+class ReproRow:
+    """One batch size, now vs recorded (None where a run has no such figure, e.g. an old recording)."""
+
+    batch_size: int
+    graph_p50_now_us: float
+    graph_p50_recorded_us: float
+    eager_p50_now_us: float
+    eager_p50_recorded_us: float
+    speedup_now: float
+    speedup_recorded: float
+    speedup_basis_recorded: str
+    fastest_speedup_now: float | None
+    fastest_speedup_recorded: float | None
+    modes_now: int | None
+    modes_recorded: int | None
+    mode_levels_now_us: tuple[float, ...]
+    mode_levels_recorded_us: tuple[float, ...]
+
+    @property
+    def graph_ratio(self) -> float:
+        return self.graph_p50_now_us / self.graph_p50_recorded_us
+
+    @property
+    def eager_ratio(self) -> float:
+        return self.eager_p50_now_us / self.eager_p50_recorded_us
+
+    @property
+    def speedup_ratio(self) -> float:
+        return self.speedup_now / self.speedup_recorded
+
+    @property
+    def fastest_speedup_ratio(self) -> float | None:
+        return _ratio(self.fastest_speedup_now, self.fastest_speedup_recorded)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.update(graph_ratio=self.graph_ratio, eager_ratio=self.eager_ratio, speedup_ratio=self.speedup_ratio,
+                   fastest_speedup_ratio=self.fastest_speedup_ratio,
+                   graph_within_goal=_within(self.graph_ratio, GRAPH_TOLERANCE_PCT),
+                   speedup_within_goal=_within(self.speedup_ratio, SPEEDUP_TOLERANCE_PCT),
+                   fastest_speedup_within_goal=_within(self.fastest_speedup_ratio, SPEEDUP_TOLERANCE_PCT))
+        out["mode_levels_now_us"] = list(self.mode_levels_now_us)
+        out["mode_levels_recorded_us"] = list(self.mode_levels_recorded_us)
+        return out
+
+
+def _speedups(sweep: Sweep, batch_size: int) -> tuple[float, str, float | None]:
+    if sweep.is_paired(batch_size):
+        pairs = sweep.paired(batch_size)
+        return pairs.p50, "pairs", pairs.by_mode[0]
+    return sweep.speedup(batch_size, basis="medians"), "medians", None
+
+
+@dataclass(frozen=True)
+class ReproReport:
+    """A re-run sweep against its recording: one `ReproRow` per batch size both measured."""
+
+    model: str
+    rows: tuple[ReproRow, ...]
+    host_now: str | None
+    host_recorded: str | None
+    conditions_now: dict[str, Any]
+    conditions_recorded: dict[str, Any]
+
+    def goals_met(self) -> dict[str, bool | None]:
+        """Whether every batch size met each goal (None when no batch size has the figure)."""
+
+        def every(values: list[bool | None]) -> bool | None:
+            known = [v for v in values if v is not None]
+            return all(known) if known else None
+
+        return {
+            "graph_p50_within_3pct": every([_within(r.graph_ratio, GRAPH_TOLERANCE_PCT) for r in self.rows]),
+            "paired_speedup_within_10pct": every([_within(r.speedup_ratio, SPEEDUP_TOLERANCE_PCT) for r in self.rows]),
+            "fastest_mode_speedup_within_10pct": every(
+                [_within(r.fastest_speedup_ratio, SPEEDUP_TOLERANCE_PCT) for r in self.rows]),
+        }
+
+    def table(self) -> str:
+        """Point by point: graph p50, eager p50, paired speedup, fastest-mode speedup, modes; now / recorded."""
+
+        def fmt(value: float | None, spec: str) -> str:
+            return "-" if value is None else format(value, spec)
+
+        lines = [f"{self.model}: now vs recorded (ratio = now / recorded; goals: graph within "
+                 f"{GRAPH_TOLERANCE_PCT:g}%, speedup within {SPEEDUP_TOLERANCE_PCT:g}%)",
+                 f"{'batch':>5} | {'graph p50 µs':^24} | {'eager p50 µs':^24} | {'paired speedup':^22} | "
+                 f"{'fastest-mode speedup':^22} | modes",
+                 f"{'':>5} | {'now':>7} {'rec':>7} {'ratio':>7} | {'now':>7} {'rec':>7} {'ratio':>7} | "
+                 f"{'now':>6} {'rec':>6} {'ratio':>7} | {'now':>6} {'rec':>6} {'ratio':>7} | now/rec"]
+        for r in self.rows:
+            flag_g = "" if _within(r.graph_ratio, GRAPH_TOLERANCE_PCT) else "!"
+            flag_s = "" if _within(r.speedup_ratio, SPEEDUP_TOLERANCE_PCT) else "!"
+            fast_ok = _within(r.fastest_speedup_ratio, SPEEDUP_TOLERANCE_PCT)
+            flag_f = "" if fast_ok in (True, None) else "!"
+            lines.append(
+                f"{r.batch_size:>5} | {r.graph_p50_now_us:>7.1f} {r.graph_p50_recorded_us:>7.1f} "
+                f"{r.graph_ratio:>6.3f}{flag_g or ' '} | {r.eager_p50_now_us:>7.1f} {r.eager_p50_recorded_us:>7.1f} "
+                f"{r.eager_ratio:>6.3f}  | {r.speedup_now:>5.2f}x {r.speedup_recorded:>5.2f}x "
+                f"{r.speedup_ratio:>6.3f}{flag_s or ' '} | {fmt(r.fastest_speedup_now, '>5.2f')}x "
+                f"{fmt(r.fastest_speedup_recorded, '>5.2f')}x {fmt(r.fastest_speedup_ratio, '>6.3f')}{flag_f or ' '} | "
+                f"{fmt(r.modes_now, 'd')}/{fmt(r.modes_recorded, 'd')}")
+        lines.append("  ! = outside the goal; modes = host speed modes of the eager blocks at that batch size")
+        if self.host_now or self.host_recorded:
+            lines.append(f"  host speed now:      {self.host_now or 'not read'}")
+            lines.append(f"  host speed recorded: {self.host_recorded or 'not read (recorded before the paired method)'}")
+        goals = self.goals_met()
+        lines.append("  goals: " + ", ".join(f"{k} {'yes' if v else 'no' if v is False else 'n/a'}"
+                                              for k, v in goals.items()))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "graphlab.repro/1", "model": self.model, "goals": self.goals_met(),
+                "tolerances_pct": {"graph_p50": GRAPH_TOLERANCE_PCT, "speedup": SPEEDUP_TOLERANCE_PCT},
+                "host_now": self.host_now, "host_recorded": self.host_recorded,
+                "rows": [r.to_dict() for r in self.rows],
+                "conditions_now": dict(self.conditions_now), "conditions_recorded": dict(self.conditions_recorded)}
+
+
+def compare_sweeps(now: Sweep, recorded: Sweep) -> ReproReport:
+    """Compare a re-run sweep with its recording at every batch size both measured in both modes."""
+    common = [b for b in recorded.batch_sizes if recorded.has(b) and now.has(b)]
+    if not common:
+        raise ResultsError(f"nothing to compare: the re-run measured batch sizes {now.batch_sizes}, the recording "
+                           f"{recorded.batch_sizes}")
+    rows = []
+    for b in common:
+        s_now, _, fast_now = _speedups(now, b)
+        s_rec, basis_rec, fast_rec = _speedups(recorded, b)
+        modes_now, modes_rec = now.host_modes(b), recorded.host_modes(b)
+        rows.append(ReproRow(
+            b, now.point(b, "graph").p50_us, recorded.point(b, "graph").p50_us,
+            now.point(b, "eager").p50_us, recorded.point(b, "eager").p50_us,
+            s_now, s_rec, basis_rec, fast_now, fast_rec,
+            modes_now.count if modes_now else None, modes_rec.count if modes_rec else None,
+            tuple(round(v, 1) for v in modes_now.levels_us) if modes_now else (),
+            tuple(round(v, 1) for v in modes_rec.levels_us) if modes_rec else (),
+        ))
+    host_now, host_rec = now.host_speed_modes(), recorded.host_speed_modes()
+    return ReproReport(now.model, tuple(rows), host_now.describe() if host_now else None,
+                       host_rec.describe() if host_rec else None, dict(now.conditions), dict(recorded.conditions))
+
+
+__all__ = ["GRAPH_TOLERANCE_PCT", "SPEEDUP_TOLERANCE_PCT", "ReproReport", "ReproRow", "compare_sweeps"]

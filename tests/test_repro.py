@@ -1,0 +1,163 @@
+"""`graphlab repro`: the now-vs-recorded comparison (pure), and the command on CPU.
+
+Sweeps here are hand-made test inputs or CPU runs of the paired method with a stand-in for
+torch.cuda (tests/test_timing_cpu.py); no number is a measurement.
+"""
+from __future__ import annotations
+
+import json
+import types
+
+import pytest
+
+from graphlab.core.repro_report import ReproReport, compare_sweeps
+from graphlab.core.results import LatencyPoint, Sweep
+from graphlab.errors import ResultsError
+
+
+def _point(b, mode, blocks, host=()):
+    s = sorted(blocks)
+    return LatencyPoint(batch_size=b, mode=mode, p10_us=s[0], p50_us=s[len(s) // 2], p90_us=s[-1], runs=len(blocks),
+                        block_p50_us=tuple(blocks), block_start_ms=tuple(float(i) for i in range(len(blocks))),
+                        block_host_us=tuple(host))
+
+
+def _sweep(eager_scale=1.0, graph_scale=1.0, slow_share=0.5):
+    n = 10
+    slow = int(n * slow_share)
+    points = []
+    for b, e_fast, e_slow, g in ((1, 700.0, 1200.0, 185.0), (8, 720.0, 1210.0, 190.0)):
+        eager = [e_slow * eager_scale] * slow + [e_fast * eager_scale] * (n - slow)
+        host = [125.0] * slow + [69.0] * (n - slow)
+        points += [_point(b, "eager", eager, host), _point(b, "graph", [g * graph_scale] * n, host)]
+    return Sweep("gpt", tuple(points), {"method": "paired blocks", "pairs": n})
+
+
+def test_the_same_sweep_reproduces_itself():
+    report = compare_sweeps(_sweep(), _sweep())
+    assert isinstance(report, ReproReport) and [r.batch_size for r in report.rows] == [1, 8]
+    assert all(r.graph_ratio == 1.0 and r.speedup_ratio == 1.0 for r in report.rows)
+    assert report.goals_met() == {"graph_p50_within_3pct": True, "paired_speedup_within_10pct": True,
+                                  "fastest_mode_speedup_within_10pct": True}
+    text = report.table()
+    assert "now vs recorded" in text and "!" not in text.split("\n", 3)[3].split("  ! =")[0]
+    assert "host speed now:      2 modes" in text
+
+
+def test_a_run_that_spent_longer_in_the_slow_state_moves_the_median_but_not_the_fastest_mode():
+    # recorded: 30% of the time in the slow state; now: 70%. The graph barely moves, eager does.
+    report = compare_sweeps(_sweep(slow_share=0.7, graph_scale=1.01), _sweep(slow_share=0.3))
+    row = report.rows[0]
+    assert row.graph_ratio == pytest.approx(1.01)
+    assert row.speedup_ratio > 1.5  # the all-pairs median went from the fast state's speedup to the slow one's
+    assert row.fastest_speedup_ratio == pytest.approx(1 / 1.01)
+    goals = report.goals_met()
+    assert goals["graph_p50_within_3pct"] and not goals["paired_speedup_within_10pct"]
+    assert goals["fastest_mode_speedup_within_10pct"]
+    assert "!" in report.table()
+
+
+def test_a_graph_that_got_slower_misses_its_goal():
+    report = compare_sweeps(_sweep(graph_scale=1.05), _sweep())
+    assert report.goals_met()["graph_p50_within_3pct"] is False
+
+
+def test_an_old_recording_is_compared_on_medians():
+    row = {"batch_size": 1, "mode": "eager", "p10_us": 700.0, "p50_us": 800.0, "p90_us": 900.0}
+    old = Sweep("gpt", (LatencyPoint.from_dict(row), LatencyPoint.from_dict({**row, "mode": "graph", "p10_us": 190.0,
+                                                                             "p50_us": 200.0, "p90_us": 210.0})))
+    report = compare_sweeps(_sweep(), old)
+    r = report.rows[0]
+    assert r.speedup_basis_recorded == "medians" and r.speedup_recorded == pytest.approx(4.0)
+    assert r.fastest_speedup_recorded is None and r.fastest_speedup_ratio is None and r.modes_recorded is None
+    assert report.goals_met()["fastest_mode_speedup_within_10pct"] is None
+    assert "not read (recorded before the paired method)" in report.table()
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["rows"][0]["fastest_speedup_within_goal"] is None and data["schema"] == "graphlab.repro/1"
+
+
+def test_nothing_in_common_is_an_error():
+    other = Sweep("gpt", tuple(p for p in _sweep().points if p.batch_size == 8))
+    only1 = Sweep("gpt", tuple(p for p in _sweep().points if p.batch_size == 1))
+    with pytest.raises(ResultsError, match="nothing to compare"):
+        compare_sweeps(other, only1)
+
+
+def test_sweep_arguments_carry_the_recorded_conditions():
+    from graphlab.gpu.repro import sweep_arguments
+
+    assert sweep_arguments({"method": "paired blocks", "pairs": 7, "block_ms": 10.0, "warmup": 5,
+                            "warmup_max_ms": 30.0, "repetitions": 12}) == {
+        "pairs": 7, "block_ms": 10.0, "warmup": 5, "warmup_max_ms": 30.0, "repetitions": 12}
+    assert sweep_arguments({"runs": 5}) == {}
+
+
+def test_repro_without_a_gpu_is_one_line_and_nonzero(capsys):
+    from graphlab.cli import main
+
+    pytest.importorskip("torch")
+    code = main(["repro", "gpt"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "needs a CUDA GPU" in err
+
+
+@pytest.fixture
+def cpu_repro(monkeypatch, tmp_path):
+    """A recorded paired sweep of a tiny stand-in zoo model, and a stand-in GPU to re-run it on."""
+    torch = pytest.importorskip("torch")
+    from test_timing_cpu import FakeGraph, FakeTorch
+
+    import graphlab.env
+    import graphlab.gpu.capture
+    import graphlab.gpu.zoo
+    from graphlab.core.recordings import write_recording
+
+    fake = FakeTorch()
+    fake.cuda.is_initialized = lambda: False
+    monkeypatch.setattr(graphlab.env, "require_cuda", lambda what: fake)
+    monkeypatch.setattr(graphlab.gpu.capture, "capture", lambda fn, *xs, **kw: FakeGraph(fn, *xs))
+    net = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()).eval()
+    stand_in = types.SimpleNamespace(
+        name="mlp", needs=(), available=lambda: True, build=lambda device="cuda": net,
+        make_inputs=lambda b, device="cuda", seed=0: (torch.randn(b, 8, generator=torch.Generator().manual_seed(seed + 1)),))
+    monkeypatch.setitem(graphlab.gpu.zoo.ZOO, "mlp", stand_in)
+    from graphlab.gpu.timing import sweep
+
+    recorded = sweep(net, lambda b, seed=0: stand_in.make_inputs(b, seed=seed), [1, 2], name="mlp", pairs=4,
+                     repetitions=3, warmup=2, warmup_max_ms=0.0, profile=False, check_weights=False, progress=False)
+    provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
+                  "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}
+    write_recording(tmp_path / "test-gpu" / "mlp", name="mlp", description="", provenance=provenance, graphs={},
+                    results={"sweep": recorded.to_dict()})
+    monkeypatch.setenv("GRAPHLAB_RECORDINGS", str(tmp_path))
+    return recorded
+
+
+def test_repro_reruns_with_the_recorded_conditions(cpu_repro, tmp_path, capsys):
+    from graphlab.cli import main
+
+    out = tmp_path / "repro.json"
+    assert main(["repro", "mlp", "--json", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "mlp: now vs recorded" in printed and "host speed modes seen" in printed
+    data = json.loads(out.read_text())
+    now = Sweep.from_dict(data["sweep_now"])
+    assert now.batch_sizes == [1, 2] and now.conditions["pairs"] == 4 and now.conditions["repetitions"] == 3
+    assert now.conditions["repro_of"] == "test-gpu/mlp/sweep" and now.conditions["fresh_process"] is True
+    assert sorted(now.conditions["carried_from_recording"]) == ["block_ms", "pairs", "repetitions", "warmup",
+                                                                  "warmup_max_ms"]
+    assert [r["batch_size"] for r in data["rows"]] == [1, 2]
+
+
+def test_repro_refuses_a_recording_of_a_model_outside_the_zoo(cpu_repro, tmp_path):
+    from graphlab.core.recordings import write_recording
+    from graphlab.errors import RecordingError
+    from graphlab.gpu.repro import repro
+
+    provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
+                  "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}
+    mine = Sweep("MyNet", cpu_repro.points, cpu_repro.conditions)
+    write_recording(tmp_path / "test-gpu" / "mine", name="mine", description="", provenance=provenance, graphs={},
+                    results={"sweep": mine.to_dict()})
+    with pytest.raises(RecordingError, match="not a zoo model"):
+        repro("mine", progress=False)
