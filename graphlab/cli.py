@@ -5,7 +5,6 @@
     graphlab about                     what this machine can do
     graphlab record [--out DIR] ...    (GPU) write recordings of the model zoo
     graphlab repro NAME [--json OUT]   (GPU) re-run a recording's sweep, print now vs recorded
-    graphlab repro NAME [--json OUT]   (GPU) re-run a recording's sweep, print now vs recorded
     graphlab loadtest [--model gpt]    (GPU) serve a model, sweep open-loop load over eager/graphs/batching
     graphlab tour [--out DIR]          execute the tutorial notebooks and write the executed copies
 
@@ -97,12 +96,6 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     return repro_main(args)
 
 
-def _cmd_repro(args: argparse.Namespace) -> int:
-    from graphlab.gpu.repro import repro_main
-
-    return repro_main(args)
-
-
 def _cmd_tour(args: argparse.Namespace) -> int:
     from graphlab.tour import run_tour
 
@@ -152,17 +145,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="folder for loadtest_<model>.json")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_cmd_loadtest)
-
-    p = sub.add_parser("repro", help="(GPU) re-run a recording's latency sweep here and compare, point by point")
-    p.add_argument("name", help="a recording with a sweep, e.g. gpt (see graphlab about / gl.list_recordings())")
-    p.add_argument("--gpu", default=None, help="the recording's GPU folder, e.g. h200 (default: the first found)")
-    p.add_argument("--key", default="sweep", help="which results of the recording (default sweep)")
-    p.add_argument("--pairs", type=int, default=None, help="pairs per batch size (default: the recording's)")
-    p.add_argument("--json", default=None, metavar="OUT", help="also write the comparison and the new sweep as JSON")
-    p.add_argument("--check", action="store_true",
-                   help="exit 1 if graph p50 or the fastest-mode paired speedup missed its goal (3%%, 10%%)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_repro)
 
     p = sub.add_parser("repro", help="(GPU) re-run a recording's latency sweep here and compare, point by point")
     p.add_argument("name", help="a recording with a sweep, e.g. gpt (see graphlab about / gl.list_recordings())")
