@@ -35,8 +35,10 @@ PITFALLS = "pitfalls"
 #: folder (`write_recording(out_root / gpu_slug(prov["gpu"]) / name, ...)`), returning it. They are
 #: made only when named (`graphlab record --models cache`); the default set is the zoo and pitfalls.
 EXTRA_RECORDERS: dict[str, str] = {
-    "multigpu": "graphlab.gpu.distributed_record:record_multigpu",
+    "cache": "graphlab.gpu.cache_record:record_cache",
+    "traffic": "graphlab.gpu.cache_record:record_traffic",
     "watch": "graphlab.gpu.watch_record:record_watch",
+    "multigpu": "graphlab.gpu.distributed_record:record_multigpu",
     "serving": "graphlab.serve.record:record_serving",
     "conditional": "graphlab.gpu.conditional_record:record_conditional",
 }

@@ -150,6 +150,24 @@ def _gpt() -> Any:
     return TinyGPT()
 
 
+def _encoder() -> Any:
+    from torch import nn
+
+    class TinyEncoder(nn.Module):
+        """A small BERT-style encoder: every position attends to every other one (no causal mask)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.tok = nn.Embedding(GPT_VOCAB, GPT_WIDTH)
+            layer = nn.TransformerEncoderLayer(GPT_WIDTH, GPT_HEADS, 4 * GPT_WIDTH, dropout=0.0, batch_first=True)
+            self.layers = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+
+        def forward(self, ids: Any) -> Any:
+            return self.layers(self.tok(ids))
+
+    return TinyEncoder()
+
+
 def _resnet18() -> Any:
     from torchvision.models import resnet18
 
@@ -191,6 +209,12 @@ ZOO: dict[str, ZooModel] = {
         f"A small GPT-style decoder: {GPT_LAYERS} blocks, width {GPT_WIDTH}, {GPT_HEADS} heads, causal "
         f"scaled_dot_product_attention, {GPT_SEQ_LEN} tokens, vocabulary {GPT_VOCAB}.",
         DEFAULT_BATCH_SIZES, (GPT_SEQ_LEN,), _gpt, _gpt_inputs,
+    ),
+    "encoder": ZooModel(
+        "encoder",
+        f"A small BERT-style encoder: 2 bidirectional transformer layers, width {GPT_WIDTH}, {GPT_HEADS} heads, no "
+        f"mask, {GPT_SEQ_LEN} tokens: padding its sequence changes the answer.",
+        DEFAULT_BATCH_SIZES, (GPT_SEQ_LEN,), _encoder, _gpt_inputs,
     ),
     "resnet18": ZooModel(
         "resnet18", "torchvision's ResNet-18 (weights=None, seeded init) on 224x224 RGB images.",
