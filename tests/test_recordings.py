@@ -71,12 +71,37 @@ def test_round_trip(tmp_path):
     again = load_recording("toy", root=tmp_path)
     assert again.graph_names == ["b1"]
     assert again.dot("b1") == DOT
-    assert again.stored_model("b1") == _model()
+    graph = again.graph("b1")  # parsed from the DOT on load
+    assert [(n.id, n.kind, n.name) for n in graph.nodes()] == [(n.id, n.kind, "_Z6kernelv") for n in _model().nodes()]
+    assert list(graph.edges()) == list(_model().edges())
     assert again.results("sweep") == {"rows": []}
     assert again.graph_info("b1")["batch_size"] == 1
     assert "Test GPU" in again.banner() and "pytest" in again.banner()
     assert rec.path == again.path
     assert [r.name for r in list_recordings(tmp_path)] == ["toy"]
+
+
+def test_the_dot_is_the_record_no_parsed_copy_is_written(tmp_path):
+    rec = _write(tmp_path)  # graphs still carry a "model" entry, as older callers pass it: ignored
+    assert sorted(p.name for p in rec.path.iterdir()) == ["b1.dot", "meta.json", "sweep.json"]
+    entry = json.loads((rec.path / "meta.json").read_text())["graphs"]["b1"]
+    assert entry == {"dot": "b1.dot", "batch_size": 1}
+    with pytest.raises(RecordingError, match=r"no stored model \(only its DOT\): use .graph\('b1'\)"):
+        rec.stored_model("b1")
+
+
+def test_an_older_recording_with_its_parsed_model_still_loads(tmp_path):
+    rec = _write(tmp_path)
+    meta = json.loads((rec.path / "meta.json").read_text())
+    meta["graphs"]["b1"]["model"] = "b1.json"  # as recordings made before 2026-12 were written
+    (rec.path / "meta.json").write_text(json.dumps(meta))
+    (rec.path / "b1.json").write_text(_model().to_json())
+    old = load_recording("toy", root=tmp_path)
+    assert old.stored_model("b1") == _model()
+    assert len(old.graph("b1")) == 2
+    (rec.path / "b1.json").unlink()  # an index naming a file that is not there is still a broken recording
+    with pytest.raises(RecordingError, match="b1.json: file missing"):
+        load_recording("toy", root=tmp_path)
 
 
 def test_unknown_names_list_what_exists(tmp_path):
@@ -142,13 +167,28 @@ def test_committed_recording_is_complete_and_consistent(meta_path):
     prov = rec.provenance
     assert all(prov[key] not in (None, "") for key in REQUIRED_PROVENANCE), prov
     assert rec.graph_names, "a recording holds at least one graph"
+    census = rec.results("census") if "census" in rec.result_names else {}
     for key in rec.graph_names:
+        assert "model" not in rec.graph_info(key), "recordings ship the DOT only; the model is parsed on load"
         parsed = rec.graph(key)
-        stored = rec.stored_model(key)
-        # the stored model is the parse of the stored DOT: same nodes, kinds and edges
-        assert [(n.id, n.kind) for n in parsed.nodes()] == [(n.id, n.kind) for n in stored.nodes()]
-        assert sorted(parsed.edges(), key=str) == sorted(stored.edges(), key=str)
         assert len(parsed) > 0
+        counted = census.get(key)
+        if counted is None:
+            continue
+        # the DOT parsed here against the census taken through the CUDA graph API at record time
+        assert parsed.count_by_kind() == counted["count_by_kind"]
+        assert len(parsed.graphs) == counted["graph_count"]
+        assert sum(1 for _ in parsed.edges()) == counted["edge_count"]
+        api_kernels = sorted(n["name"] for n in counted["nodes"] if n["kind"] == "kernel")
+        assert sorted(n.name for n in parsed.kernels()) == api_kernels
+
+
+@pytest.mark.skipif(not COMMITTED, reason="no recordings committed yet")
+def test_the_zoo_recordings_carry_a_census_for_every_graph():
+    for meta_path in COMMITTED:
+        rec = Recording.open(meta_path.parent)
+        if "sweep" in rec.result_names and rec.graph_names[0].startswith("b"):
+            assert sorted(rec.results("census")) == sorted(rec.graph_names), rec.path
 
 
 @pytest.mark.skipif(not COMMITTED, reason="no recordings committed yet")

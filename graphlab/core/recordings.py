@@ -6,8 +6,9 @@ Layout, one folder per recording (written by `graphlab record` on a GPU machine)
 
     data/recordings/<gpu>/<name>/
         meta.json        provenance + index of the files below (see REQUIRED_META)
-        <graph>.dot      the DOT exactly as cudaGraphDebugDotPrint wrote it
-        <graph>.json     the parsed model of that DOT (CudaGraph.to_json)
+        <graph>.dot      the DOT exactly as cudaGraphDebugDotPrint wrote it; `Recording.graph` parses it
+                         on load (recordings made before 2026-12 also hold <graph>.json, the parsed
+                         model at record time: `Recording.stored_model` still reads it)
         <results>.json   measurements (latency sweeps, timelines, ...), named in meta["results"]
 
 meta.json:
@@ -15,7 +16,7 @@ meta.json:
      "provenance": {"gpu": "NVIDIA H200", "driver": "580.x", "torch": "2.11.0+cu130", "cuda": "13.0",
                     "cuda_bindings": "13.x", "graphlab_version": "0.1.0", "git_commit": "abc123",
                     "command": "graphlab record ...", "date": "2026-11-29T15:00:00Z"},
-     "graphs": {"b1": {"dot": "b1.dot", "model": "b1.json", "batch_size": 1, "dot_flags": 1}, ...},
+     "graphs": {"b1": {"dot": "b1.dot", "batch_size": 1, "dot_flags": 1}, ...},
      "results": {"sweep": "sweep.json", ...}}
 """
 from __future__ import annotations
@@ -99,9 +100,11 @@ def validate_meta(meta: Any, folder: Path) -> dict[str, Any]:
     if not isinstance(meta["graphs"], dict) or not isinstance(meta["results"], dict):
         raise RecordingError(f"{where}: 'graphs' and 'results' must be objects")
     for key, entry in meta["graphs"].items():
-        if not isinstance(entry, dict) or "dot" not in entry or "model" not in entry:
-            raise RecordingError(f"{where}: graph {key!r} needs 'dot' and 'model' file names")
-        for part in ("dot", "model"):
+        if not isinstance(entry, dict) or "dot" not in entry:
+            raise RecordingError(f"{where}: graph {key!r} needs a 'dot' file name")
+        for part in ("dot", "model"):  # "model": the parsed JSON that older recordings also hold
+            if part not in entry:
+                continue
             path = _check_file_name(folder, entry[part], f"graphs.{key}.{part}")
             if not path.is_file():
                 raise RecordingError(f"{path}: file missing from the recording")
@@ -183,8 +186,15 @@ class Recording:
         return dataclasses.replace(parsed, source=f"{self.name} {k} ({gpu})", metadata=origin)  # title: source
 
     def stored_model(self, key: str | None = None) -> CudaGraph:
-        """The model JSON written at record time."""
-        entry = self.meta["graphs"][self._graph_key(key)]
+        """The parsed model JSON that recordings made before 2026-12 stored beside the DOT.
+
+        Newer recordings hold the DOT only (`graph(key)` parses it); for them this raises
+        RecordingError saying so.
+        """
+        k = self._graph_key(key)
+        entry = self.meta["graphs"][k]
+        if "model" not in entry:
+            raise RecordingError(f"{self.path}: graph {k!r} has no stored model (only its DOT): use .graph({k!r})")
         data = _read_json(self.path / entry["model"])
         try:
             return CudaGraph.from_dict(data)
@@ -248,7 +258,9 @@ def write_recording(
     """Write one recording folder and return it, validated.
 
     Args:
-        graphs: {key: {"dot": raw DOT text, "model": CudaGraph, **extra fields for meta}}.
+        graphs: {key: {"dot": raw DOT text, **extra fields for meta}}; each DOT is written to
+            "<key>.dot" and parsed again on load. A "model" entry (the parsed `CudaGraph`, which
+            older callers pass) is ignored: the DOT is the record.
         results: {key: JSON-ready object}; written to "<key>.json".
     """
     out = Path(folder)
@@ -259,9 +271,8 @@ def write_recording(
     meta_graphs: dict[str, Any] = {}
     for key, entry in graphs.items():
         (out / f"{key}.dot").write_text(entry["dot"], encoding="utf-8")
-        (out / f"{key}.json").write_text(entry["model"].to_json(), encoding="utf-8")
         extra = {k: v for k, v in entry.items() if k not in ("dot", "model")}
-        meta_graphs[key] = {"dot": f"{key}.dot", "model": f"{key}.json", **extra}
+        meta_graphs[key] = {"dot": f"{key}.dot", **extra}
     meta_results = {}
     for key, value in results.items():
         (out / f"{key}.json").write_text(json.dumps(value, indent=1), encoding="utf-8")
