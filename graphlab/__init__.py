@@ -83,6 +83,7 @@ _LAZY: dict[str, str] = {
     "agree_bucket": "graphlab.gpu.distributed",
     "common_bucket": "graphlab.gpu.distributed",
     "capture_collective": "graphlab.gpu.distributed_capture",
+    "collective_rules": "graphlab.gpu.distributed_capture",
     "multigpu_recordings": "graphlab.gpu.distributed_results",
     "load_multigpu": "graphlab.gpu.distributed_results",
     "GraphCache": "graphlab.gpu.graph_cache",

@@ -30,6 +30,20 @@ from graphlab.gpu.diagnose import CAUSES, Diagnosis, capture_error
 from graphlab.gpu.distributed import DistContext, current_context, gather_objects
 
 
+#: The rules of a captured collective, in the order `capture_collective` checks them: (cause, rule).
+RULES = (
+    ("nccl_lazy_init", "the NCCL communicator exists before capture (eager init: device_id)"),
+    ("collective_not_warmed", "every collective ran eagerly on the capture stream first (warm-up)"),
+    ("rank_mismatch", "every rank captures the same shapes (one global bucket)"),
+    ("rank_capture_failed", "every rank captured, or none keeps a graph"),
+)
+
+
+def collective_rules() -> list[dict[str, str]]:
+    """The rules as rows (rule, the CaptureError cause that reports a break, what it says, the fix); pure."""
+    return [{"rule": rule, "cause": key, "error": CAUSES[key].title, "fix": CAUSES[key].fix} for key, rule in RULES]
+
+
 def rule_error(cause: str, detail: str) -> CaptureError:
     """A CaptureError for a broken multi-GPU rule, in the house style (cause, what, why, fix)."""
     return capture_error(Diagnosis(CAUSES[cause], detail, None, detail))
@@ -150,4 +164,5 @@ def check_against_dense(batch_size: int = 2, *, ctx: DistContext | None = None, 
     return result
 
 
-__all__ = ["capture_collective", "check_against_dense", "check_rules", "rule_error", "tagged_graph"]
+__all__ = ["RULES", "capture_collective", "check_against_dense", "check_rules", "collective_rules", "rule_error",
+           "tagged_graph"]

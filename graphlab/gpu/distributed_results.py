@@ -127,10 +127,12 @@ class MultiGpuRecording:
                     f"{max(kernels.values(), default=0)} NCCL kernel(s); the replays agree with the dense layer "
                     f"(max abs error {max(r['max_abs_err'] for r in self.tensor_parallel_rows()):.2g}).")
         seen = (f"the all-reduce left an NCCL kernel in the graph ({', '.join(with_kernel)})" if with_kernel else
-                "NCCL put no kernel in the graph for a 1-rank communicator (the all-reduce is a no-op there)")
-        return (f"World size 1 on {self.machine}: {seen}. This proves the capture path (eager communicator, "
-                "warm-up on the capture stream, the collective recorded without error, replay equal to the dense "
-                "layer); it cannot show communication between GPUs, its cost, or ranks staying in step.")
+                "NCCL put no kernel in the graph: a one-rank all-reduce launches nothing")
+        err = max((r["max_abs_err"] for r in self.tensor_parallel_rows()), default=float("nan"))
+        return (f"World size 1 on {self.machine}: {seen}. It shows the capture path working (eager communicator, "
+                "warm-up on the capture stream, the collective captured without error) and the tensor-parallel "
+                f"layer equal to the dense one (max abs error {err:.2g}); it cannot show communication between "
+                "GPUs, its cost, or ranks staying in step.")
 
     def __str__(self) -> str:
         return f"{self.machine}: {self.banner()}"
