@@ -286,6 +286,15 @@ class _Painter:
         for nid in firsts:
             target.edge(self.name(body.parent_node_id or ""), self.name(nid), style="dashed", color="#666666",
                         arrowhead="empty", tooltip="runs the body")
+        owner = self.cg.node(body.parent_node_id or "")
+        if owner.conditional_type is not None and str(owner.conditional_type) == "WHILE":
+            # the loop: after each iteration the WHILE node checks its condition again
+            left = {src for src, _ in edges}
+            lasts = [nid for nid in reversed(analyze(body).order) if nid in drawn and nid not in left][:1]
+            for nid in lasts or [body.id + "_empty"]:
+                target.edge(self.name(nid), self.name(owner.id), style="dashed", color="#666666",
+                            arrowhead="empty", constraint="false", label="repeat?", fontsize="8",
+                            fontname=style.FONT, tooltip="after each iteration, WHILE checks its condition again")
 
 
 def _new_digraph(rankdir: str) -> graphviz.Digraph:
