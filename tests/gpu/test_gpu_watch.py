@@ -110,7 +110,7 @@ def test_user_line_nesting_gl_capture_and_the_class_after():
     g.replay()
     torch.cuda.synchronize()
     assert torch.allclose(y, x.cos() + 1)
-    gl.render(outer[1]).source  # a watched graph draws (DOT source; no Graphviz needed)
+    assert outer[1].graph.count_by_kind()["kernel"] == outer[1].kernels  # drawing is tested on CPU (no graphviz here)
     after = torch.cuda.CUDAGraph()
     with torch.cuda.graph(after, stream=side):
         x + 1
