@@ -112,6 +112,15 @@ def test_html_and_text_tables():
     assert len(d.rows(group=False)) == 2
 
 
+def test_repr_is_one_short_line_and_the_html_stays(read):
+    a, b = read(MODELS / "gpt_b1__verbose.dot"), read(MODELS / "gpt_b8__verbose.dot")
+    d = diff(a, b, names=("batch 1", "batch 8"))
+    text = repr(d)  # the dataclass repr printed both graphs and every match
+    assert len(text) < 200 and "\n" not in text
+    assert text == f"<GraphDiff 'batch 1' vs 'batch 8': {d._headline()}; {len(a)} vs {len(b)} nodes>"
+    assert "<table>" in d._repr_html_()  # notebooks still get the tables
+
+
 # -- real captures ------------------------------------------------------------------------
 
 

@@ -93,3 +93,19 @@ def test_node_field_names_filters() -> None:
     assert node_field_names(source="derived") == ("demangled_name", "short_name", "family")
     assert node_field_names(kind="memcpy") == ("copy_direction", "copy_bytes")
     assert "details" in node_field_names(source="label") and "details" not in node_field_names(kind="kernel")
+
+
+def test_reprs_are_one_short_line() -> None:
+    """In a terminal `graph` must not print every node (the dataclass repr was tens of KB)."""
+    from graphlab.core.recordings import load_recording
+
+    graph = load_recording("resnet18").graph("b64")
+    assert len(str(graph.to_dict())) > 50_000
+    text = repr(graph)
+    assert len(text) < 200 and "\n" not in text
+    assert text.startswith("<CudaGraph 'resnet18 b64 (H200)': ") and f"{len(graph):,} nodes" in text
+    assert f"{graph.count_by_kind()['kernel']} kernel" in text and "edges" in text
+    mixed = read_dot(H200 / "kinds" / "mixed__all.dot")
+    assert repr(mixed).endswith("9 edges + 3 body graphs>") and ", ...)" in repr(mixed)  # four kinds, then "..."
+    assert repr(mixed.graphs[1]) == "<Graph graph_29: 1 node, 0 edges, body of graph_27_node_8>"
+    assert len(repr(mixed.graphs)) < 400

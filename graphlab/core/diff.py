@@ -196,6 +196,10 @@ class GraphDiff:
     def __str__(self) -> str:
         return self.summary()
 
+    def __repr__(self) -> str:  # the dataclass's own repr prints both graphs and every match: tens of KB
+        na, nb = self.names
+        return f"<GraphDiff {na!r} vs {nb!r}: {self._headline()}; {len(self.a):,} vs {len(self.b):,} nodes>"
+
     def _repr_html_(self) -> str:
         esc = html.escape
         na, nb = self.names

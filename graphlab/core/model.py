@@ -200,6 +200,10 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+
 _ENCODERS, _DECODERS = _codecs()
 _DEFAULTS = {f.name: f.default for f in fields(Node) if f.default is not MISSING}
 
@@ -263,6 +267,10 @@ class Graph:
         if self.parent_node_id is not None:
             out["parent_node_id"] = self.parent_node_id
         return out
+
+    def __repr__(self) -> str:  # the dataclass's own repr prints every node: tens of KB
+        owner = f", body of {self.parent_node_id}" if self.parent_node_id else ""
+        return f"<Graph {self.id}: {_count(len(self.nodes), 'node')}, {_count(len(self.edges), 'edge')}{owner}>"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Graph:
@@ -339,6 +347,15 @@ class CudaGraph:
 
     def __len__(self) -> int:
         return len(self._index)
+
+    def __repr__(self) -> str:
+        """One line: the source, node counts by kind (the four commonest), edges and graphs. The
+        dataclass's own repr would print every node (tens of KB in a terminal)."""
+        kinds = list(self.count_by_kind().items())
+        shown = ", ".join(f"{n} {kind}" for kind, n in kinds[:4]) + (", ..." if len(kinds) > 4 else "")
+        edges = sum(len(g.edges) for g in self.graphs)
+        bodies = f" + {_count(len(self.graphs) - 1, 'body graph')}" if len(self.graphs) > 1 else ""
+        return f"<CudaGraph {self.source!r}: {_count(len(self), 'node')} ({shown}), {_count(edges, 'edge')}{bodies}>"
 
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
