@@ -119,7 +119,8 @@ def cpu_repro(monkeypatch, tmp_path):
     net = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()).eval()
     stand_in = types.SimpleNamespace(
         name="mlp", needs=(), available=lambda: True, build=lambda device="cuda": net,
-        make_inputs=lambda b, device="cuda", seed=0: (torch.randn(b, 8, generator=torch.Generator().manual_seed(seed + 1)),))
+        make_inputs=lambda b, device="cuda", seed=0: (
+            torch.randn(b, 8, generator=torch.Generator().manual_seed(seed + 1)),))
     monkeypatch.setitem(graphlab.gpu.zoo.ZOO, "mlp", stand_in)
     from graphlab.gpu.timing import sweep
 

@@ -226,7 +226,8 @@ def detect_modes(block_us: Sequence[float], *, max_modes: int = MAX_MODES, min_s
     return HostModes(count, levels, shares, tuple(labels), switches, rule)
 
 
-def assign_modes(values_us: Sequence[float], levels_us: Sequence[float], rule: dict[str, float] | None = None) -> HostModes:
+def assign_modes(values_us: Sequence[float], levels_us: Sequence[float],
+                 rule: dict[str, float] | None = None) -> HostModes:
     """Label each value with the nearest of known mode levels (nearest in log time).
 
     Used to put one batch size's blocks into the host modes found over a whole sweep, so that "the

@@ -142,7 +142,8 @@ class ReproReport:
         lines.append("  ! = outside the goal; modes = host speed modes of the eager blocks at that batch size")
         if self.host_now or self.host_recorded:
             lines.append(f"  host speed now:      {self.host_now or 'not read'}")
-            lines.append(f"  host speed recorded: {self.host_recorded or 'not read (recorded before the paired method)'}")
+            recorded = self.host_recorded or "not read (recorded before the paired method)"
+            lines.append(f"  host speed recorded: {recorded}")
         goals = self.goals_met()
         lines.append("  goals: " + ", ".join(f"{k} {'yes' if v else 'no' if v is False else 'n/a'}"
                                               for k, v in goals.items()))

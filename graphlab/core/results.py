@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 from graphlab.core.modes import HostModes, PairedSpeedup, assign_modes, detect_modes, paired_speedup
 from graphlab.core.stats import latency_drop_pct, speedup
-from graphlab.errors import GraphlabError, ResultsError
+from graphlab.errors import ResultsError
 
 MODES = ("eager", "graph")
 #: batch sizes a sweep covers unless told otherwise (powers of two up to 64)
@@ -198,7 +198,8 @@ class Sweep:
 
     def has(self, batch_size: int, seq_len: int | None = None) -> bool:
         """True when both eager and graph were measured at this batch size (and sequence length)."""
-        modes = {p.mode for p in self.points if p.batch_size == batch_size and (seq_len is None or p.seq_len == seq_len)}
+        modes = {p.mode for p in self.points
+                 if p.batch_size == batch_size and (seq_len is None or p.seq_len == seq_len)}
         return modes >= set(MODES)
 
     def is_paired(self, batch_size: int, seq_len: int | None = None) -> bool:
@@ -339,7 +340,8 @@ class Sweep:
             if eager is None:
                 lines.append(f"  {where}: no blocks (recorded before the paired method)")
                 continue
-            graph = self.point(p.batch_size, "graph", p.seq_len).host_modes if self.has(p.batch_size, p.seq_len) else None
+            paired = self.has(p.batch_size, p.seq_len)
+            graph = self.point(p.batch_size, "graph", p.seq_len).host_modes if paired else None
             lines.append(f"  {where}: eager {eager.describe()}" + (f"; graph {graph.describe()}" if graph else ""))
         return "\n".join(lines)
 

@@ -21,7 +21,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
-from graphlab.errors import GraphlabError, StatsError
+from graphlab.errors import StatsError
 
 
 

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 from graphlab.core.results import Span, Timeline, Trace
-from graphlab.errors import GraphlabError, TimelineError
+from graphlab.errors import TimelineError
 
 ANNOTATION = "graphlab_call"
 KERNEL_CATS = ("kernel",)

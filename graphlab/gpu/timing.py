@@ -67,7 +67,7 @@ def _call_make_inputs(make_inputs: Callable[..., Any], batch_size: int, seed: in
 class _Prepared:
     """One batch size, captured and warmed up, waiting for the rounds."""
 
-    batch_size: int
+    case: Case
     graph: Any
     plan: PairPlan
     inputs: tuple[Any, ...]
@@ -134,6 +134,20 @@ def _with_profile(point: LatencyPoint, call: Callable[[], Any]) -> LatencyPoint:
                    launch_overhead_pct=overhead_share_pct(busy, point.p50_us))
 
 
+@dataclass(frozen=True)
+class Case:
+    """One size to time: a batch size (and, for sweeps over sequence length, a sequence length) and
+    `make_inputs(seed)` -> the input tuple for it."""
+
+    batch_size: int
+    make_inputs: Callable[[int], tuple[Any, ...]]
+    seq_len: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"b{self.batch_size}" + (f"-s{self.seq_len}" if self.seq_len is not None else "")
+
+
 def sweep(
     model: Any,
     make_inputs: Callable[..., Any] | None = None,
@@ -175,10 +189,6 @@ def sweep(
     Returns:
         A `Sweep` with an eager and a graph point per batch size; every block median is kept.
     """
-    from graphlab.env import require_cuda
-    from graphlab.gpu.capture import capture
-
-    torch = require_cuda("sweep")
     if isinstance(model, str):
         from graphlab.gpu.zoo import get_model
 
@@ -190,7 +200,38 @@ def sweep(
         raise TimingError("sweep() needs make_inputs(batch_size, seed=...) unless model is a zoo name")
     if not batch_sizes:
         raise TimingError("sweep() needs at least one batch size, e.g. [1, 8, 64]")
-    pairs = runs if runs is not None else pairs
+    maker = make_inputs
+    cases = [Case(b, lambda seed, b=b: _call_make_inputs(maker, b, seed)) for b in batch_sizes]
+    result = sweep_cases(model, cases, name=name, pairs=runs if runs is not None else pairs, block_ms=block_ms,
+                         warmup=warmup, warmup_max_ms=warmup_max_ms, repetitions=repetitions, profile=profile,
+                         count_kernels=count_kernels, progress=progress, on_point=on_point)
+    if not (check_weights and hasattr(model, "parameters")):
+        return result
+    from graphlab.gpu.weights import probe_weight_update
+
+    try:
+        weights = probe_weight_update(model, _call_make_inputs(make_inputs, batch_sizes[0], 0))
+    except Exception as exc:  # keep the sweep; record why the probe is missing
+        weights = {"error": f"{type(exc).__name__}: {exc}"}
+    return Sweep(result.model, result.points, result.conditions, weights)
+
+
+def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, pairs: int = blocks.PAIRS,
+                block_ms: float = blocks.BLOCK_MS, warmup: int = blocks.WARMUP_CALLS,
+                warmup_max_ms: float = blocks.WARMUP_MAX_MS, repetitions: int | None = None, profile: bool = True,
+                count_kernels: bool = True, progress: bool = True,
+                on_point: Callable[[LatencyPoint], None] | None = None) -> Sweep:
+    """The paired method over any list of sizes (`Case`s: a batch size, optionally a sequence length).
+
+    `sweep()` calls this with one case per batch size; a sweep over sequence length passes one case
+    per (batch size, sequence length), and every point keeps its `seq_len`. Arguments as for `sweep()`.
+    """
+    from graphlab.env import require_cuda
+    from graphlab.gpu.capture import capture
+
+    torch = require_cuda("sweep")
+    if not cases:
+        raise TimingError("sweep() needs at least one batch size, e.g. [1, 8, 64]")
     if pairs < 1 or block_ms <= 0 or (repetitions is not None and repetitions < 1):
         raise TimingError(f"sweep() needs pairs >= 1, block_ms > 0 and repetitions >= 1; got pairs={pairs}, "
                           f"block_ms={block_ms}, repetitions={repetitions}")
@@ -198,28 +239,31 @@ def sweep(
         model.eval()
     name = name or type(model).__name__
     clocks = ClockReader(torch.cuda.current_device())
-    bar = _progress_bar(progress, 2 * len(batch_sizes) + pairs, name)
+    bar = _progress_bar(progress, 2 * len(cases) + pairs, name)
     prepared: list[_Prepared] = []
     events: list[Any] = []  # one pool of CUDA event pairs for every timer of the sweep
     started = time.perf_counter()
     with torch.no_grad():
-        for batch_size in batch_sizes:  # 1. prepare: inputs, cold calls, one capture, warm-up
-            input_sets = [_call_make_inputs(make_inputs, batch_size, seed) for seed in range(INPUT_SETS)]
-            _check_inputs(torch, input_sets[0], batch_size)
+        for case in cases:  # 1. prepare: inputs, cold calls, one capture, warm-up
+            input_sets = [_as_tuple(case.make_inputs(seed)) for seed in range(INPUT_SETS)]
+            _check_inputs(torch, input_sets[0], case.batch_size)
             eager_first = _timed_once(torch, lambda: model(*input_sets[0]))
-            cg = capture(model, *input_sets[0], name=f"{name}-b{batch_size}")
+            cg = capture(model, *input_sets[0], name=f"{name}-{case.label}")
             graph_first = _timed_once(torch, lambda: cg(*input_sets[0]))
             calls = {"eager": lambda xs: model(*xs), "graph": lambda xs, cg=cg: cg(*xs)}
             plan = prepare_pair(torch, calls, input_sets, block_ms=block_ms, block_calls=repetitions,
                                 warmup=warmup, warmup_max_ms=warmup_max_ms, events=events)
-            prepared.append(_Prepared(batch_size, cg, plan, input_sets[0], eager_first, graph_first))
-            _step(bar, f"batch {batch_size}: captured, warmed up")
-        # 2. time: round r times one pair at every batch size
-        time_rounds([p.plan for p in prepared], pairs, clocks, progress=lambda r: _step(bar, f"round {r + 1}/{pairs}"))
+            prepared.append(_Prepared(case, cg, plan, input_sets[0], eager_first, graph_first))
+            _step(bar, f"{case.label}: captured, warmed up")
+        # 2. time: round r times one pair at every case
+        rounds_s = time_rounds([p.plan for p in prepared], pairs, clocks,
+                               progress=lambda r: _step(bar, f"round {r + 1}/{pairs}"))
         points: list[LatencyPoint] = []
         for p in prepared:  # 3. summarise; profile last (it slows the launches of everything after it)
-            eager = _point(p.plan.series["eager"], p.batch_size, p.eager_first_us)
-            graph = _point(p.plan.series["graph"], p.batch_size, p.graph_first_us, **_graph_cost(p.graph, count_kernels))
+            where = {"seq_len": p.case.seq_len} if p.case.seq_len is not None else {}
+            eager = _point(p.plan.series["eager"], p.case.batch_size, p.eager_first_us, **where)
+            graph = _point(p.plan.series["graph"], p.case.batch_size, p.graph_first_us, **where,
+                           **_graph_cost(p.graph, count_kernels))
             if profile:
                 eager = _with_profile(eager, lambda: model(*p.inputs))
                 graph = _with_profile(graph, lambda: p.graph(*p.inputs))
@@ -228,12 +272,20 @@ def sweep(
             for point in (eager, graph):
                 if on_point is not None:
                     on_point(point)
-            _step(bar, f"batch {p.batch_size}: eager {eager.p50_us:.0f} µs, graph {graph.p50_us:.0f} µs")
+            _step(bar, f"{p.case.label}: eager {eager.p50_us:.0f} µs, graph {graph.p50_us:.0f} µs")
         prepared.clear()
         torch.cuda.empty_cache()
     if bar is not None:
         bar.close()
-    conditions = {
+    return Sweep(model=name, points=tuple(points), conditions=_conditions(
+        torch, clocks, pairs=pairs, block_ms=block_ms, repetitions=repetitions, warmup=warmup,
+        warmup_max_ms=warmup_max_ms, sweep_s=time.perf_counter() - started, rounds_s=rounds_s))
+
+
+def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float, repetitions: int | None,
+                warmup: int, warmup_max_ms: float, sweep_s: float, rounds_s: float) -> dict[str, Any]:
+    """How a sweep was measured, stored with it (docs/latency-method.md explains each entry)."""
+    return {
         **run_conditions(torch),
         **clocks.describe(),
         "method": "paired blocks",
@@ -250,7 +302,7 @@ def sweep(
                        "in odd rounds",
         "block": "one untimed call, then the timed calls; every other call carries a CUDA event pair (GPU "
                  "time), the others give the wall time",
-        "gc": "Python's garbage collector off during the timed pairs",
+        "gc": "Python's garbage collector off during the timed rounds",
         "mode_detection": {"max_modes": host_modes.MAX_MODES, "min_step_pct": host_modes.MIN_STEP_PCT,
                            "min_separation": host_modes.MIN_SEPARATION, "min_share": host_modes.MIN_SHARE,
                            "min_blocks": host_modes.MIN_BLOCKS},
@@ -261,18 +313,9 @@ def sweep(
         "graph_peak_bytes": "peak torch.cuda.memory_allocated() growth during the capture",
         "order": "per batch size: cold eager call, capture, cold graph call, warm-up; then the rounds of paired "
                  "blocks over all batch sizes; then one profiled call per point (profiling last)",
-        "sweep_s": round(time.perf_counter() - started, 2),
+        "sweep_s": round(sweep_s, 2), "rounds_s": round(rounds_s, 2),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    weights = None
-    if check_weights and hasattr(model, "parameters"):
-        from graphlab.gpu.weights import probe_weight_update
-
-        try:
-            weights = probe_weight_update(model, _call_make_inputs(make_inputs, batch_sizes[0], 0))
-        except Exception as exc:  # keep the sweep; record why the probe is missing
-            weights = {"error": f"{type(exc).__name__}: {exc}"}
-    return Sweep(model=name, points=tuple(points), conditions=conditions, weight_update=weights)
 
 
 def _progress_bar(progress: bool, total: int, name: str) -> Any:
@@ -292,4 +335,4 @@ def _step(bar: Any, text: str) -> None:
         bar.update(1)
 
 
-__all__ = ["DEFAULT_BATCH_SIZES", "TimingError", "run_conditions", "sweep"]
+__all__ = ["DEFAULT_BATCH_SIZES", "Case", "TimingError", "run_conditions", "sweep", "sweep_cases"]
