@@ -234,14 +234,14 @@ def test_census_agrees_with_the_same_graph_and_names_each_disagreement():
 
 # -- zoo ------------------------------------------------------------------------------------------------------
 def test_zoo_interface():
-    assert set(ZOO) == {"mlp", "cnn", "gpt", "resnet18"}
+    assert set(ZOO) == {"mlp", "cnn", "gpt", "encoder", "resnet18"}
     for name, zm in ZOO.items():
         assert zm.name == name and zm.description and zm.default_batch_sizes
     with pytest.raises(GraphlabError, match="choose one of"):
         get_model("vgg")
 
 
-@pytest.mark.parametrize("name", ["mlp", "cnn", "gpt"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "gpt", "encoder"])
 def test_zoo_models_build_seeded_on_cpu_and_take_their_inputs(name):
     zm = get_model(name)
     a, b = zm.build(device="cpu"), zm.build(device="cpu")

@@ -52,9 +52,23 @@ class EagerGraph:
 
     @property
     def graph(self) -> Any:
+        """In recorded mode, the graph a GPU recorded for this zoo model at this batch size; else an error."""
         from graphlab.errors import GraphlabError
+        from graphlab.mode import is_recorded, recorded_gpu
 
-        raise GraphlabError(f"{self.name!r} is an eager stand-in (backend='eager'): it has no CUDA graph to draw")
+        name, batch = getattr(self._fn, "graphlab_zoo", None), self._batch_size()
+        if is_recorded() and name is not None and batch is not None:
+            from graphlab.core.recordings import load_recording
+
+            rec = load_recording(name, gpu=recorded_gpu())
+            if f"b{batch}" in rec.graph_names:
+                return rec.graph(f"b{batch}")
+        raise GraphlabError(f"{self.name!r} is an eager stand-in (backend='eager'): it has no CUDA graph to draw"
+                            + (f" (the {name} recording has no batch {batch})" if name else ""))
+
+    def _batch_size(self) -> int | None:
+        first = next((t for _, t in flatten(self.inputs) if hasattr(t, "shape") and t.ndim), None)
+        return None if first is None else int(first.shape[0])
 
 
 class EagerBackend:
@@ -93,8 +107,13 @@ class CudaBackend:
 
 
 def make_backend(backend: Any) -> Any:
-    """None/"cuda" -> CudaBackend, "eager" -> EagerBackend, or an object with `capture` and `new_pool`."""
-    if backend is None or backend == "cuda":
+    """None/"cuda" -> CudaBackend ("eager" in recorded mode), "eager" -> EagerBackend, or an object with
+    `capture` and `new_pool`."""
+    if backend is None:
+        from graphlab.mode import is_recorded
+
+        return EagerBackend() if is_recorded() else CudaBackend()
+    if backend == "cuda":
         return CudaBackend()
     if backend == "eager":
         return EagerBackend()

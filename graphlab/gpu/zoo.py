@@ -49,6 +49,9 @@ class ZooModel:
     def build(self, device: str = "cuda", dtype: Any = None) -> Any:
         """The model, in eval mode, with weights drawn from a fixed seed (same weights every call).
 
+        In recorded mode (`gl.set_mode`) "cuda" means the CPU: the model is real, and `gl.capture` of it
+        answers from the recordings. Without a GPU otherwise, a CUDA device raises `GPUUnavailableError`.
+
         Args:
             device: where to put it ("cuda", "cuda:1", "cpu").
             dtype: floating dtype of the weights (default torch.float32).
@@ -62,7 +65,8 @@ class ZooModel:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(WEIGHT_SEED)
             model = self._factory()
-        return model.to(device=device, dtype=dtype).eval()
+        model.graphlab_zoo = self.name  # recorded mode finds the recordings of a zoo model by this name
+        return model.to(device=_device(device), dtype=dtype).eval()
 
     def make_inputs(self, batch_size: int, device: str = "cuda", dtype: Any = None, seed: int = 0) -> tuple[Any, ...]:
         """Random example inputs for `batch_size` (never zeros), as a tuple to splat into the model."""
@@ -72,7 +76,22 @@ class ZooModel:
             raise GraphlabError(f"batch_size must be at least 1, got {batch_size}")
         dtype = torch.float32 if dtype is None else dtype
         generator = torch.Generator(device="cpu").manual_seed(seed)
-        return tuple(t.to(device) for t in self._inputs(batch_size, dtype, generator))
+        return tuple(t.to(_device(device)) for t in self._inputs(batch_size, dtype, generator))
+
+
+def _device(device: Any) -> Any:
+    """`device`, except "cuda" on a machine in recorded mode (`gl.set_mode`), which builds on the CPU; without
+    a GPU and outside recorded mode, a CUDA device raises `GPUUnavailableError` with a hint."""
+    if not str(device).startswith("cuda"):
+        return device
+    from graphlab.mode import is_recorded
+
+    if is_recorded():
+        return "cpu"
+    from graphlab.env import require_cuda
+
+    require_cuda(f"a zoo model on {device}")
+    return device
 
 
 # -- model definitions (classes are built lazily so that importing this module needs no torch) --------------

@@ -8,7 +8,8 @@
 afterwards `step` is a `CapturedGraph`: `x.copy_(new_x); step.replay()` refreshes `y`, and
 `step(x=new_x)` does both. The cell runs `--warmup` times on a side stream (in a copy of the
 namespace), then once under capture; the tensors it binds to names are its static outputs.
-Without a GPU the magic raises one `GPUUnavailableError` that says how to explore a recording.
+Without a GPU the magic raises one `GPUUnavailableError` that says how to explore a recording; in
+recorded mode (`gl.set_mode`) it runs the cell eagerly and shows the graph a GPU recorded for that cell.
 """
 from __future__ import annotations
 
@@ -55,6 +56,16 @@ class CudaGraphMagics(Magics):
     def cudagraph(self, line: str, cell: str) -> None:
         """Capture this cell into a CUDA graph stored under NAME; show the graph unless --no-show."""
         args = parse_cudagraph_args(line)
+        from graphlab.mode import is_recorded
+
+        if is_recorded():  # the cell runs eagerly here; the graph is the one the GPU recorded for it
+            from graphlab.gpu.recorded import recorded_cell
+
+            cg = recorded_cell(cell, self.shell.user_ns, args.name)
+            self.shell.user_ns[args.name] = cg
+            if not args.no_show:
+                _show(cg)
+            return
         from graphlab.env import require_cuda
 
         require_cuda("%%cudagraph")
