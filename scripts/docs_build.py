@@ -175,8 +175,9 @@ def stage_api(src: Path) -> tuple[list[dict[str, str]], list[str]]:
             obj = package[f"{module}.{name}".removeprefix("graphlab.")]
             kind, lineno = obj.kind.value, obj.lineno or 0
             summary = obj.docstring.value.strip().splitlines()[0] if obj.docstring else ""
-        except (KeyError, AttributeError):  # not found statically: mkdocstrings will say so, strictly
-            kind, lineno, summary = "", 0, ""
+        except (KeyError, AttributeError):  # mkdocstrings could not document it either
+            problems.append(f"graphlab.__all__ lists {name!r} from {module}, but the source has no {module}.{name}")
+            continue
         entries.append((_api_group(module), module, lineno, name, kind, summary))
     order = list(API_GROUPS)
     groups = sorted({e[0] for e in entries}, key=lambda g: (order.index(g) if g in order else len(order), g))

@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GRAPHLAB_BROWSER=1 bash scripts/setup.sh
+bash scripts/docs.sh --install-only  # the docs extra: tests/browser/test_docs_site_browser.py builds the site
 export TQDM_DISABLE=1
 exec .venv/bin/python -m pytest "$@"
