@@ -11,8 +11,8 @@ flips between CPU speed modes every few hundred ms, so only neighbouring blocks 
    then instantiate(), as the watch does; default = keep_graph=False), replayed in alternating
    blocks: the ratio kept / default, and second pair / first pair (capture order) for comparison.
 
-Usage (on a GPU machine, from the repository root; about 1.5-2.5 min on an H200, most of it
-torch.compile at each batch size):
+Usage (on a GPU machine, from the repository root; about 1-2 min on an H200, estimated from the
+probe: most of it torch.compile of two GPT copies per batch size):
 
     PYTHONPATH=. python3 bench/bench_watch.py --out DIR [--batch-sizes 1 8] [--pairs 200]
 

@@ -12,7 +12,7 @@ from conftest import FIXTURES
 import graphlab as gl
 from graphlab.errors import GraphlabError, WatchUnsupportedError
 from graphlab.gpu.watch import Watch, is_patched
-from graphlab.gpu.watch_frames import CAPTURE_BEGIN, TORCH_CUDA_GRAPH
+from graphlab.gpu.watch_frames import CAPTURE_BEGIN
 from graphlab.gpu.watch_patch import PATCH, PATCHED, check_supported
 
 DOT = (FIXTURES / "h200" / "models" / "mlp_b1__verbose.dot").read_text()

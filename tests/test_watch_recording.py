@@ -68,7 +68,7 @@ OVERHEAD = WatchOverhead(model="gpt", batch_size=8, pairs=4, calls_per_block=2, 
 @pytest.fixture
 def recorded(tmp_path, monkeypatch):
     examples = synthetic_examples()
-    monkeypatch.setattr(watch_examples, "run_example", lambda torch, name, *a: examples[name])
+    monkeypatch.setattr(watch_examples, "run_example", lambda torch, name, *a, **kw: examples[name])
     monkeypatch.setattr(watch_overhead, "measure_watch_overhead", lambda torch, **kw: OVERHEAD)
     folder = record_watch(types.SimpleNamespace(), tmp_path, PROV)
     monkeypatch.setenv("GRAPHLAB_RECORDINGS", str(tmp_path))

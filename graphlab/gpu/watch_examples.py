@@ -8,7 +8,8 @@ capture, seen from outside; live on a GPU, else from the H200 recording (`graphl
     >>> ex.memory_table()                          # pool memory: torch.compile vs gl.capture
 
 This file plays the user's part: the watch attributes its captures to lines here.
-The compile case takes tens of seconds (torch.compile compiles twice: static, then dynamic batch);
+The compile case takes about 15-30 s on an H200 (torch.compile compiles twice, static then with a
+dynamic batch dimension: in the probe run the first calls at batch 1 and 4 took 6.7 s and 5.5 s);
 the other two take about a second. Layer 2: torch is imported inside functions.
 """
 from __future__ import annotations
@@ -125,7 +126,7 @@ def watch_example(name: str = "compile", batch_sizes: tuple[int, ...] | list[int
     """Run one worked case under `gl.watch` (live), or load it from the H200 recording (recorded mode).
 
     Args:
-        name: "compile" (torch.compile reduce-overhead on the zoo GPT; tens of seconds live),
+        name: "compile" (torch.compile reduce-overhead on the zoo GPT; about 15-30 s live),
             "make_graphed_callables" or "torch.cuda.graph" (about a second each).
         batch_sizes: the compile case's batch sizes (default 1, 4, 8); recorded mode has those only.
 
@@ -147,10 +148,11 @@ def watch_example(name: str = "compile", batch_sizes: tuple[int, ...] | list[int
     return example
 
 
-def run_example(torch: Any, name: str, batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES) -> WatchExample:
+def run_example(torch: Any, name: str, batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES,
+                progress: bool = True) -> WatchExample:
     """Run one case live (the recorder calls this for each case)."""
     if name == "compile":
-        return _compile_case(torch, batch_sizes)
+        return _compile_case(torch, batch_sizes, progress)
     if name == "make_graphed_callables":
         return _graphed_callables_case(torch)
     return _user_block_case(torch)
@@ -176,7 +178,7 @@ def batch_of(graph: WatchedGraph) -> int | None:
     return None
 
 
-def _compile_case(torch: Any, batch_sizes: tuple[int, ...]) -> WatchExample:
+def _compile_case(torch: Any, batch_sizes: tuple[int, ...], progress: bool = True) -> WatchExample:
     from graphlab.gpu.capture import capture
     from graphlab.gpu.watch import watch
     from graphlab.gpu.zoo import get_model
@@ -190,6 +192,7 @@ def _compile_case(torch: Any, batch_sizes: tuple[int, ...]) -> WatchExample:
     max_err = 0.0
     skips0 = _skips(torch)
     t_start = time.perf_counter()
+    bar = _progress(progress, len(batch_sizes) * CALLS_PER_SIZE)
     with watch() as seen, torch.no_grad():
         for b in batch_sizes:
             (ids,) = zm.make_inputs(b, device="cuda")
@@ -201,8 +204,12 @@ def _compile_case(torch: Any, batch_sizes: tuple[int, ...]) -> WatchExample:
                 torch.cuda.synchronize()
                 calls.append({"batch_size": b, "call": call, "seconds": round(time.perf_counter() - t0, 4),
                               "new_graphs": len(seen) - before})
+                if bar is not None:
+                    bar.update(1)
             max_err = max(max_err, float((out.float() - want.float()).abs().max()))
     total_s = time.perf_counter() - t_start
+    if bar is not None:
+        bar.close()
     reference: dict[int, Any] = {}
     reference_pool: dict[int, int] = {}
     reference_dots: dict[int, str] = {}
@@ -275,6 +282,16 @@ def _user_block_case(torch: Any) -> WatchExample:
     facts = {"graphs": len(seen), "library": seen[0].library if len(seen) else None,
              "where": seen[0].where if len(seen) else None, "replay_max_abs_err_vs_eager": err}
     return WatchExample("torch.cuda.graph", DESCRIPTIONS["torch.cuda.graph"], seen, facts=facts)
+
+
+def _progress(show: bool, total: int) -> Any:
+    if not show:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc="torch.compile calls (the first at each size compiles)", leave=False)
 
 
 def _parse(dot: str, source: str) -> Any:

@@ -1,7 +1,8 @@
 """`graphlab record --models watch`: the gl.watch worked cases and the overhead check, as a recording.
 
-Runs on the GPU in a fresh process (about 2-3 minutes on an H200: torch.compile of the zoo GPT in
-the compile case, then twice more in the overhead check) and writes `<out>/<gpu>/watch/`:
+Runs on the GPU in a fresh process (about 1 minute on an H200, estimated from the probe: torch.compile
+of the zoo GPT in the compile case, then of two more copies in the overhead check) and writes
+`<out>/<gpu>/watch/`:
 
     compile-NN.dot/.json    every graph the watch saw in the compile case (CUDAGraph Trees), with its
                             metadata under meta.json graphs[key]["watched"]
@@ -56,7 +57,7 @@ def record_watch(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
     comparison: dict[str, Any] = {}
     for name in EXAMPLES:
         print(f"[record] watch: {name} ...", flush=True)
-        example = run_example(torch, name)
+        example = run_example(torch, name, progress=False)
         entries, keys, without = _graph_entries(example, PREFIXES[name])
         graphs.update(entries)
         info = {**example.to_dict(), "graph_keys": keys, "graphs_without_dot": without}

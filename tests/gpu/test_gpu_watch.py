@@ -1,6 +1,6 @@
 """gl.watch on a real GPU: torch.compile(mode="reduce-overhead") on the zoo GPT (CUDAGraph Trees), make_graphed_callables
 and a torch.cuda.graph block are seen, attributed, dumped and left working; nothing is patched after; replay speed
-and outputs are unchanged. About 1.5-2 minutes on an H200 (two GPT compiles dominate)."""
+and outputs are unchanged. About a minute on an H200 (estimated from the probe: the GPT compiles dominate)."""
 from __future__ import annotations
 
 import inspect
