@@ -61,6 +61,8 @@ EXAMPLES: dict[str, Example] = {
 def run_example(key: str) -> Diagnosis:
     """Run one `EXAMPLES` cell through `%%cudagraph`'s capture path on the GPU; return its diagnosis.
 
+    In recorded mode (`gl.set_mode`), the diagnosis the same cell got when it was recorded on a GPU.
+
     Raises:
         GraphlabError: the example captured without error (the failure did not happen here).
     """
@@ -69,6 +71,12 @@ def run_example(key: str) -> Diagnosis:
 
     if key not in EXAMPLES:
         raise GraphlabError(f"no example {key!r}; choose one of {', '.join(EXAMPLES)}")
+    from graphlab.mode import is_recorded, recorded_gpu
+
+    if is_recorded():  # what this example said when `graphlab record` ran it on a GPU
+        from graphlab.core.recordings import load_recording
+
+        return recorded_diagnoses(load_recording("pitfalls", gpu=recorded_gpu()))[key]
     example = EXAMPLES[key]
     if example.fresh_process:
         return _run_in_fresh_process(key)

@@ -36,6 +36,7 @@ PITFALLS = "pitfalls"
 #: made only when named (`graphlab record --models cache`); the default set is the zoo and pitfalls.
 EXTRA_RECORDERS: dict[str, str] = {
     "cache": "graphlab.gpu.cache_record:record_cache",
+    "cells": "graphlab.gpu.cells_record:record_cells",
     "traffic": "graphlab.gpu.cache_record:record_traffic",
     "watch": "graphlab.gpu.watch_record:record_watch",
     "multigpu": "graphlab.gpu.distributed_record:record_multigpu",
