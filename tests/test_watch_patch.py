@@ -302,3 +302,25 @@ def test_pool_size_is_unknown_without_segment_owners():
     assert pool_size_bytes(bare, [0, 1], 0) is None
     assert pool_size_bytes(types.SimpleNamespace(cuda=types.SimpleNamespace()), [0, 1], 0) is None
     assert pool_size_bytes(bare, None, 0) is None
+
+
+def test_a_forced_graph_is_instantiated_even_when_bookkeeping_fails(fake, monkeypatch):
+    from graphlab.gpu import watch_patch
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("bookkeeping bug")
+
+    monkeypatch.setattr(watch_patch, "Pending", broken)
+    with Watch(fake) as seen:
+        g = fake.cuda.CUDAGraph()
+        capture(fake, g)
+    assert g.instantiations == 1 and len(seen) == 0, "the library's graph is ready; only the record is lost"
+
+
+def test_a_graph_begun_before_and_ended_inside_is_instantiated(fake):
+    with Watch(fake):
+        g = fake.cuda.CUDAGraph()  # forced to keep its graph
+    g.capture_begin()  # unpatched
+    with Watch(fake) as seen:
+        g.capture_end()  # patched: nothing pending, but torch would have instantiated here
+    assert g.instantiations == 1 and len(seen) == 0

@@ -194,16 +194,14 @@ class Patch:
         def capture_end(self: Any) -> None:
             pending = patch.pending.pop(id(self), None)
             orig_end(self)
-            if pending is None:
-                return
-            capture_ms = (time.perf_counter() - pending.t0) * 1e3
+            t_end = time.perf_counter()
             asked = patch.asked_for(self)
             instantiate_ms = None
-            if asked is False:  # torch would have instantiated inside capture_end: do it now
-                t0 = time.perf_counter()
+            if asked is False:  # torch would have instantiated inside capture_end: do it now, whatever else
                 self.instantiate()
-                instantiate_ms = (time.perf_counter() - t0) * 1e3
-            patch._finish(torch, self, pending, capture_ms, instantiate_ms, asked)
+                instantiate_ms = (time.perf_counter() - t_end) * 1e3
+            if pending is not None:
+                patch._finish(torch, self, pending, (t_end - pending.t0) * 1e3, instantiate_ms, asked)
 
         cls.__new__ = __new__
         cls.__init__ = __init__
