@@ -58,7 +58,8 @@ def log(msg: str) -> None:
 def _linkify(text: str, page: str, on_site: set[str]) -> str:
     """Turn `docs/X.md`, `notebooks/X.ipynb` and a bare notebook name (`00_start_here`) written as
     inline code into links, relative to `page` (its path on the site, e.g. "docs/capture.md"), when
-    the target is on the site. Fenced code blocks and code that already is a link's text are left alone."""
+    the target is on the site; point links to the README at index.md. Fenced code blocks and code
+    that already is a link's text are left alone."""
 
     def target(code: str) -> str | None:
         if re.fullmatch(r"\d\d_[A-Za-z0-9_]+", code):
@@ -66,6 +67,12 @@ def _linkify(text: str, page: str, on_site: set[str]) -> str:
         if code in on_site:
             return os.path.relpath(code, os.path.dirname(page) or ".").replace(os.sep, "/")
         return None
+
+    def readme(match: re.Match[str]) -> str:  # the README is the site's index.md
+        resolved = os.path.normpath(os.path.join(os.path.dirname(page), match.group(1)))
+        if resolved != "README.md":
+            return match.group(0)
+        return f"]({os.path.relpath('index.md', os.path.dirname(page) or '.')}{match.group(2) or ''})"
 
     out, fenced = [], False
     for line in text.splitlines(keepends=True):
@@ -77,6 +84,7 @@ def _linkify(text: str, page: str, on_site: set[str]) -> str:
                 lambda m: f"[`{m.group(1)}`]({t})" if (t := target(m.group(1))) else m.group(0),
                 line,
             )
+            line = re.sub(r"\]\(([^)\s#]*README\.md)(#[^)\s]*)?\)", readme, line)
         out.append(line)
     return "".join(out)
 

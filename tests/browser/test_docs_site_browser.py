@@ -63,6 +63,28 @@ def _notebooks() -> list[Path]:
     return notebook_paths()
 
 
+def test_repository_paths_become_site_links() -> None:
+    from docs_build import _linkify
+
+    on_site = {"docs/capture.md", "notebooks/00_start_here.ipynb"}
+    page = "See `docs/capture.md`, `00_start_here`, [the tests](../README.md#tests) and `bench/README.md`.\n"
+    assert _linkify(page, "docs/overhead.md", on_site) == (
+        "See [`docs/capture.md`](capture.md), [`00_start_here`](../notebooks/00_start_here.ipynb), "
+        "[the tests](../index.md#tests) and `bench/README.md`.\n")
+    fenced = "```\n`docs/capture.md`\n```\n[`docs/capture.md`](docs/capture.md)\n"
+    assert _linkify(fenced, "index.md", on_site) == fenced  # code blocks and links stay as they are
+
+
+def test_docstrings_read_as_written() -> None:
+    pytest.importorskip("griffe")
+    from docs_griffe import rewrite
+
+    text = "Compare.\n\nArgs:\n    a, b: the graphs.\n        More.\n    names: labels.\n\nExample:\n    >>> x[:3]"
+    assert rewrite(text) == (
+        "Compare.\n\nArgs:\n    a: the graphs.\n        More.\n    b: the graphs.\n        More.\n"
+        "    names: labels.\n\nExamples:\n    >>> x[:3]")
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     missing = _docs_missing()
