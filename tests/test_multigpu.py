@@ -232,6 +232,8 @@ def test_device_errors_are_one_clear_line():
         normalize_devices(torch, ["cuda:0"])
     with pytest.raises(DistributedError, match="no CUDA GPU here"):
         normalize_devices(torch, "all")
+    with pytest.raises(DistributedError, match="copy_outputs=False"):
+        Replicas(torch.nn.Identity(), ["cpu"], cache_factory=_factory(), copy_outputs=False)
     with pytest.raises(DistributedError, match="closed"):
         reps = Replicas(torch.nn.Identity(), ["cpu"], cache_factory=_factory())
         reps.close()
@@ -285,3 +287,18 @@ def test_multigpu_recorder_is_registered():
 
     module, function = EXTRA_RECORDERS["multigpu"].split(":")
     assert callable(getattr(__import__(module, fromlist=[function]), function))
+
+
+def test_bench_prints_the_tensor_parallel_table():
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("bench_multigpu", REPO / "bench" / "bench_multigpu.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    point = {"batch_size": 1, "world_size": 1, "rank": 0, "device": "cuda:0", "eager_p50_us": 30.0,
+             "graph_p50_us": 10.0, "launch_p50_us": 4.5, "max_abs_err": 1e-6, "graph_max_abs_err": 1e-6,
+             "nccl_kernels": 0}
+    text = bench.tp_table([{"world_size": 1, "rows": merge_rank_points([[point]])}])
+    assert "eager vs graph" in text and "3.00" in text and "4.5" in text

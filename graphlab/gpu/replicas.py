@@ -189,6 +189,9 @@ class Replicas:
 
         if max_pending < 1:
             raise DistributedError(f"max_pending must be at least 1, got {max_pending}")
+        if cache_kwargs.get("copy_outputs") is False:
+            raise DistributedError("replicas cannot use copy_outputs=False: a worker serves its next request while "
+                                   "you read the last result, so it would overwrite the buffers you were given")
         self._torch = torch
         self.devices = normalize_devices(torch, devices)
         factory = cache_factory or _default_cache_factory
