@@ -74,4 +74,54 @@ def record_traffic(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
     return folder
 
 
-__all__ = ["record_cache", "record_traffic"]
+def _recorded(name: str, key: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    from graphlab.core.recordings import load_recording
+    from graphlab.mode import recorded_gpu
+
+    try:
+        rec = load_recording(name, gpu=recorded_gpu())
+    except Exception as exc:
+        from graphlab.errors import RecordingError
+
+        raise RecordingError(f"no {name!r} recording for {recorded_gpu()} ({exc}); make it on a GPU with "
+                             f"`graphlab record --models {name}`") from None
+    data = rec.results(key or name) if key else {k: rec.results(k) for k in rec.result_names}
+    return data, rec.provenance
+
+
+def cache_figures() -> Any:
+    """The graph cache's figures: measured here on a GPU (about a minute), or the recording in recorded mode."""
+    from graphlab.core.cache_results import CacheFigures
+    from graphlab.mode import is_recorded
+
+    if is_recorded():
+        data, prov = _recorded("cache", None)
+        return CacheFigures(data, prov)
+    from graphlab.env import require_cuda
+
+    torch = require_cuda("gl.cache_figures")
+    from graphlab.gpu import cache_bench
+
+    data = {"hot_path": cache_bench.hot_path("mlp", 1), "pools": cache_bench.pool_memory(),
+            "eviction": cache_bench.eviction_memory(), "threads": cache_bench.threads(),
+            "padding_check": cache_bench.padding_check_demo()}
+    del torch
+    return CacheFigures(data)
+
+
+def traffic_replay() -> Any:
+    """The traffic replay: run here on a GPU (about two minutes), or the recording in recorded mode."""
+    from graphlab.core.cache_results import TrafficReplay
+    from graphlab.mode import is_recorded
+
+    if is_recorded():
+        data, prov = _recorded("traffic", "traffic")
+        return TrafficReplay(data, prov)
+    from graphlab.env import require_cuda
+    from graphlab.gpu.traffic import replay_all
+
+    require_cuda("gl.traffic_replay")
+    return TrafficReplay(replay_all())
+
+
+__all__ = ["cache_figures", "record_cache", "record_traffic", "traffic_replay"]
