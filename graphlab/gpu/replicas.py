@@ -12,7 +12,7 @@ comparison with single-thread dispatch is in `bench/bench_multigpu.py` and docs/
 goes to the replica with the fewest requests in flight; its worker waits for the caller's stream,
 copies the inputs over, replays, copies the outputs back to the caller's device and only then
 resolves the future, so a result is ready to use when you get it. Inputs must not change until
-their future resolves.
+their future resolves, and the tensors of one call live on one device (the first one's is the caller's).
 
 Devices may also be "cpu" (with `backend="eager"` or a stand-in cache): the same dispatch runs on a
 machine without a GPU, which is how it is tested.
@@ -130,8 +130,10 @@ class _Replica:
             local = map_tensors(lambda t: t.to(self.device), inputs)
             return map_tensors(lambda t: t.to(out_device), self.cache(*local))
         with torch.cuda.stream(self.stream):
-            if ready is not None:
-                self.stream.wait_event(ready)  # the caller's work that produced the inputs
+            if ready is not None:  # the caller's work that produced the inputs (on out_device)
+                self.stream.wait_event(ready)
+                if out_device != self.device:  # torch runs a cross-device copy on the source device's stream
+                    torch.cuda.current_stream(out_device).wait_event(ready)
             local = map_tensors(lambda t: t.to(self.device, non_blocking=True), inputs)
             out = self.cache(*local)
             back = map_tensors(lambda t: t.to(out_device, non_blocking=True), out)
