@@ -9,7 +9,7 @@ which body runs (or how often) without a host sync:
     >>> def head():                                  # runs every launch, before the IF
     ...     h.copy_(first(x)); confident.copy_(probe(h).amax() > 0.9)
     >>> g = gl.cond(confident, lambda: out.copy_(small(h)), lambda: out.copy_(large(h)), before=head)  # doctest: +SKIP
-    >>> x.copy_(new_x); g.launch()                  # one launch; `out` holds the chosen branch's result  # doctest: +SKIP
+    >>> x.copy_(new_x); g.launch()     # one launch; `out` holds the chosen branch's result  # doctest: +SKIP
     >>> gl.render(g)                                  # the IF/ELSE node and both bodies  # doctest: +SKIP
 
 Every function takes no arguments and works on tensors made outside it, like a `with gl.capturing()`
@@ -215,13 +215,15 @@ class ConditionalGraph:
 
     def __repr__(self) -> str:
         s = self.summary()
-        state = "closed" if s["closed"] else f"capture {s['capture_ms']:.1f} ms, pool +{s['pool_bytes'] / 2**20:.1f} MiB"
+        state = ("closed" if s["closed"] else
+                 f"capture {s['capture_ms']:.1f} ms, pool +{s['pool_bytes'] / 2**20:.1f} MiB")
         return (f"ConditionalGraph({s['name']!r}: {s['kind'].upper().replace('_', '/')} over {', '.join(s['branches'])}"
                 f", route {s['route']!r}; {state})")
 
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
-                       f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in self.summary().items())
+                       f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
+                       for k, v in self.summary().items())
         return f"<b>ConditionalGraph {html.escape(self.name)}</b><table>{rows}</table>"
 
 

@@ -143,7 +143,9 @@ def decode_loop_study(*, batch_size: int = 1, prompt_len: int = 8, max_new_token
             graph.launch()
 
         variants = [(WHILE_LOOP, one_launch), (PER_TOKEN, lambda: d.replay_each(step_graph)), (EAGER, d.eager)]
-        cases = [("to the maximum (no EOS)", NO_EOS)] + ([(f"stops at EOS (token {eos})", eos)] if eos is not None else [])
+        cases = [("to the maximum (no EOS)", NO_EOS)]
+        if eos is not None:
+            cases.append((f"stops at EOS (token {eos})", eos))
         rows, identical, iterations_ok = [], True, True
         for case, eos_token in cases:
             d.eos.fill_(eos_token)

@@ -6,7 +6,7 @@ at run time with NVRTC (from cuda-bindings, so no nvcc is needed), loads it into
 context, and adds it to graphs as a kernel node:
 
     >>> kernel = set_condition_kernel(torch, device_index=0)               # doctest: +SKIP
-    >>> node = kernel.add_node(graph, deps, handle, flag)                 # flag: a 1-element CUDA tensor  # doctest: +SKIP
+    >>> node = kernel.add_node(graph, deps, handle, flag, keep)   # flag: a 1-element CUDA tensor  # doctest: +SKIP
 
 The kernel reads the flag as a bool (IF, WHILE: non-zero means run the body) or as an index (SWITCH:
 a negative or too-large index runs no body). For WHILE loops it also counts iterations into a device
@@ -183,7 +183,8 @@ def set_condition_kernel(torch: Any, device_index: int) -> SetConditionKernel:
         nvrtc_version = check_cuda(nvrtc.nvrtcVersion(), "nvrtcVersion")
     except Exception as exc:  # noqa: BLE001 - libnvrtc not found, typically
         raise ConditionalUnsupportedError("conditional nodes need NVRTC to compile the kernel that sets the condition "
-                                          f"(pip install nvidia-cuda-nvrtc): {str(exc).splitlines()[0][:200]}") from None
+                                          f"(pip install nvidia-cuda-nvrtc): {str(exc).splitlines()[0][:200]}"
+                                          ) from None
     major, minor = torch.cuda.get_device_capability(device_index)
     attempts: list[str] = []
     includes = include_dirs()

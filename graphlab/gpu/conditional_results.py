@@ -1,6 +1,6 @@
 """What a conditional-node study measured, as plain data: live, or loaded from a recording.
 
-    >>> study = gl.decode_loop_study()        # live on a GPU, else from data/recordings/<gpu>/conditional  # doctest: +SKIP
+    >>> study = gl.decode_loop_study()   # live on a GPU, else data/recordings/<gpu>/conditional  # doctest: +SKIP
     >>> study                                 # a table: one row per variant and case  # doctest: +SKIP
     >>> study.verdict()                       # sentences computed from those rows  # doctest: +SKIP
     >>> gl.render(study.graph)                # the conditional graph it measured (parsed DOT)  # doctest: +SKIP
@@ -128,7 +128,8 @@ class ConditionalStudy:
     def __str__(self) -> str:
         table = self.table()
         widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-        lines = [f"{self.title} ({self.source})", *["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in table]]
+        lines = [f"{self.title} ({self.source})",
+                 *["  ".join(c.ljust(w) for c, w in zip(row, widths)) for row in table]]
         lines += [f"check {k}: {v}" for k, v in self.checks.items()]
         return "\n".join(lines + self.verdict())
 

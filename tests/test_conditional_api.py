@@ -1,0 +1,134 @@
+"""gl.cond / gl.while_loop / gl.switch without a GPU: argument checks, route choice, the condition tensor's
+rules, the set-condition kernel's source (compiled with NVRTC where it is installed), and who frees what."""
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+import graphlab as gl
+from graphlab.errors import ConditionalUnsupportedError, GraphlabError
+from graphlab.gpu import conditional
+from graphlab.gpu.conditional_kernel import SOURCES, flag_kind, include_dirs
+from graphlab.gpu.conditional_support import ConditionalFacts, ConditionalSupport
+
+torch = pytest.importorskip("torch")
+
+H200 = ConditionalFacts(cuda_available=True, torch_version="2.11.0+cu130", driver_version=13000,
+                        cuda_bindings="13.3.1", bindings_kinds=("if", "while", "switch"), bindings_node_params=True,
+                        nvrtc="13.0", keep_graph=True, raw_cuda_graph=True, pool_routing=True)
+
+
+def test_light_modules_import_no_torch():
+    code = ("import sys, graphlab.gpu.conditional_support, graphlab.gpu.conditional_results, "
+            "graphlab.gpu.conditional_kernel, graphlab.gpu.conditional_builder, graphlab.gpu.conditional; "
+            "print('torch' in sys.modules, 'cuda.bindings' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_bad_arguments_fail_before_any_gpu_work():
+    flag = torch.zeros((), dtype=torch.bool)
+    with pytest.raises(GraphlabError, match="max_iterations must be an int from 0"):
+        gl.while_loop(flag, lambda: None, max_iterations=-1)
+    with pytest.raises(GraphlabError, match="switch needs at least one branch"):
+        gl.switch(torch.zeros((), dtype=torch.int64), [])
+
+
+@pytest.mark.parametrize("tensor, as_index, message", [
+    (torch.zeros((), dtype=torch.bool), False, "on cpu, not a CUDA device"),
+    (torch.zeros(2, dtype=torch.int32), False, "2 elements, not 1"),
+    (torch.zeros((), dtype=torch.float32), False, "dtype float32, not one of bool"),
+    (torch.zeros((), dtype=torch.bool), True, "dtype bool, not one of int32, int64"),
+])
+def test_the_condition_must_be_a_one_element_cuda_tensor(tensor, as_index, message):
+    with pytest.raises(GraphlabError, match=message):
+        flag_kind(torch, tensor, as_index=as_index, what="the condition")
+    with pytest.raises(GraphlabError, match="must be a CUDA tensor"):
+        flag_kind(torch, True, as_index=False, what="the condition")
+
+
+def test_route_auto_picks_child_and_a_missing_feature_is_named(monkeypatch):
+    monkeypatch.setattr(conditional, "conditional_support", lambda: ConditionalSupport.from_facts(H200))
+    assert conditional._route("auto", "while") == "child"
+    assert conditional._route("capture", "switch") == "capture"
+    with pytest.raises(GraphlabError, match="route must be one of auto, child, capture"):
+        conditional._route("torch", "if")
+    old = ConditionalSupport.from_facts(dataclasses.replace(H200, driver_version=12040, keep_graph=False))
+    monkeypatch.setattr(conditional, "conditional_support", lambda: old)
+    assert conditional._route("auto", "if") == "capture"  # child needs keep_graph
+    with pytest.raises(ConditionalUnsupportedError, match="CUDA 12.8 driver for SWITCH"):
+        conditional._route("auto", "switch")
+
+
+def test_the_kernel_source_declares_the_device_runtime_call_and_compiles_where_nvrtc_is():
+    for name in ("declared", "plain"):
+        assert "cudaGraphSetConditional(handle, value);" in SOURCES[name]
+        assert "max_iterations" in SOURCES[name]
+    assert isinstance(include_dirs(), list)
+    try:
+        from cuda.bindings import nvrtc
+
+        nvrtc.nvrtcVersion()
+    except Exception:  # noqa: BLE001
+        pytest.skip("cuda-bindings with NVRTC is not installed here")
+    from graphlab.gpu.conditional_kernel import compile_image
+
+    assert len(compile_image(SOURCES["declared"], ["--gpu-architecture=sm_90"], cubin=True)) > 1000
+    ptx = compile_image(SOURCES["declared"], ["--gpu-architecture=compute_90"], cubin=False).decode()
+    assert ".entry graphlab_set_conditional" in ptx and "cudaGraphSetConditional" in ptx
+    with pytest.raises(GraphlabError, match="NVRTC could not compile"):
+        compile_image("this is not CUDA", [], cubin=False)
+
+
+class _FakeAsm:
+    def __init__(self, log):
+        self.torch, self.device_index, self.exec, self.log = torch, 0, object(), log
+
+    def destroy(self):
+        self.log.append("destroy graph")
+        self.exec = None
+
+
+class _FakeStages:
+    captured: dict = {}
+
+    def __init__(self, log):
+        self.log = log
+
+    def close(self):
+        self.log.append("free memory")
+
+
+def test_close_destroys_the_graph_before_freeing_its_memory_and_only_once():
+    log: list[str] = []
+    cg = conditional.ConditionalGraph(kind="if", route="child", name="t", asm=_FakeAsm(log), stages=_FakeStages(log),
+                                      branches=["then"], condition=None, iterations=None, max_iterations=0,
+                                      functions={}, capture_ms=1.0, instantiate_ms=2.0, pool_bytes=3, exec_bytes=4,
+                                      kernel_how="declared/cubin sm_90")
+    assert not cg.closed and "IF over then" in repr(cg)
+    cg.close()
+    cg.close()
+    assert log == ["destroy graph", "free memory"] and cg.closed
+    with pytest.raises(AttributeError):
+        cg.launch()  # the fake has no launch; the real one raises "was closed"
+
+
+def test_the_capture_route_gives_back_exactly_the_pool_references_it_took():
+    released = []
+
+    class FakeC:
+        @staticmethod
+        def _cuda_releasePool(device, pool):
+            released.append((device, pool))
+
+    class FakeTorch:
+        _C = FakeC
+
+    stages = object.__new__(conditional._CapturedStages)
+    stages.torch, stages.asm, stages.pool, stages.pool_refs, stages.results = FakeTorch, _FakeAsm([]), (0, 7), 3, {}
+    stages.close()
+    stages.close()
+    assert released == [(0, (0, 7))] * 3
