@@ -71,7 +71,7 @@ def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS,
     from graphlab.mode import is_recorded, recorded_gpu
 
     if is_recorded():
-        return recorded_loadtest(model, gpu=recorded_gpu())
+        return recorded_loadtest(model, gpu=recorded_gpu(), transport=transport)
     spec_model = served_model(model)
     if transport not in TRANSPORTS:
         raise GraphlabError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
@@ -190,18 +190,23 @@ def _progress(total: int, enabled: bool) -> Any:
 def _conditions(device: str, transport: str, seed: int, duration_s: float, rows: Any, rates: list[float]) -> dict[str, Any]:
     import torch
 
-    import graphlab
+    from graphlab._version import __version__
 
     gpu = torch.cuda.get_device_name() if device.startswith("cuda") else None
     return {"gpu": gpu, "device": device, "torch": torch.__version__, "cuda": str(torch.version.cuda),
             "python": platform.python_version(), "cpu_count": os.cpu_count(), "transport": transport,
             "event_loop": loop_name(), "seed": seed, "duration_s": duration_s,
-            "rows": [list(pair) for pair in rows], "rates_rps": rates, "graphlab_version": graphlab.__version__,
+            "rows": [list(pair) for pair in rows], "rates_rps": rates, "graphlab_version": __version__,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "clock": "time.monotonic_ns (CLOCK_MONOTONIC: one clock for every thread and process)"}
 
 
-def recorded_loadtest(model: str = "gpt", gpu: str | None = None) -> LoadTest:
+def recorded_key(model: str, transport: str = "direct") -> str:
+    """The results key of a recorded sweep: "gpt" (direct transport), "gpt_asgi" (through the app in process)."""
+    return model if transport == "direct" else f"{model}_{transport}"
+
+
+def recorded_loadtest(model: str = "gpt", gpu: str | None = None, transport: str = "direct") -> LoadTest:
     """The sweep recorded for `model` on a GPU (`graphlab record --models serving`)."""
     from graphlab.core.recordings import load_recording
 
@@ -209,10 +214,11 @@ def recorded_loadtest(model: str = "gpt", gpu: str | None = None) -> LoadTest:
         rec = load_recording(RECORDING, gpu=gpu)
     except RecordingError as exc:
         raise RecordingError(f"{exc}. The serving load tests are recorded on a GPU by `{RECORD_COMMAND}`") from None
-    if model not in rec.result_names:
-        raise RecordingError(f"the {RECORDING!r} recording has no load test for {model!r} (it has "
+    key = recorded_key(model, transport)
+    if key not in rec.result_names:
+        raise RecordingError(f"the {RECORDING!r} recording has no load test {key!r} (it has "
                              f"{', '.join(rec.result_names) or 'none'}); record it with `{RECORD_COMMAND}`")
-    return LoadTest.from_dict(rec.results(model), source=rec.banner())
+    return LoadTest.from_dict(rec.results(key), source=rec.banner())
 
 
 # -- `graphlab loadtest` -------------------------------------------------------------------------------
@@ -227,11 +233,14 @@ def loadtest_main(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         path = out / f"loadtest_{args.model}.json"
         data = result.to_dict()
-        data["conditions"]["command"] = "graphlab " + " ".join(sys.argv[1:])
+        options = {k: v for k, v in vars(args).items() if k not in ("func", "command") and v not in (None, False)}
+        data["conditions"]["command"] = "graphlab loadtest " + " ".join(
+            f"--{k.replace('_', '-')}" + ("" if v is True else " " + (" ".join(map(str, v)) if isinstance(v, list)
+                                                                        else str(v))) for k, v in options.items())
         path.write_text(json.dumps(data, indent=1), encoding="utf-8")
         print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
-__all__ = ["DEFAULT_RATES", "RECORDING", "RECORD_COMMAND", "loadtest_main", "recorded_loadtest",
+__all__ = ["DEFAULT_RATES", "RECORDING", "RECORD_COMMAND", "loadtest_main", "recorded_key", "recorded_loadtest",
            "run_loadtest"]

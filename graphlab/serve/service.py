@@ -172,6 +172,28 @@ class InferenceService:
             self.mark_abandoned(record)
         return answer
 
+    def infer_sync(self, body: Any, timeout_s: float = 60.0) -> dict[str, Any]:
+        """`infer` for code without an event loop (scripts, notebook cells): block until the answer.
+
+        Raises the same errors as `infer`, and ServeError (504) if no answer came within `timeout_s`.
+        """
+        done = threading.Event()
+        box: dict[str, Any] = {}
+
+        def callback(result: Any, error: BaseException | None) -> None:
+            box["result"], box["error"] = result, error
+            done.set()
+
+        record = self.submit(body, callback)
+        if not done.wait(timeout_s):
+            self.mark_abandoned(record)
+            error = ServeError(f"no answer within {timeout_s:g} s (the request still runs; its answer is dropped)")
+            error.status = 504
+            raise error
+        if box["error"] is not None:
+            raise box["error"]
+        return box["result"]
+
     def submit(self, body: Any, callback: Callback) -> RequestRecord:
         """Check and accept one request; `callback(result, error)` is called once from a service thread.
 
@@ -241,34 +263,37 @@ class InferenceService:
             self._complete(record, callback, None, exc)
 
     def _finish_batch(self, batch: Batch, batch_record: BatchRecord, host: Any, error: BaseException | None) -> None:
-        offset = 0
-        for pending in batch.items:
-            queued: _Queued = pending.item
-            record = queued.record
-            record.batch_id, record.batch_rows = batch_record.batch_id, batch.rows
-            record.dispatched_ns, record.done_ns = batch.formed_ns, batch_record.done_ns
-            if error is not None:
-                self._complete(record, queued.callback, None, error)
-                continue
+        """Post-processing of one batch (a post-processing thread): one softmax + top-k for all its rows."""
+        queued: list[_Queued] = [pending.item for pending in batch.items]
+        for q in queued:
+            q.record.batch_id, q.record.batch_rows = batch_record.batch_id, batch.rows
+            q.record.dispatched_ns, q.record.done_ns = batch.formed_ns, batch_record.done_ns
+        rows: list[Any] = []
+        if error is None:
             try:
-                rows = host[offset: offset + record.rows]
-                results = top_k_rows(rows, queued.top_k, self.spec.kind, self.spec.classes)
+                rows = top_k_rows(host, max(q.top_k for q in queued), self.spec.kind, self.spec.classes)
             except BaseException as exc:  # noqa: BLE001
-                self._complete(record, queued.callback, None, ServeError(f"post-processing failed: {exc}"))
-            else:
-                record.post_end_ns = time.monotonic_ns()
-                answer = {"id": record.request_id, "results": results,
-                          "batch": {"id": batch_record.batch_id, "requests": batch_record.requests,
-                                    "rows": batch.rows, "bucket": batch_record.bucket},
-                          "timing_us": record.timing_us()}
-                self._complete(record, queued.callback, answer, None)
-            offset += record.rows
+                error = ServeError(f"post-processing failed: {type(exc).__name__}: {exc}")
         batch_record.post_end_ns = time.monotonic_ns()
         with self._lock:
             self.counters["batches"] += 1
             self.batch_rows[batch.rows] += 1
             self.batch_buckets[batch_record.bucket] += 1
         self.traces.add_batch(batch_record)
+        offset = 0
+        for q in queued:
+            record = q.record
+            if error is not None:
+                self._complete(record, q.callback, None, error)
+                continue
+            record.post_end_ns = batch_record.post_end_ns
+            answer = {"id": record.request_id,
+                      "results": [row[: q.top_k] for row in rows[offset: offset + record.rows]],
+                      "batch": {"id": batch_record.batch_id, "requests": batch_record.requests, "rows": batch.rows,
+                                "bucket": batch_record.bucket},
+                      "timing_us": record.timing_us()}
+            offset += record.rows
+            self._complete(record, q.callback, answer, None)
 
     def _complete(self, record: RequestRecord, callback: Callback, result: Any, error: BaseException | None) -> None:
         with self._lock:
