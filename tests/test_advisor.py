@@ -120,3 +120,12 @@ def test_the_figure_shows_the_curve_the_buckets_and_the_padding():
     assert list(fig.data[1].x) == list(advice.buckets)
     assert advice.buckets == (8, 30)  # the largest request is 30: no need for 32
     assert [x for x in fig.data[2].x if x is not None] == [3, 8, 8, 8, 30, 30]
+
+
+def test_a_latency_table_gives_eager_and_memory_too():
+    table = {"graph_us": {"1": 10.0, "2": 11.0, "4": 30.0}, "eager_us": {"1": 50.0, "2": 50.0, "4": 52.0},
+             "pool_bytes": {"1": 2**20, "2": 2**20, "4": 2**21}, "exec_bytes": {"1": 0, "2": 0, "4": 0},
+             "capture_ms": {"1": 1.0, "2": 1.0, "4": 2.0}}
+    advice = gl.advise_buckets([1, 2, 4, 4], table, max_graphs=2)
+    assert advice.buckets == (2, 4) and advice.chosen.pool_bytes == 2**21 and advice.chosen.capture_ms == 3.0
+    assert "eager" in {s.name for s in advice.strategies}

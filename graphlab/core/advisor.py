@@ -42,8 +42,9 @@ class CostModel:
 
     @classmethod
     def from_any(cls, latency: Any, sizes: Iterable[int]) -> CostModel:
-        """From a `Sweep` (graph and eager p50 and capture costs per batch size), a {size: µs} mapping of
-        graph latency, or a callable size -> µs."""
+        """From a `Sweep` (graph and eager p50 and capture costs per batch size), a latency table
+        ({"graph_us": {size: µs}, "eager_us": ..., "pool_bytes": ..., "exec_bytes": ..., "capture_ms": ...}),
+        a {size: µs} mapping of graph latency, or a callable size -> µs."""
         if hasattr(latency, "by_mode"):
             graph = {p.batch_size: p.p50_us for p in latency.by_mode("graph")}
             eager = {p.batch_size: p.p50_us for p in latency.by_mode("eager")}
@@ -53,6 +54,10 @@ class CostModel:
                        {p.batch_size: p.graph_exec_bytes for p in pts if p.graph_exec_bytes is not None},
                        {p.batch_size: p.capture_ms for p in pts if p.capture_ms is not None},
                        f"sweep {getattr(latency, 'model', '')}".strip())
+        if isinstance(latency, Mapping) and "graph_us" in latency:  # a latency table: graph and eager by size
+            ints = lambda table: {int(k): v for k, v in (table or {}).items()}  # noqa: E731
+            return cls(ints(latency["graph_us"]), ints(latency.get("eager_us")), ints(latency.get("pool_bytes")),
+                       ints(latency.get("exec_bytes")), ints(latency.get("capture_ms")), "latency table")
         if isinstance(latency, Mapping):
             return cls({int(k): float(v) for k, v in latency.items()}, source="latency table")
         if callable(latency):

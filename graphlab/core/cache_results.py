@@ -111,9 +111,11 @@ class TrafficReplay:
 
     @property
     def latency_table(self) -> dict[str, dict[int, float]]:
-        """Graph and eager latency per batch size (µs), as measured before the replay."""
+        """Graph and eager latency (µs), pool and executable bytes and capture ms per batch size, measured
+        before the replay: pass it to `gl.advise_buckets` as the latency."""
         table = self.data["latency_table"]
-        return {k: {int(s): v for s, v in table[k].items()} for k in ("graph_us", "eager_us")}
+        return {k: {int(s): v for s, v in table[k].items()} for k in
+                ("graph_us", "eager_us", "pool_bytes", "exec_bytes", "capture_ms") if k in table}
 
     @property
     def advice(self) -> Any:
