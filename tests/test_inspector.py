@@ -54,6 +54,11 @@ def _click(widget: Inspector, node_id: str) -> None:
     widget._handle_msg({"content": {"data": {"method": "update", "state": {"selected": node_id}}}, "buffers": []})
 
 
+def _type(widget: Inspector, text: str) -> None:
+    """What the front end sends when the search box changes."""
+    widget._handle_msg({"content": {"data": {"method": "update", "state": {"search": text}}}, "buffers": []})
+
+
 def _drawn_in_svg(svg: str) -> set[str]:
     return {i.replace("&#45;", "-") for i in re.findall(r'<g id="([^"]+)" class="node', svg)}
 
@@ -177,6 +182,26 @@ def test_search_is_case_insensitive_and_matches_full_names(b1: CudaGraph) -> Non
     assert w.matches and all("gather" in b1.node(i).demangled_name for i in w.matches)
     w.search = ""
     assert w.matches == []
+
+
+def test_every_answered_search_reaches_the_front_end_even_when_the_matches_stay_the_same(b1: CudaGraph) -> None:
+    """Issue 10: "gemm" (5), then "qxqx" (0), then an empty box left "0 matches" and the drawing dimmed,
+    because `matches` went [] -> [] and the front end heard nothing. `searched` now changes with every
+    answer, in the same message as the matches (tests/browser checks what the page then shows)."""
+    w = inspect(b1)
+    sent: list[dict] = []
+    w.comm.send = lambda data=None, metadata=None, buffers=None: sent.append(data)  # the dummy comm's
+    w.search = "gemm"
+    assert len(w.matches) == 5 and w.searched == "gemm"
+    for text in ("qxqx", "", "qxqx"):  # 0 matches, cleared, then 0 matches typed into an empty box
+        sent.clear()
+        _type(w, text)
+        assert w.matches == [] and w.searched == text
+        updates = [m["state"] for m in sent if m and m.get("method") == "update"]
+        assert len(updates) == 1 and updates[0]["searched"] == text
+    w.search_regex = True
+    w.search = "gemm("
+    assert w.search_error and w.searched == "gemm("
 
 
 def test_regex_search_and_a_bad_regex(b1: CudaGraph) -> None:

@@ -75,6 +75,10 @@ class _DrawingWidget(anywidget.AnyWidget):
     search_regex = traitlets.Bool(False).tag(sync=True)
     search_error = traitlets.Unicode("").tag(sync=True)
     matches = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    # the search text that `matches`, `hidden_matches` and `search_error` belong to: it changes with
+    # every search answered, so the front end redraws the count and the dimming even when the
+    # matches stay the same ([] for "qxqx", and [] again once the box is cleared)
+    searched = traitlets.Unicode("").tag(sync=True)
     hidden_matches = traitlets.Int(0).tag(sync=True)  # matching kernels the filters hide
     hide_kinds = traitlets.List(traitlets.Unicode()).tag(sync=True)
     hide_families = traitlets.List(traitlets.Unicode()).tag(sync=True)

@@ -324,7 +324,11 @@ function markNodes(model, ui) {
   }
   const byId = (id) => canvas.querySelector(`g.node[id="${CSS.escape(id)}"], g.cluster[id="${CSS.escape(id)}"]`);
   const matches = model.get("matches");
-  canvas.classList.toggle("gl-searching", model.get("search") !== "" && !model.get("search_error"));
+  // `searched` is the text Python answered for (the box may already say more): the count and the
+  // dimming follow it, so clearing the box after "0 matches" clears both
+  const searched = model.get("searched");
+  canvas.classList.toggle("gl-searching", searched !== "" && !model.get("search_error"));
+  ui.el.dataset.searched = searched; // what the count and the dimming show (tests wait on it)
   for (const id of matches) { const g = byId(id); if (g) g.classList.add("gl-match"); }
   const d = model.get("details");
   for (const it of [...(d.predecessors || []), ...(d.successors || [])]) {
@@ -337,7 +341,7 @@ function markNodes(model, ui) {
   if (ui.matchCount) {
     const hidden = model.get("hidden_matches");
     const count = `${matches.length} match${matches.length === 1 ? "" : "es"}${hidden ? ` (+${hidden} hidden by filters)` : ""}`;
-    ui.matchCount.textContent = err ? err : (model.get("search") ? count : "");
+    ui.matchCount.textContent = err ? err : (searched ? count : "");
     ui.matchCount.classList.toggle("gl-error", Boolean(err));
   }
 }
@@ -381,7 +385,7 @@ function render({ model, el }) {
     ["change:svg", () => ui.mount()],
     ["change:details", () => { renderDetails(model, ui); ui.mark(); }],
     ["change:selected", () => ui.mark()],
-    ["change:matches change:hidden_matches", () => ui.mark()],
+    ["change:matches change:hidden_matches change:searched", () => ui.mark()],
     ["change:search_error", () => ui.mark()],
     ["change:summary", () => renderSummary(model, ui)],
     ["change:kind_options change:family_options change:hide_kinds change:hide_families", menus],

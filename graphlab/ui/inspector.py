@@ -155,7 +155,8 @@ class Inspector(_DrawingWidget):
             copy bytes, predecessors, successors, position in topological order).
         search: text (case-insensitive substring, or a regex when `search_regex`) over kernel names.
         matches: ids of the drawn nodes that match `search`, in dump order; `hidden_matches`
-            counts the matching kernels that the kind and family filters hide.
+            counts the matching kernels that the kind and family filters hide; `searched` is the
+            search text they were found for (the front end shows the count and dims the rest by it).
         hide_kinds, hide_families: node kinds and kernel families left out of the drawing.
         collapse: draw repeated blocks once; `expanded` lists the block ids drawn in full anyway.
         rankdir: "TB" (top to bottom) or "LR" (left to right).
@@ -247,24 +248,27 @@ class Inspector(_DrawingWidget):
     def _update_matches(self) -> None:
         if not self._ready:
             return
-        try:
-            found = self.find(self.search, regex=self.search_regex)
-        except InspectorError:
-            self.search_error = "not a valid regex"
-            self.hidden_matches = 0
-            self.matches = []
-            return
-        self.search_error = ""
-        drawn: list[str] = []
-        hidden = 0
-        for nid in found:  # a match inside a collapsed repeat lights up what stands for it
-            target = nid if nid in self._drawn else self._stand_in(nid)
-            if target is None:
-                hidden += 1
-            elif target not in drawn:
-                drawn.append(target)
-        self.hidden_matches = hidden
-        self.matches = drawn
+        with self.hold_sync():  # one message: matches, count and error arrive together with `searched`
+            try:
+                found = self.find(self.search, regex=self.search_regex)
+            except InspectorError:
+                self.search_error = "not a valid regex"
+                self.hidden_matches = 0
+                self.matches = []
+                self.searched = self.search
+                return
+            self.search_error = ""
+            drawn: list[str] = []
+            hidden = 0
+            for nid in found:  # a match inside a collapsed repeat lights up what stands for it
+                target = nid if nid in self._drawn else self._stand_in(nid)
+                if target is None:
+                    hidden += 1
+                elif target not in drawn:
+                    drawn.append(target)
+            self.hidden_matches = hidden
+            self.matches = drawn
+            self.searched = self.search
 
     def _stand_in(self, node_id: str) -> str | None:
         block_id = self._facts.block_of.get(node_id)

@@ -1,7 +1,7 @@
 // Drive a running JupyterLab in Debian's headless Chromium (playwright-core; no browser download).
 //
 // Called by test_inspector_browser.py with one JSON argument:
-//   {base, token, notebook, screenshot, pick, timeout_ms}
+//   {base, token, notebook, screenshot, pick, search, search_cases, export, expand, timeout_ms, ...}
 // It opens the notebook, runs every cell, waits for the first graphlab inspector to draw, clicks a
 // node of it (`pick`: a node id, or "" for the first kernel node drawn), waits for the details
 // panel, saves a screenshot and prints one JSON line with what it saw and how long each step took.
@@ -106,6 +106,24 @@ try {
     const [view, node] = [await inspector.locator(".gl-canvas").boundingBox(), await picked.boundingBox()];
     const [nx, ny] = [node.x + node.width / 2, node.y + node.height / 2];
     result.selected_in_view = nx >= view.x && nx <= view.x + view.width && ny >= view.y && ny <= view.y + view.height;
+  }
+  if (args.search_cases) { // each case: replace the box's text like a user ("" = clear it), wait for Python's answer
+    const box = inspector.locator("input.gl-search");
+    const el = await inspector.elementHandle();
+    result.search_cases = [];
+    for (const text of args.search_cases) {
+      await box.click();
+      await box.press("Control+a");
+      if (text) await box.pressSequentially(text, { delay: 30 }); else await box.press("Backspace");
+      await page.waitForFunction(([node, want]) => node.dataset.searched === want, [el, text]);
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+      result.search_cases.push({
+        text,
+        count: await inspector.locator(".gl-count").textContent(),
+        dimmed: await inspector.locator(".gl-canvas").evaluate((c) => c.classList.contains("gl-searching")),
+        highlighted: await inspector.locator("g.gl-match").count(),
+      });
+    }
   }
   if (args.export) { // an export button: Python writes the file and sends it back as a download link
     await inspector.locator(`button.gl-btn:text-is("${args.export.toUpperCase()}")`).click();

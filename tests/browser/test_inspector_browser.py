@@ -117,13 +117,13 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
 
 
 def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
-    """Run drive_lab.mjs against `lab` (options: pick, search, export, expand, diff); return its report."""
+    """Run drive_lab.mjs against `lab` (options: pick, search, search_cases, export, expand, diff); return its report."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shot = SCREENSHOTS / f"{name}.png"
     args = {
         "base": lab.base, "token": lab.token, "notebook": notebook, "pick": options.get("pick", ""),
         "search": options.get("search", ""), "export": options.get("export", ""),
-        "expand": bool(options.get("expand")), "timeout_ms": 150_000,
+        "expand": bool(options.get("expand")), "search_cases": options.get("search_cases"), "timeout_ms": 150_000,
         "screenshot": str(shot), "page_screenshot": str(SCREENSHOTS / f"{name}-page.png"),
     }
     if options.get("diff"):
@@ -146,7 +146,8 @@ def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
 def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     """Run notebook 04 in JupyterLab, click a kernel node, and see its full name in the details panel."""
     shutil.copy(NOTEBOOK, lab.root / NOTEBOOK.name)
-    report = drive(lab, NOTEBOOK.name, "reading_the_graph", search="gemm", export="svg", expand=True, diff=True)
+    report = drive(lab, NOTEBOOK.name, "reading_the_graph", search="gemm", export="svg", expand=True, diff=True,
+                   search_cases=["gemm", "qxqx", "", "qxqx"])
     assert report["tracebacks"] == [], report["tracebacks"]
     assert report["inspectors"] >= 2  # the graph and the batch-size diff
     import graphlab as gl
@@ -162,6 +163,14 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     assert "match" in report["search_count_text"]
     assert report["enter_selected"]  # Shift+Enter in the search box selected a match...
     assert report["selected_in_view"]  # ...and the view moved to show it
+    # issue 10: after "0 matches", clearing the box clears the count and the dimming; "qxqx" typed
+    # into an empty box says "0 matches" and dims the drawing
+    gemm, none, cleared, none_again = report["search_cases"]
+    assert gemm["count"].endswith("matches") and gemm["highlighted"] > 0 and gemm["dimmed"]
+    assert gemm["count"].startswith(f"{gemm['highlighted']} match")
+    assert none == {"text": "qxqx", "count": "0 matches", "dimmed": True, "highlighted": 0}
+    assert cleared == {"text": "", "count": "", "dimmed": False, "highlighted": 0}
+    assert none_again == {"text": "qxqx", "count": "0 matches", "dimmed": True, "highlighted": 0}
     # an export button wrote the file next to the notebook and offered it for download
     from graphlab.ui.drawing_widget import _safe_stem
     from graphlab.ui.inspector import _default_title
