@@ -266,7 +266,7 @@ def test_run_torchrun_stops_every_worker_on_timeout(tmp_path):
     script.write_text("import os, sys, time\n"
                       f"open({str(tmp_path)!r} + f'/pid{{os.environ[\"RANK\"]}}', 'w').write(str(os.getpid()))\n"
                       "print('started', flush=True)\ntime.sleep(120)\n")
-    result = run_torchrun([str(script)], nproc=2, timeout_s=8, echo=False)
+    result = run_torchrun([str(script)], nproc=2, timeout_s=25, echo=False)  # room for a slow start
     assert result.timed_out and not result.ok
     pids = [int((tmp_path / f"pid{r}").read_text()) for r in range(2) if (tmp_path / f"pid{r}").is_file()]
     assert pids, result.output[-2000:]
