@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import inspect
 import os
 import shlex
 import subprocess
@@ -42,6 +41,8 @@ EXTRA_RECORDERS: dict[str, str] = {
     "multigpu": "graphlab.gpu.distributed_record:record_multigpu",
     "serving": "graphlab.serve.record:record_serving",
     "conditional": "graphlab.gpu.conditional_record:record_conditional",
+    "dense": "graphlab.gpu.dense:record_dense",
+    "overhead": "graphlab.gpu.overhead:record_overhead",
 }
 
 
@@ -146,30 +147,18 @@ def record_model(torch: Any, name: str, batch_sizes: list[int], out_root: Path, 
 
 
 def _timings(torch: Any, model: Any, zoo_model: Any, batch_sizes: list[int], repeats: int | None) -> dict[str, Any]:
-    """The latency sweep and a kernel timeline, when the latency-lab modules are present."""
-    out: dict[str, Any] = {}
-    try:
-        from graphlab.gpu.timing import sweep
-    except ImportError:
-        print("[record]   no graphlab.gpu.timing.sweep here: skipping the latency sweep", flush=True)
-        return out
-    kwargs: dict[str, Any] = {"name": zoo_model.name}
-    params = inspect.signature(sweep).parameters
-    if repeats is not None:
-        kwargs["repetitions" if "repetitions" in params else "repeats"] = repeats
-    if "progress" in params:
-        kwargs["progress"] = False
-    print(f"[record]   {zoo_model.name}: latency sweep over {batch_sizes}", flush=True)
-    out["sweep"] = sweep(model, lambda b, seed=0: zoo_model.make_inputs(b, device="cuda", seed=seed),
-                         list(batch_sizes), **kwargs).to_dict()
-    try:
-        from graphlab.gpu.timeline import record_timeline
-    except ImportError:
-        return out
+    """The paired latency sweep (`graphlab.gpu.timing.sweep`), then a kernel timeline (profiling last)."""
+    from graphlab.gpu.timeline import record_timeline
+    from graphlab.gpu.timing import sweep
+
+    print(f"[record]   {zoo_model.name}: paired latency sweep over {batch_sizes}", flush=True)
+    result = sweep(model, lambda b, seed=0: zoo_model.make_inputs(b, device="cuda", seed=seed), list(batch_sizes),
+                   name=zoo_model.name, repetitions=repeats, progress=False)
+    print(result.table(), result.modes_report(), f"[record]   sweep took {result.conditions['sweep_s']} s",
+          sep="\n", flush=True)
     inputs = zoo_model.make_inputs(batch_sizes[0], device="cuda")
     print(f"[record]   {zoo_model.name}: kernel timeline at batch {batch_sizes[0]}", flush=True)
-    out["timeline"] = record_timeline(model, inputs, name=zoo_model.name).to_dict()
-    return out
+    return {"sweep": result.to_dict(), "timeline": record_timeline(model, inputs, name=zoo_model.name).to_dict()}
 
 
 def record_pitfalls(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
