@@ -117,15 +117,15 @@ def stage_recordings(src: Path) -> None:
         "`graphlab record` on a GPU and committed under `data/recordings/`. This table is made from "
         "`graphlab.recordings_table()` when the site is built.",
         "",
-        "| recording | what it is | GPU | torch | recorded | graphs | results |",
-        "|---|---|---|---|---|---|---|",
+        "| recording | what it is | GPU | torch | recorded | graphs; results |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         gpu = f"{r['gpu']} (driver {r['driver']})" if r.get("driver") else r["gpu"]
-        cells = [f"**{r['name']}**", r["description"], gpu, r["torch"], r["date"], r["graphs"], r["results"]]
+        cells = [f"**{r['name']}**", r["description"], gpu, r["torch"], r["date"], f"{r['graphs']}; {r['results']}"]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     if not rows:
-        lines.append("| *(none found)* | | | | | | |")
+        lines.append("| *(none found)* | | | | | |")
     lines += [
         "",
         "```python",
