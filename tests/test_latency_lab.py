@@ -5,6 +5,7 @@ Recordings here are written to a temporary folder from hand-written test inputs,
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -54,13 +55,41 @@ def test_recorded_mode_lists_models_with_sweeps_and_shows_a_banner(root):
     assert "gpt on <b>GPU A</b>" in lab.banner.value
     lab.model_choice.value = "mlp"
     assert list(lab.gpu_choice.options) == ["gpu-a", "gpu-b"] and lab.gpu_choice.value == ("gpu-a",)
+    assert [s.model for s in lab.sweeps] == ["mlp"]  # shown on change, without pressing the button
     lab.run_button.click()
     assert [s.model for s in lab.sweeps] == ["mlp"]
     eager = _lines(lab)[0]
     assert list(eager.x) == [1, 8, 64] and list(eager.y) == [101.0, 108.0, 164.0]
     assert "GPU A" in lab.banner.value and "driver 1.2" in lab.banner.value and "2026-01-01" in lab.banner.value
-    assert "<td>1.98x</td>" in lab.table.value  # 101 / 51
+    assert ">1.98x</td>" in lab.table.value  # 101 / 51
     assert lab.progress.value == lab.progress.max == 1
+
+
+def test_recorded_mode_follows_the_dropdowns_at_once(root, monkeypatch):
+    """Issue 10: changing the model did nothing until "Show recording" was pressed."""
+    lab = latency_lab(live=False, recordings_root=root)
+    shows = []
+    monkeypatch.setattr(lab, "_show", lambda sweeps: shows.append([(s.model, s.conditions["gpu"]) for s in sweeps]))
+    lab.model_choice.value = "mlp"
+    assert shows == [[("mlp", "GPU A")]]  # one redraw for the model, none for the GPU list it refilled
+    lab.gpu_choice.value = ("gpu-a", "gpu-b")
+    assert shows[-1] == [("mlp", "GPU A"), ("mlp", "GPU B")]
+    lab.model_choice.value = "gpt"
+    assert shows[-1] == [("gpt", "GPU A")] and len(shows) == 3
+
+
+def test_the_table_aligns_numbers_right_and_headers_with_their_columns(root):
+    lab = latency_lab("mlp", live=False, recordings_root=root)
+    table = lab.table.value
+    heads = re.findall(r"<th style='([^']*)'>([^<]*)</th>", table)
+    assert [name for _, name in heads][:3] == ["GPU", "batch", "eager p50 µs"]
+    first_row = re.search(r"<tbody><tr>(.*?)</tr>", table).group(1)
+    cells = re.findall(r"<td style='([^']*)'>([^<]*)</td>", first_row)
+    assert [text for _, text in cells[:3]] == ["GPU A", "1", "101.0"]
+    for (head_style, name), (cell_style, _) in zip(heads, cells):
+        align = "left" if name == "GPU" else "right"  # "GPU A" and its batch size no longer run together
+        assert f"text-align:{align}" in head_style and f"text-align:{align}" in cell_style
+        assert "padding" in cell_style
 
 
 def test_recorded_mode_compares_gpus(root):

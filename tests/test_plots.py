@@ -45,6 +45,24 @@ def test_latency_figure_has_lines_bands_and_a_log_batch_axis():
     assert "eager vs CUDA graph" in fig.layout.title.text
 
 
+def test_the_log_latency_axis_reads_as_durations_with_units():
+    """Issue 10: the cnn sweep (70-700 µs) read "7 6 5 4 3 2 100 9 8 7" on plotly's own log ticks."""
+    pts = []
+    for b, e, g in ((1, 520.0, 86.7), (8, 443.7, 81.3), (64, 599.3, 107.2)):  # the shape of the H200 cnn sweep
+        pts += [_p(b, "eager", e), _p(b, "graph", g)]
+    fig = plots.plot_latency(Sweep("cnn", tuple(pts)))
+    axis = fig.layout.yaxis
+    assert axis.type == "log" and "log scale" in axis.title.text
+    assert list(axis.ticktext) == ["100 µs", "200 µs", "500 µs"] and list(axis.tickvals) == [100, 200, 500]
+    assert plots.log_ticks(5, 5000) == [10, 100, 1000]  # three decades: powers of ten
+    assert plots.log_ticks(80, 110) == [80, 90, 100]  # narrow: finer steps
+    assert [plots.format_us(v) for v in (0.5, 50, 1000, 1500, 2e6)] == ["0.5 µs", "50 µs", "1 ms", "1.5 ms", "2 s"]
+    for low, high in ((1, 10), (7, 700), (30, 4e5), (99, 101)):
+        ticks = plots.log_ticks(low, high)
+        assert 1 <= len(ticks) <= plots.MAX_LOG_TICKS and all(low <= t <= high for t in ticks)
+        assert ticks == sorted(ticks)
+
+
 def test_gpu_time_variant_uses_event_times():
     fig = plots.plot_latency(_sweep(), gpu_time=True, speedup=False)
     line = [t for t in fig.data if t.mode == "lines+markers"][0]

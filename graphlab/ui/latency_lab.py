@@ -9,8 +9,9 @@ Layer 3 (UI): ipywidgets + a plotly FigureWidget (needs anywidget). Everything i
     >>> lab.sweeps[-1].table()              # doctest: +SKIP
 
 On a GPU, Run measures; the progress bar advances per batch size and mode (eager at every batch
-size first, then the graphs) while the figure and table fill in. Without a GPU, Run shows the recordings (with a banner naming the GPU, driver, torch and date),
-and several GPUs' recordings of the same model can be compared in one figure.
+size first, then the graphs) while the figure and table fill in. Without a GPU, the lab shows the
+recordings (with a banner naming the GPU, driver, torch and date) and follows the model and GPU
+choices as they change; several GPUs' recordings of the same model can be compared in one figure.
 """
 from __future__ import annotations
 
@@ -53,9 +54,17 @@ def recorded_sweeps(root: str | Path | None = None) -> dict[str, dict[str, tuple
     return found
 
 
+# the table's columns and how each is aligned: text to the left, numbers to the right, each header
+# over its column (JupyterLab centres headers and left-aligns cells, so "NVIDIA H200" and a batch
+# size of 1 read as one cell "NVIDIA H200 1")
+TABLE_COLUMNS = (("GPU", "left"), ("batch", "right"), ("eager p50 µs", "right"), ("graph p50 µs", "right"),
+                 ("speedup", "right"), ("latency drop", "right"), ("run spread", "right"), ("kernels", "right"),
+                 ("capture ms", "right"))
+_CELL_STYLE = "padding:2px 10px;text-align:{align};white-space:nowrap"
+
+
 def _table_html(sweeps: list[Sweep]) -> str:
-    head = "".join(f"<th>{h}</th>" for h in ("GPU", "batch", "eager p50 µs", "graph p50 µs", "speedup", "latency drop",
-                                             "run spread", "kernels", "capture ms"))
+    head = "".join(f"<th style='{_CELL_STYLE.format(align=align)}'>{name}</th>" for name, align in TABLE_COLUMNS)
     rows = []
     for s in sweeps:
         for b in s.batch_sizes:
@@ -63,13 +72,15 @@ def _table_html(sweeps: list[Sweep]) -> str:
                 continue
             e, g = s.point(b, "eager"), s.point(b, "graph")
             spread = max(e.spread_pct or 0.0, g.spread_pct or 0.0)
-            cells = (html.escape(str(s.conditions.get("gpu", "?"))), b, f"{e.p50_us:.1f}", f"{g.p50_us:.1f}",
+            cells = (html.escape(str(s.conditions.get("gpu", "?"))), b, f"{e.p50_us:,.1f}", f"{g.p50_us:,.1f}",
                      f"{s.speedup(b):.2f}x", f"{s.latency_drop_pct(b):.0f}%", f"±{spread:.1f}%",
                      g.kernel_count if g.kernel_count is not None else "", f"{g.capture_ms:.1f}" if g.capture_ms else "")
-            rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            rows.append("<tr>" + "".join(f"<td style='{_CELL_STYLE.format(align=align)}'>{c}</td>"
+                                         for c, (_, align) in zip(cells, TABLE_COLUMNS)) + "</tr>")
     if not rows:
         return "<i>No measurements yet: press Run.</i>"
-    return f"<table class='graphlab-latency'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return (f"<table class='graphlab-latency' style='border-collapse:collapse;font-variant-numeric:tabular-nums'>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
 def _banner_html(live: bool, sweeps: list[Sweep]) -> str:
@@ -77,7 +88,7 @@ def _banner_html(live: bool, sweeps: list[Sweep]) -> str:
         gpu = sweeps[0].conditions.get("gpu") if sweeps else None
         return f"<b>Live</b>: measuring on this machine's GPU{f' ({html.escape(str(gpu))})' if gpu else ''}."
     if not sweeps:
-        return "<b>Recorded mode</b> (no GPU here): choose a model and press Show."
+        return "<b>Recorded mode</b> (no GPU here): choose a model to see its recording."
     lines = []
     for s in sweeps:
         c = s.conditions
@@ -155,7 +166,9 @@ class LatencyLab:
         self.widget = w.VBox([self.banner, w.HBox(controls[:2]), w.HBox(controls[2:]),
                               w.HBox([self.run_button, self.progress, self.status]), self.figure_widget, self.table])
         self.run_button.on_click(lambda _button: self.run())
-        self.model_choice.observe(lambda _change: self._refresh_gpus(), names="value")
+        self._refreshing = False
+        self.model_choice.observe(self._on_model_change, names="value")
+        self.gpu_choice.observe(self._on_gpu_change, names="value")
         self._refresh_gpus()
         if not self.live:  # recordings cost nothing to show: start with the chosen one on screen
             self.run()
@@ -217,8 +230,21 @@ class LatencyLab:
         if self.live:
             return
         gpus = sorted(self._recorded.get(self.model_choice.value, {}))
-        self.gpu_choice.options = gpus
-        self.gpu_choice.value = tuple(gpus[:1])
+        self._refreshing = True  # one redraw for the new model, not one per GPU list change
+        try:
+            self.gpu_choice.options = gpus
+            self.gpu_choice.value = tuple(gpus[:1])
+        finally:
+            self._refreshing = False
+
+    def _on_model_change(self, _change: dict[str, Any]) -> None:
+        self._refresh_gpus()
+        if not self.live:  # a recording shows at once: no need to press "Show recording"
+            self.run()
+
+    def _on_gpu_change(self, _change: dict[str, Any]) -> None:
+        if not self.live and not self._refreshing:
+            self.run()
 
     # -- drawing ------------------------------------------------------------------------------------
     def _static(self, sweeps: list[Sweep]) -> Any:
@@ -229,7 +255,7 @@ class LatencyLab:
         import plotly.graph_objects as go
 
         return go.Figure(layout={"title": "Press Run to measure eager vs CUDA-graph latency" if self.live else
-                                 "Press 'Show recording'", "height": 420})
+                                 "Choose a model to see its recording", "height": 420})
 
     def _show(self, sweeps: list[Sweep]) -> None:
         self.sweeps = sweeps

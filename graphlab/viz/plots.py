@@ -13,6 +13,7 @@ Example:
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence, Union
 
 from graphlab.core.results import MODES, Sweep, Timeline, Trace
@@ -51,6 +52,54 @@ def _batch_axis(fig: Any, batch_sizes: list[int], row: int | None = None) -> Non
     fig.update_xaxes(type="log", tickvals=batch_sizes, ticktext=[str(b) for b in batch_sizes])
     kwargs = {"row": row, "col": 1} if row else {}
     fig.update_xaxes(title_text="batch size (inputs per call, log scale)", **kwargs)
+
+
+# mantissas of log-axis ticks, sparse to dense: 10-100-1000, 1-2-5, then finer for a narrow range
+_LOG_TICK_SETS = ((1.0,), (1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0), (1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0,
+                                                                                 3.5, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0))
+MAX_LOG_TICKS = 8
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Tick values for a log axis that shows `low` to `high`: the sparsest of 10-100-1000, 1-2-5
+    (50, 100, 200, 500, ...) and finer steps that puts three ticks in the range, without going
+    past `MAX_LOG_TICKS`. Plotly's own log ticks label 70-700 as "7 8 9 100 2 3 4 5 6 7"; these read
+    as numbers.
+
+    >>> log_ticks(70, 702)
+    [100.0, 200.0, 500.0]
+    """
+    if not (low > 0 and high > 0):
+        return []
+    low, high = min(low, high), max(low, high)
+    decades = range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1)
+    best: list[float] = []
+    for mantissas in _LOG_TICK_SETS:
+        ticks = [round(m * 10.0**e, 12) for e in decades for m in mantissas]
+        ticks = [t for t in ticks if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
+        if len(ticks) > MAX_LOG_TICKS:
+            return best or ticks
+        best = ticks
+        if len(ticks) >= 3:
+            break
+    return best
+
+
+def format_us(value_us: float) -> str:
+    """A duration for a tick label, with its unit: "50 µs", "1.5 ms", "2 s"."""
+    for scale, unit in ((1e6, "s"), (1e3, "ms")):
+        if value_us >= scale:
+            return f"{value_us / scale:g} {unit}"
+    return f"{value_us:g} µs"
+
+
+def _log_time_axis(fig: Any, values: list[float], title: str, row: int | None = None) -> None:
+    """A log y axis over `values` (µs) whose ticks read as durations with units."""
+    kwargs = {"row": row, "col": 1} if row else {}
+    values = [v for v in values if v is not None and v > 0]
+    ticks = log_ticks(min(values), max(values)) if values else []
+    fig.update_yaxes(type="log", title_text=title, tickvals=ticks or None,
+                     ticktext=[format_us(t) for t in ticks] or None, **kwargs)
 
 
 def add_latency_traces(fig: Any, sweeps: Sweeps, row: int | None = None, gpu_time: bool = False) -> None:
@@ -113,8 +162,10 @@ def plot_latency(sweeps: Sweeps, gpu_time: bool = False, speedup: bool = True) -
     fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         row_heights=[0.68, 0.32] if speedup else [1.0])
     add_latency_traces(fig, items, row=1, gpu_time=gpu_time)
-    what = "GPU time, CUDA events (µs)" if gpu_time else "latency per call (µs)"
-    fig.update_yaxes(type="log", title_text=what, row=1, col=1)
+    what = "GPU time, CUDA events (log scale)" if gpu_time else "latency per call (log scale)"
+    prefix = "gpu_" if gpu_time else ""
+    shown = [getattr(p, f"{prefix}{q}_us") for s in items for p in s.points for q in ("p10", "p50", "p90")]
+    _log_time_axis(fig, shown, what, row=1)
     if speedup:
         add_speedup_traces(fig, items, row=2)
         fig.update_yaxes(title_text="speedup", row=2, col=1)
@@ -233,5 +284,5 @@ def plot_timeline(timeline: Timeline) -> Any:
     return fig
 
 
-__all__ = ["COLORS", "add_latency_traces", "add_speedup_traces", "plot_latency", "plot_overhead", "plot_speedup",
-           "plot_timeline"]
+__all__ = ["COLORS", "add_latency_traces", "add_speedup_traces", "format_us", "log_ticks", "plot_latency",
+           "plot_overhead", "plot_speedup", "plot_timeline"]
