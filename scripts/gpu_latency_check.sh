@@ -4,8 +4,10 @@
 #   2. python3 -m graphlab record, one fresh process per zoo model (a process that has run torch.profiler
 #      launches kernels more slowly, so a model recorded after another one's profiling would be biased),
 #      sweeps at batch sizes 1..64; packed into $OUT/recordings.tar.gz (unpack under data/recordings/)
-#   3. bench/bench_overhead.py on the MLP: CapturedGraph vs raw replay vs torch.compile reduce-overhead,
-#      plus a control (eager again after profiling), then the control alone with TEARDOWN_CUPTI=1
+#   3. bench/bench_overhead.py: what one call costs, eight ways (eager, raw replay, raw copy+replay,
+#      CapturedGraph call/unchecked/replay, make_graphed_callables, torch.compile reduce-overhead), the
+#      tiny graph and the zoo at batch 1 and 8 (BENCH_MODELS narrows it; ~2-2.5 min with compile)
+# The paired method's reproducibility check is scripts/gpu_repro_check.sh.
 # Logs go to $OUT/*.log (at most 8 files come back); a summary is printed at the end. Each step has
 # its own time limit so one slow step cannot take the others down with it.
 set -uo pipefail
@@ -27,14 +29,12 @@ for model in ${RECORD_MODELS:-mlp cnn gpt resnet18}; do
 done
 if [ -d "$OUT/rec" ]; then tar -C "$OUT/rec" -czf "$OUT/recordings.tar.gz" . && rm -rf "$OUT/rec"; fi
 
-timeout "${BENCH_S:-60}" python3 bench/bench_overhead.py --models ${BENCH_MODELS:-mlp} --batch-size 1 \
-  --out "$OUT/bench/overhead.json" > "$OUT/bench.log" 2>&1
+timeout "${BENCH_S:-240}" python3 bench/bench_overhead.py --models ${BENCH_MODELS:-mlp cnn gpt resnet18} \
+  --out "$OUT/bench" > "$OUT/bench.log" 2>&1
 bench_rc=$?
-timeout 25 python3 bench/bench_overhead.py --models mlp --batch-size 1 --no-compile --teardown-cupti \
-  --out "$OUT/bench/teardown.json" >> "$OUT/bench.log" 2>&1 || bench_rc=$?
 
 echo "== env";    cat "$OUT/env.log"
 echo "== pytest (rc=$pytest_rc)"; grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|Error" "$OUT/pytest_timing.log" | tail -15
 echo "== record (rc=$record_rc)"; grep -E "^\[record\]   |wrote|failed|Error|error" "$OUT/record.log" | tail -14; ls -la "$OUT"
-echo "== bench (rc=$bench_rc)";   grep -v "^\s*$" "$OUT/bench.log" | grep -v Warning | tail -20
+echo "== bench (rc=$bench_rc)";   grep -E "^\[overhead\]|^\| " "$OUT/bench.log" | head -30
 exit $(( pytest_rc != 0 || record_rc != 0 || bench_rc != 0 ))
