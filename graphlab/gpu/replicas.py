@@ -313,7 +313,12 @@ class Replicas:
         for replica in self._replicas:
             replica.thread.join()
             release = getattr(replica.cache, "clear", None)
-            if release is not None:
+            if release is None:
+                continue
+            if replica.is_cuda:
+                with self._torch.cuda.device(replica.device):
+                    release()
+            else:
                 release()
 
     def __enter__(self) -> Replicas:
