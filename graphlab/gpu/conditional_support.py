@@ -122,8 +122,9 @@ class ConditionalSupport:
             missing["route:capture"] = (f"needs torch._C.{', '.join(POOL_ROUTING)} to keep the allocator on a "
                                         f"graph pool; {torch_text} lacks them")
         if not routes["torch"]:
-            missing["route:torch"] = (f"needs {TORCH_COND_MODULE} (torch.cond captured into IF nodes, torch >= "
-                                      f"2.12); {torch_text} has no such module")
+            missing["route:torch"] = (f"needs {TORCH_COND_MODULE} and CUDAGraph.begin_capture_to_if_node "
+                                      f"(torch.cond captured into IF nodes: torch >= 2.12 built with CUDA); "
+                                      f"{torch_text} lacks them")
         return cls(kinds=kinds, routes=routes, missing=missing, facts=facts)
 
     # -- asking -------------------------------------------------------------------------------------------
@@ -175,6 +176,9 @@ class ConditionalSupport:
     def __str__(self) -> str:
         width = max(len(k) for k, _ in self.rows())
         return "\n".join(f"{k:<{width}}  {v}" for k, v in self.rows())
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
 
     def _repr_html_(self) -> str:
         import html
