@@ -201,6 +201,8 @@ def record_main(args: argparse.Namespace) -> int:
     from graphlab.gpu.zoo import ZOO
 
     torch = require_cuda("graphlab record")
+    if "LOCAL_RANK" in os.environ:  # under torchrun: each rank on its own GPU before anything opens a context
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
     names = list(args.models) if args.models else [*ZOO, PITFALLS]
     known = [*ZOO, PITFALLS, *EXTRA_RECORDERS]
     unknown = [n for n in names if n not in known]
