@@ -113,7 +113,7 @@ def _sweep_setting(result: LoadTest, config: ServeConfig, kind: str, rates: list
         service = InferenceService(config, runner=runner).start()
         result.conditions.setdefault("runners", {})[config.setting] = service.stats()["runner"]
         result.conditions.setdefault("warmup_s", {})[config.setting] = service.stats()["warmup_s"]
-    setting = config.setting if service is not None else _remote_setting(url)
+    setting = config.setting if service is not None else _remote_setting(url, config.model)
     try:
         for index, rate in enumerate(rates):
             spec = LoadSpec(rate, duration_s, seed=seed * 1_000_003 + int(rate), rows=rows)
@@ -168,13 +168,17 @@ def _transport(name: str, service: Any, url: str | None) -> Any:
     return HTTPTransport(str(url))
 
 
-def _remote_setting(url: str | None) -> str:
+def _remote_setting(url: str | None, model: str) -> str:
+    """The setting of the server at `url` (from /healthz); GraphlabError if none answers or it serves another model."""
     import httpx
 
     try:
-        return str(httpx.get(f"{url}/healthz", timeout=10).json().get("setting", "remote"))
+        health = httpx.get(f"{url}/healthz", timeout=10).json()
     except (httpx.HTTPError, ValueError) as exc:
         raise GraphlabError(f"no graphlab service answers at {url}: {exc}") from None
+    if health.get("model") != model:
+        raise GraphlabError(f"the service at {url} serves {health.get('model')!r}, not {model!r}: pass that model")
+    return str(health.get("setting", "remote"))
 
 
 def _progress(total: int, enabled: bool) -> Any:
