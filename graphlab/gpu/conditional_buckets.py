@@ -142,6 +142,8 @@ def bucket_switch_study(*, buckets: Sequence[int] = BUCKETS, sizes: Sequence[int
     graph.close()
     for g in per_bucket.values():
         g.reset()
+    if cache is not None and hasattr(cache, "clear"):
+        cache.clear()
     return ConditionalStudy(
         name="bucket_switch", title=f"One SWITCH graph for batch sizes 1-{s.buckets[-1]} vs one graph per bucket",
         question="Do conditional nodes keep several batch sizes on the graph path more cheaply than one graph per "

@@ -45,7 +45,7 @@ class EarlyExitGPT:
         self.first, self.rest = blocks[:exit_after], blocks[exit_after:]
         self.ids = ids.clone()
         with torch.no_grad():
-            self.hidden = torch.empty(*ids.shape, model.tok.embedding_dim, device=ids.device)
+            self.hidden = torch.zeros(*ids.shape, model.tok.embedding_dim, device=ids.device)
             self.early = self._logits(self.hidden)
         self.out = torch.empty_like(self.early)
         self.threshold = torch.zeros((), device=ids.device)
