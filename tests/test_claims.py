@@ -43,7 +43,9 @@ def test_claims_hold_when_figures_are_inside_the_ranges():
     assert "a 40%" in v["batch1"].measured and "Test GPU" in v["batch1"].condition
     assert v["batch8"].verdict == HOLDS
     assert v["capture"].verdict == HOLDS and v["capture"].per_model == {"a": 40.0, "b": 40.0}
-    assert v["memory"].verdict == HOLDS and "256.0 KiB" in v["memory"].measured
+    assert v["memory"].verdict == HOLDS
+    assert v["memory"].measured == ("smallest graph: a 256 KiB, b 256 KiB (each at batch 1); "
+                                    "largest: a 2 MiB, b 2 MiB (each at batch 8); instantiating added 0 B")
 
 
 def test_claims_fail_or_depend_on_the_model():
@@ -97,5 +99,17 @@ def test_memory_claim_uses_each_models_cheapest_graph():
     ))
     memory = _by_key(check_claims([sweep]))["memory"]
     assert memory.per_model == {"m": 512 * 1024} and memory.verdict == HOLDS
-    assert "512.0 KiB at batch 8" in memory.measured and "peaked at 300.0 KiB" in memory.measured
-    assert "up to 38.00 MiB at batch 1" in memory.measured
+    assert memory.measured == (
+        "smallest graph: m 512 KiB (batch 8); largest: m 38 MiB (batch 1); the work inside them peaked at 300 KiB; "
+        "the pool rounds that up to whole allocator segments; instantiating added 0 B")
+
+
+def test_the_memory_row_reads_as_sentences_on_the_shipped_recordings():
+    """Issue 10: "mlp 2.00 MiB at batch 2 (pool 2.00 MiB + driver 0 B, ...), up to 36.00 MiB at batch 1; ..."."""
+    memory = _by_key(check_claims(list_recordings()))["memory"]
+    parts = memory.measured.split("; ")
+    assert parts[0].startswith("smallest graph: ") and parts[1].startswith("largest: ")
+    assert parts[2].startswith("the work inside them peaked at ") and parts[-1].startswith("instantiating added ")
+    assert ".00 " not in memory.measured and "pool 2" not in memory.measured  # sizes as "2 MiB", "13.4 MiB"
+    for model in memory.per_model:
+        assert f"{model} " in parts[0] and f"{model} " in parts[1]

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from graphlab.core.results import ResultsError, Sweep
-from graphlab.core.stats import format_bytes
 
 HOLDS, FAILS, DEPENDS, UNSETTLED = "holds", "fails", "depends", "unsettled"
 
@@ -126,9 +125,28 @@ def _capture_claim(sweeps: list[Sweep]) -> ClaimVerdict:
     )
 
 
+def _size(value_bytes: float) -> str:
+    """A size for a sentence: "2 MiB", "13.4 MiB", "256 KiB", "0 B" (three digits at most)."""
+    for scale, unit in ((1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB")):
+        if value_bytes >= scale:
+            return f"{value_bytes / scale:.3g} {unit}"
+    return f"{value_bytes:.0f} B"
+
+
+def _at(points: dict[str, tuple[float, int]]) -> str:
+    """ "cnn 2 MiB, gpt 2 MiB (each at batch 2)" or "cnn 36 MiB (batch 1), gpt 42 MiB (batch 64)"."""
+    batches = {b for _, b in points.values()}
+    if len(batches) == 1 and len(points) > 1:
+        return ", ".join(f"{m} {_size(v)}" for m, (v, _) in points.items()) + f" (each at batch {batches.pop()})"
+    return ", ".join(f"{m} {_size(v)} (batch {b})" for m, (v, b) in points.items())
+
+
 def _memory_claim(sweeps: list[Sweep]) -> ClaimVerdict:
     total: dict[str, float] = {}
-    parts: list[str] = []
+    smallest: dict[str, tuple[float, int]] = {}
+    largest: dict[str, tuple[float, int]] = {}
+    peaks: dict[str, float] = {}
+    driver: list[float] = []
     for s in sweeps:
         graph_points = [p for p in s.by_mode("graph") if p.graph_memory_bytes is not None]
         if not graph_points:
@@ -137,13 +155,21 @@ def _memory_claim(sweeps: list[Sweep]) -> ClaimVerdict:
         cheapest = min(graph_points, key=lambda p: (cost[p.batch_size], p.batch_size))
         biggest = max(graph_points, key=lambda p: (cost[p.batch_size], p.batch_size))
         total[s.model] = cost[cheapest.batch_size]
-        peak = f", the work itself peaked at {format_bytes(cheapest.graph_peak_bytes)}" \
-            if cheapest.graph_peak_bytes is not None else ""
-        parts.append(
-            f"{s.model} {format_bytes(cost[cheapest.batch_size])} at batch {cheapest.batch_size} (pool "
-            f"{format_bytes(cheapest.graph_memory_bytes)} + driver {format_bytes(cheapest.graph_exec_bytes or 0)}"
-            f"{peak}), up to {format_bytes(cost[biggest.batch_size])} at batch {biggest.batch_size}"
-        )
+        smallest[s.model] = (cost[cheapest.batch_size], cheapest.batch_size)
+        largest[s.model] = (cost[biggest.batch_size], biggest.batch_size)
+        driver.append(float(cheapest.graph_exec_bytes or 0))
+        if cheapest.graph_peak_bytes is not None:
+            peaks[s.model] = cheapest.graph_peak_bytes
+    parts = []
+    if smallest:
+        parts.append(f"smallest graph: {_at(smallest)}")
+        parts.append(f"largest: {_at(largest)}")
+    if peaks:
+        low, high = min(peaks, key=peaks.__getitem__), max(peaks, key=peaks.__getitem__)
+        span = _size(peaks[low]) if low == high else f"{_size(peaks[low])} ({low}) to {_size(peaks[high])} ({high})"
+        parts.append(f"the work inside them peaked at {span}; the pool rounds that up to whole allocator segments")
+    if driver:
+        parts.append(f"instantiating added {_size(min(driver))}" + (f" to {_size(max(driver))}" if max(driver) != min(driver) else ""))
     low, high = FEW_HUNDRED_KB
     return ClaimVerdict(
         "memory", "A CUDA graph costs a few hundred kilobytes of GPU memory.",
