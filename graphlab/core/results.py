@@ -19,6 +19,7 @@ from typing import Any, Iterator
 
 from graphlab.core.modes import HostModes, PairedSpeedup, assign_modes, detect_modes, paired_speedup
 from graphlab.core.stats import latency_drop_pct, speedup
+from graphlab.core.weight_update import WeightUpdate, as_weight_update
 from graphlab.errors import ResultsError
 
 MODES = ("eager", "graph")
@@ -154,13 +155,17 @@ class Sweep:
         points: one `LatencyPoint` per (batch size, mode), in measurement order.
         conditions: how it was measured: device, torch, dtype, warm-up, repetitions, runs, date, ...
         weight_update: what happened when weights changed after capture (see
-            `graphlab.gpu.weights.probe_weight_update`), or None when not probed.
+            `graphlab.gpu.weights.probe_weight_update`), or None when not probed: a `WeightUpdate`,
+            the recorded dict with typed readings and a readable display.
     """
 
     model: str
     points: tuple[LatencyPoint, ...]
     conditions: dict[str, Any] = field(default_factory=dict, compare=False)
-    weight_update: dict[str, Any] | None = field(default=None, compare=False)
+    weight_update: WeightUpdate | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:  # a probe passed as a plain dict (as recorded) reads as a WeightUpdate
+        object.__setattr__(self, "weight_update", as_weight_update(self.weight_update))
 
     # -- access ---------------------------------------------------------------------------
     @property
@@ -354,7 +359,7 @@ class Sweep:
             "schema": SWEEP_SCHEMA,
             "model": self.model,
             "conditions": dict(self.conditions),
-            "weight_update": self.weight_update,
+            "weight_update": None if self.weight_update is None else dict(self.weight_update),
             "rows": [p.to_dict() for p in self.points],
         }
 
