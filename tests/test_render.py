@@ -255,6 +255,17 @@ def test_render_diff_colours_by_status_and_keeps_the_diff():
     assert "batch 1" in d.source and "kernel" in d.source  # the counts table
 
 
+def test_a_long_diff_table_says_what_to_call_for_the_rest():
+    """Issue 10: "... 2 more (see Drawing.diff)" gave a reader nothing to type."""
+    a, b = read(MODELS / "gpt_b1__verbose.dot"), read(MODELS / "gpt_b8__verbose.dot")
+    d = render_diff(a, b, names=("batch 1", "batch 8"))
+    rows = len(d.diff.rows())
+    assert rows > 12
+    assert f"... and {rows - 12} more: print(gl.diff(a, b)) lists every difference" in d.source
+    assert "see Drawing.diff" not in d.source
+    assert len(str(d.diff).splitlines()) > rows  # and print(gl.diff(a, b)) does list them
+
+
 # -- output formats ---------------------------------------------------------------------------
 
 

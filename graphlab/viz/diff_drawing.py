@@ -27,7 +27,8 @@ def render_diff(
 
     Colours: grey = the same in both, yellow = matched but changed (another kernel, grid or
     block), mint = only in `b` (added), orange = only in `a` (removed). A table node sums up node
-    counts by kind and the first differences; `Drawing.diff` holds the full `GraphDiff`. Node ids
+    counts by kind and the first differences (the drawing says how to list the rest:
+    `print(gl.diff(a, b))`); `Drawing.diff` holds the full `GraphDiff`. Node ids
     in the SVG are "a-<node id>" and "b-<node id>".
     """
     d = diff(a, b, names=names)
@@ -83,8 +84,8 @@ def _diff_table(d: GraphDiff, max_rows: int = 12) -> str:
             shown = "kernel changed" if row["kernel_changed"] else "launch changed"
         lines.append((shown, f"{row['status']}{times}: {what}{detail}"))
     more = len(rows) - max_rows
-    if more > 0:
-        lines.append(("", f"... {more} more (see Drawing.diff)"))
+    if more > 0:  # what a reader can type to see the rest
+        lines.append(("", f"... and {more} more: print(gl.diff(a, b)) lists every difference"))
     if not rows:
         lines.append(("", "no differences"))
     return style.diff_table(d.names, d.count_by_kind(), lines)
