@@ -55,6 +55,9 @@ _LAZY: dict[str, str] = {
     "Sweep": "graphlab.core.results",
     "LatencyPoint": "graphlab.core.results",
     "Timeline": "graphlab.core.results",
+    "detect_modes": "graphlab.core.modes",
+    "load_overhead": "graphlab.core.overhead_report",
+    "overhead_markdown": "graphlab.core.overhead_report",
     "check_claims": "graphlab.core.claims",
     # layer 1: adapters
     "render": "graphlab.viz.drawing",
@@ -76,6 +79,7 @@ _LAZY: dict[str, str] = {
     "sweep": "graphlab.gpu.timing",
     "record_timeline": "graphlab.gpu.timeline",
     "probe_weight_update": "graphlab.gpu.weights",
+    "repro": "graphlab.gpu.repro",
     "replicate": "graphlab.gpu.replicas",
     "Replicas": "graphlab.gpu.replicas",
     "replica_throughput": "graphlab.gpu.replicas_bench",
