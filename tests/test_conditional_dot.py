@@ -59,3 +59,14 @@ def test_drawings_label_every_body_and_show_the_loop():
     assert all(f"SWITCH case {i}" in src for i in range(3))
     src = render(read_dot(COND / "route_b_gpt_while.dot")).source
     assert "WHILE body" in src and 'label="repeat?"' in src
+
+
+def test_the_inspector_says_how_the_node_decides_and_which_body_is_which():
+    pytest.importorskip("traitlets")
+    from graphlab.ui.inspector import _GraphFacts
+
+    for name, expected in (("route_a_if_else", "IF/ELSE body (true) = graph_21; IF/ELSE body (false) = graph_22"),
+                           ("route_b_gpt_while", "again at the end of every iteration")):
+        graph = read_dot(COND / f"{name}.dot")
+        note = _GraphFacts(graph).node_details(_conditional(graph).id)["note"]
+        assert expected in note and SET_KERNEL in note

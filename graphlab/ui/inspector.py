@@ -27,6 +27,7 @@ from graphlab.core import structure
 from graphlab.core.model import CudaGraph, Node
 from graphlab.ui.diff_inspector import DiffInspector, inspect_diff
 from graphlab.ui.drawing_widget import InspectorError, _DrawingWidget, as_cuda_graph
+from graphlab.viz.style import body_label
 
 _EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded block
 
@@ -41,6 +42,17 @@ def _default_title(graph: CudaGraph) -> str:
 
 def _pairs(counts: dict[str, int]) -> list[list[Any]]:
     return [[k, v] for k, v in counts.items()]
+
+
+def _conditional_note(node: Node, setters: list[str]) -> str:
+    """How a conditional node decides, and which body is which, for the details panel."""
+    ctype = str(node.conditional_type)
+    when = ("before the node and again at the end of every iteration" if ctype == "WHILE" else "before the node")
+    by = f" (here: {', '.join(setters)})" if setters else ""
+    bodies = "; ".join(f"{body_label(node, i)} = {b}" for i, b in enumerate(node.body_graph_ids))
+    article = "An" if ctype[:1] in "AEIOU" else "A"
+    return (f"{article} {ctype} node: at every launch the GPU reads its condition handle, which device code sets {when}"
+            f"{by}. Bodies: {bodies or 'none'}.")
 
 
 class _GraphFacts:
@@ -81,6 +93,9 @@ class _GraphFacts:
         if node.graph_id != self.graph.root.id:
             parent = self.graph.graph(node.graph_id).parent_node_id
             out["note"] = f"Inside the body graph {node.graph_id}" + (f" of node {parent}." if parent else ".")
+        if node.conditional_type is not None:
+            said = _conditional_note(node, [p["label"] for p in out["predecessors"]])
+            out["note"] = f"{out['note']} {said}" if "note" in out else said
         block_id = self.block_of.get(node_id)
         if block_id is not None:
             block = self.blocks[block_id]
