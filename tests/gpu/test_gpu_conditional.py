@@ -79,8 +79,12 @@ def test_an_event_in_a_body_is_refused_with_what_bodies_allow(route):
         x.add_(1)
         event.record()
 
-    with pytest.raises(GraphlabError, match="bodies take kernels, copies, memsets and child graphs"):
+    with pytest.raises(GraphlabError) as err:
         gl.cond(flag, body, route=route, warmup=1)
+    print(f"{route}: {type(err.value).__name__}: {err.value}")
+    # refused at instantiate (seen on the H200 for a child graph), or already while capturing into the body
+    assert "bodies take kernels, copies, memsets and child graphs" in str(err.value) or \
+        isinstance(err.value, CaptureError)
 
 
 @pytest.mark.parametrize("route", ROUTES)
