@@ -222,3 +222,36 @@ def test_notebook_09_runs_top_to_bottom_on_a_synthetic_recording(recorded, cpu_s
     assert not errors, errors[0] if errors else None
     text = json.dumps(executed)
     assert "right: [[3, 5], [2, 6], [1]]" in text and "recorded" in text
+
+
+def test_the_gpu_parts_import_without_the_http_stack_and_the_pure_parts_without_torch():
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import sys
+        for name in ("starlette", "uvicorn", "httpx", "fastapi", "pydantic"):
+            sys.modules[name] = None
+        import graphlab.serve.service, graphlab.serve.loadtest, graphlab.serve.record, graphlab.serve.worker
+        from graphlab.serve.app import create_app
+        from graphlab.serve.config import ServeConfig
+        from graphlab.errors import GraphlabError
+        try:
+            create_app(ServeConfig(device="cpu"))
+        except GraphlabError as exc:
+            assert "pip install 'graphlab[serve]'" in str(exc), exc
+        else:
+            raise AssertionError("create_app worked without starlette")
+    """)
+    # the pure modules (queue, checks, reports, generator) need no torch either
+    pure = textwrap.dedent("""
+        import sys
+        for name in ("torch", "numpy", "plotly", "graphviz", "starlette", "uvicorn", "httpx"):
+            sys.modules[name] = None
+        import graphlab.serve.batcher, graphlab.serve.payload, graphlab.serve.config, graphlab.serve.report
+        import graphlab.serve.trace, graphlab.serve.loadgen
+    """)
+    for source in (code, pure):
+        result = subprocess.run([sys.executable, "-c", source], cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr

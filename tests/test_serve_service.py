@@ -224,3 +224,25 @@ def test_a_cuda_service_without_a_gpu_says_so():
         pytest.skip("this machine has a GPU")
     with pytest.raises(GPUUnavailableError, match="serving mlp on cuda"):
         InferenceService(ServeConfig(model="mlp", device="cuda")).start()
+
+
+def test_if_the_worker_loop_itself_breaks_every_waiting_request_is_answered_and_the_service_says_down():
+    runner = GatedRunner()
+    service = InferenceService(_config(setting="eager"), runner=runner).start()
+    service._post_pool.shutdown(wait=True)  # a bug: the worker can no longer hand batches on
+    runner.gate.clear()
+    first = service.submit({"vectors": _vectors(1)}, lambda r, e: None)  # in the worker's hands when it breaks
+    time.sleep(0.2)
+    answers: list = []
+    for i in range(3):  # queued behind it
+        service.submit({"vectors": _vectors(1, i)}, lambda r, e: answers.append(e))
+    time.sleep(0.2)
+    runner.gate.set()
+    service._worker.join(5)
+    assert first.outcome == "ok"  # answered where it was
+    assert len(answers) == 3 and all("the GPU worker stopped: RuntimeError" in str(e) for e in answers)
+    assert not service.worker_alive
+    with pytest.raises(OverloadedError, match="down \\(its GPU worker stopped"):
+        service.infer_sync({"vectors": _vectors(1)})
+    assert service.state == "failed" and service.pending == 0
+    service.close()

@@ -96,8 +96,10 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
         return JSONResponse(answer)
 
     async def healthz(request: Request) -> Any:
-        return JSONResponse({"state": svc.state, "setting": svc.config.setting, "model": svc.config.model},
-                            status_code=200 if svc.state == "ready" else 503)
+        ready = svc.state == "ready" and svc.worker_alive
+        return JSONResponse({"state": svc.state if ready or svc.state != "ready" else "failed",
+                             "setting": svc.config.setting, "model": svc.config.model},
+                            status_code=200 if ready else 503)
 
     async def stats(request: Request) -> Any:
         return JSONResponse(svc.stats())

@@ -173,7 +173,7 @@ def plot_stages(result: LoadTest, rate_rps: float) -> Any:
             values.append(point.stages_us.get(stage, {}).get("p50", 0.0) / 1000.0)
         fig.add_trace(go.Bar(y=settings, x=values, name=label, orientation="h", marker_color=STAGE_COLORS[stage],
                              hovertemplate="%{y}: " + label + " %{x:.3f} ms (median)<extra></extra>"))
-    fig.update_layout(barmode="stack", title=f"where a request's time goes at {rate_rps:g} req/s (medians, "
+    fig.update_layout(barmode="stack", legend_traceorder="normal", title=f"where a request's time goes at {rate_rps:g} req/s (medians, "
                       f"{_source(result)})", xaxis_title="ms", height=320, legend=dict(orientation="h", y=-0.3))
     return fig
 
@@ -182,7 +182,7 @@ def plot_serving_timeline(result: LoadTest, setting: str, rate_rps: float | None
     """A window of the run: each request's stages as a bar, and the GPU worker's batches underneath.
 
     The bottom lanes answer "does the GPU wait on pre-processing?": the worker lane shows when it waited
-    for a batch (grey) and launched one (blue); the GPU lane the batch's CUDA-event time.
+    for a batch (pink) and launched one (light blue); the GPU lane the batch's CUDA-event time.
     """
     go = _go()
     window = result.timeline(setting, rate_rps)
@@ -203,7 +203,7 @@ def plot_serving_timeline(result: LoadTest, setting: str, rate_rps: float | None
         fig.add_trace(go.Bar(y=ys, x=xs, base=bases, orientation="h", name=STAGE_LABELS[stage],
                              marker_color=STAGE_COLORS[stage], hovertemplate="%{y}: %{base:.0f} µs +%{x:.0f} µs<extra>"
                              + stage + "</extra>"))
-    worker = {"waiting for a batch": ([], [], "#CCCCCC"), "launching (host)": ([], [], "#9EC5DA"),
+    worker = {"waiting for a batch": ([], [], "#F3C9C3"), "launching (host)": ([], [], "#9EC5DA"),
               "GPU (CUDA events)": ([], [], "#2E86AB")}
     for b in window["batches"]:
         if b[bcol["wait_start"]] is not None and b[bcol["formed"]] is not None:
@@ -220,7 +220,9 @@ def plot_serving_timeline(result: LoadTest, setting: str, rate_rps: float | None
         fig.add_trace(go.Bar(y=[label] * len(bases), x=widths, base=bases, orientation="h", name=lane,
                              marker_color=color, hovertemplate=lane + ": %{base:.0f} µs +%{x:.0f} µs<extra></extra>"))
     order = ["GPU", "worker thread", *[f"req {r[rcol['request_id']]}" for r in reversed(requests)]]
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(order)), showticklabels=False)
+    fig.update_yaxes(categoryorder="array", categoryarray=order, tickmode="array",
+                     tickvals=["GPU", "worker thread"], title_text="requests (one bar each, by arrival)")
+    fig.update_xaxes(range=[0, window["window_us"]])
     fig.update_layout(barmode="overlay", title=f"{setting} at {window['rate_rps']:g} req/s: "
                       f"{window['window_us'] / 1000:g} ms of the run ({_source(result)})",
                       xaxis_title="µs from the window's start", height=520, legend=dict(orientation="h", y=-0.15))

@@ -39,7 +39,7 @@ from graphlab.serve.trace import BatchRecord, RequestRecord, TraceLog
 from graphlab.serve.worker import GPUWorker
 
 Callback = Callable[[Any, BaseException | None], None]
-STATES = ("new", "warming_up", "ready", "closing", "closed")
+STATES = ("new", "warming_up", "ready", "failed", "closing", "closed")
 
 
 @dataclass
@@ -200,10 +200,14 @@ class InferenceService:
         Raises (before accepting, callback not called): BadRequestError (422), RequestTooLargeError (413),
         OverloadedError (503: full, warming up or shutting down).
         """
+        if self.state == "ready" and self._worker is not None and not self._worker.alive:
+            self.state = "failed"
         if self.state != "ready":
             self.count("refused_not_ready")
-            what = {"new": "not started", "warming_up": "warming up (capturing graphs)"}.get(self.state, "shutting down")
-            raise OverloadedError(f"the service is {what}: retry later")
+            what = {"new": "not started", "warming_up": "warming up (capturing graphs)",
+                    "failed": f"down (its GPU worker stopped: {self._worker.error if self._worker else '?'})"}.get(
+                        self.state, "shutting down")
+            raise OverloadedError(f"the service is {what}: retry on another replica")
         try:
             parsed = parse_body(body, self.spec.kind, self.limits)
         except RequestTooLargeError:
@@ -310,6 +314,11 @@ class InferenceService:
             self.counters["callback_errors"] += 1
 
     # -- looking at it ---------------------------------------------------------------------------------
+    @property
+    def worker_alive(self) -> bool:
+        """True while the GPU worker thread runs (False before start, after close, or if it broke)."""
+        return self._worker is not None and self._worker.alive
+
     @property
     def pending(self) -> int:
         """Requests inside the service now (accepted, not yet answered)."""

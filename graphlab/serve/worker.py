@@ -100,9 +100,29 @@ class GPUWorker:
                 self.warmup_s = time.perf_counter() - t0
                 self._ready.set()
                 self._serve(torch, device, stream)
-        except BaseException as exc:  # noqa: BLE001 - reported through wait_ready
+        except BaseException as exc:  # noqa: BLE001 - reported through wait_ready, or to every waiting request
             self._error = exc
+            if self._ready.is_set():
+                self._fail_the_rest(exc)
             self._ready.set()
+
+    def _fail_the_rest(self, exc: BaseException) -> None:
+        """The loop itself broke after warm-up: refuse new work, answer everything queued with the error."""
+        self.batcher.close()
+        error = ServeError(f"the GPU worker stopped: {type(exc).__name__}: {exc}")
+        while True:
+            batch = self.batcher.get(timeout_s=0)
+            if batch is None:
+                return
+            record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows, batch.wait_start_ns,
+                                 batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns, error=str(error))
+            self._next_batch_id += 1
+            self.finish(batch, record, None, error)
+
+    @property
+    def error(self) -> BaseException | None:
+        """What stopped the worker, if something did."""
+        return self._error
 
     def _serve(self, torch: Any, device: Any, stream: Any) -> None:
         while True:
@@ -119,13 +139,16 @@ class GPUWorker:
                                  queue_depth=batch.queue_depth, pre_in_flight=batch.pre_in_flight)
             self._next_batch_id += 1
             try:
-                job = self._launch(torch, device, stream, batch, record)
+                host, sync = self._launch(torch, device, stream, batch, record)
+                error = None
             except BaseException as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
                 record.error = f"{type(exc).__name__}: {exc}"
-                error = ServeError(f"inference failed on the GPU worker: {record.error}")
-                self.post_pool.submit(self._done, batch, record, None, None, error)
-                continue
-            self.post_pool.submit(self._done, batch, record, *job, None)
+                host, sync, error = None, None, ServeError(f"inference failed on the GPU worker: {record.error}")
+            try:
+                self.post_pool.submit(self._done, batch, record, host, sync, error)
+            except RuntimeError:  # the pool is gone (shut down under us): answer this batch here, then stop
+                self._done(batch, record, host, sync, error)
+                raise
 
     def _launch(self, torch: Any, device: Any, stream: Any, batch: Batch, record: BatchRecord) -> tuple[Any, Any]:
         record.launch_start_ns = time.monotonic_ns()
