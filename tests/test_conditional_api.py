@@ -132,3 +132,130 @@ def test_the_capture_route_gives_back_exactly_the_pool_references_it_took():
     stages.close()
     stages.close()
     assert released == [(0, (0, 7))] * 3
+
+
+# -- the build order, with the GPU parts replaced by recorders ------------------------------------------
+class _Recorder:
+    """Stands in for torch.cuda, the set-condition kernel, the graph assembly and the stages."""
+
+    def __init__(self, fail_on: str | None = None):
+        self.calls: list[tuple] = []
+        self.fail_on = fail_on
+        self.exec = None
+        self.torch = self
+        self.device_index = 0
+        self.graph = "outer"
+        self.keep: list = []
+        self.how = "fake kernel"
+        self.captured: dict = {}
+        self.cuda = self
+        self.int32 = torch.int32
+
+    # torch / torch.cuda
+    def device(self, *_):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def no_grad(self):
+        return torch.no_grad()
+
+    def zeros(self, *shape, dtype=None, device=None):
+        return torch.zeros(*shape, dtype=dtype)
+
+    def synchronize(self, *_):
+        pass
+
+    def empty_cache(self):
+        pass
+
+    def memory_reserved(self, *_):
+        return 100
+
+    def mem_get_info(self, *_):
+        return (1000, 2000)
+
+    def current_device(self):
+        return 0
+
+    # kernel
+    def add_node(self, graph, deps, handle, flag, keep, **kw):
+        name = f"set@{graph}#{len(self.calls)}"
+        self.calls.append(("set", graph, tuple(deps), kw.get("first"), kw.get("max_iterations")))
+        return name
+
+    # assembly
+    def new_handle(self):
+        return 7
+
+    def add_conditional(self, graph, deps, handle, kind, size):
+        self.calls.append(("conditional", graph, tuple(deps), kind, size))
+        return "cond", [f"body{i}" for i in range(size)]
+
+    def instantiate(self):
+        if self.fail_on == "instantiate":
+            raise GraphlabError("refused")
+        self.exec = "exec"
+        return 1.5
+
+    def destroy(self):
+        self.calls.append(("destroy",))
+
+    # stages
+    def add(self, graph, deps, fn, label):
+        if self.fail_on == label:
+            raise GraphlabError(f"{label} failed")
+        self.calls.append(("stage", label, graph, tuple(deps)))
+        return [f"{label}-last"]
+
+    def close(self):
+        self.calls.append(("close",))
+
+
+@pytest.fixture
+def recorder(monkeypatch):
+    rec = _Recorder()
+    monkeypatch.setattr(conditional, "require_cuda", lambda what: rec)
+    monkeypatch.setattr(conditional, "_route", lambda route, kind: "child")
+    monkeypatch.setattr(conditional, "flag_kind", lambda *a, **k: None)
+    monkeypatch.setattr(conditional, "set_condition_kernel", lambda torch, index: rec)
+    monkeypatch.setattr(conditional, "GraphAssembly", lambda torch, index: rec)
+    monkeypatch.setattr(conditional, "_ChildStages", lambda torch, asm, name, warmup: rec)
+    return rec
+
+
+class _Flag:
+    device = type("D", (), {"index": 0})()
+
+
+def test_while_builds_before_setter_loop_body_setter_after(recorder):
+    g = conditional.while_loop(_Flag(), lambda: None, before=lambda: None, after=lambda: None, max_iterations=5)
+    assert recorder.calls == [
+        ("stage", "before", "outer", ()),
+        ("set", "outer", ("before-last",), True, 5),
+        ("conditional", "outer", ("set@outer#1",), "while", 1),
+        ("stage", "body", "body0", ()),
+        ("set", "body0", ("body-last",), False, 5),  # the loop re-checks its condition after every iteration
+        ("stage", "after", "outer", ("cond",)),
+    ]
+    assert g.kind == "while" and g.branches == ("body",) and g.instantiate_ms == 1.5 and g.exec_bytes == 0
+    g.close()
+    assert recorder.calls[-2:] == [("destroy",), ("close",)]
+
+
+def test_switch_and_if_else_bodies_in_order(recorder):
+    conditional.switch(_Flag(), [lambda: 0, lambda: 1, lambda: 2])
+    assert ("conditional", "outer", ("set@outer#0",), "switch", 3) in recorder.calls
+    assert [c[1] for c in recorder.calls if c[0] == "stage"] == ["case_0", "case_1", "case_2"]
+    recorder.calls.clear()
+    g = conditional.cond(_Flag(), lambda: 1, lambda: 2)
+    assert g.kind == "if_else" and ("conditional", "outer", ("set@outer#0",), "if", 2) in recorder.calls
+    assert not any(c[0] == "set" and c[1] != "outer" for c in recorder.calls)  # IF: one setter, outside
+
+
+@pytest.mark.parametrize("fail_on", ["before", "else", "instantiate"])
+def test_a_failure_anywhere_destroys_the_graph_then_frees_the_memory(recorder, fail_on):
+    recorder.fail_on = fail_on
+    with pytest.raises(GraphlabError):
+        conditional.cond(_Flag(), lambda: 1, lambda: 2, before=lambda: 0)
+    assert recorder.calls[-2:] == [("destroy",), ("close",)]
