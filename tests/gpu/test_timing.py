@@ -56,7 +56,7 @@ def test_sweep_numbers_are_sane(mlp_sweep):
     assert len(mlp_sweep) == 4
     for p in mlp_sweep:
         assert 0 < p.p10_us <= p.p50_us <= p.p90_us < 1_000_000
-        assert 0 < p.gpu_p50_us <= p.p50_us  # the events sit inside the host-timed window
+        assert 0 < p.gpu_p50_us <= 1.05 * p.p50_us  # events on every other call, inside its host-timed window
         assert p.runs == 6 and len(p.block_p50_us) == 6 and len(p.block_start_ms) == 6
         assert p.repetitions >= 3 and p.warmup_calls >= 20
         assert p.spread_pct is not None and p.spread_pct >= 0
