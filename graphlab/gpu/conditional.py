@@ -249,7 +249,8 @@ def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: 
     from graphlab.mode import is_recorded
 
     if is_recorded():
-        raise GraphlabError(f"gl.{'cond' if kind.startswith('if') else kind} builds a graph on this machine's GPU, "
+        api = {"if": "cond", "if_else": "cond", "while": "while_loop"}.get(kind, kind)
+        raise GraphlabError(f"gl.{api} builds a graph on this machine's GPU, "
                             "but recorded mode is on: the conditional studies (gl.early_exit_study, ...) show "
                             "recorded results")
     torch = require_cuda(f"a {kind.upper()} conditional graph")
