@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The project's GPU runs, by phase, for the lent GPU machine (the device tool), from the repository root.
+# Every step has its own time limit and log; recordings go to $OUT/rec (packed as $OUT/rec.tar.gz), logs to
+# $OUT/logs (packed as $OUT/logs.tar.gz), so one device call brings everything back in two files.
+#
+#   OUT=/tmp/out PHASE=timing  bash scripts/gpu_run.sh   # zoo re-record + repro, cache, traffic, overhead
+#   OUT=/tmp/out PHASE=records bash scripts/gpu_run.sh   # dense, watch, conditional, serving, multigpu
+#   OUT=/tmp/out PHASE=tests   bash scripts/gpu_run.sh   # every GPU test, pitfalls + cells, notebooks live
+#
+# Timing-sensitive steps run alone, one after another (a second process on the GPU would disturb them).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out/gpu-run}
+PHASE=${PHASE:-tests}
+source scripts/gpu_env.sh
+export NCCL_NVLS_ENABLE=0
+REC="$OUT/rec"; LOGS="$OUT/logs"; mkdir -p "$REC" "$LOGS"
+if ! python3 -c "import starlette, uvicorn" 2>/dev/null && ls .whl/serve/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site-serve .whl/serve/*.whl \
+    && export PYTHONPATH="$PYTHONPATH:/tmp/site-serve"
+fi
+step() {  # step NAME LIMIT_S COMMAND...
+  local name=$1 limit=$2; shift 2
+  local t0; t0=$(date +%s)
+  timeout "$limit" "$@" > "$LOGS/$name.log" 2>&1
+  local rc=$?
+  echo "step $name rc=$rc $(( $(date +%s) - t0 ))s" | tee -a "$LOGS/summary.txt"
+  tail -3 "$LOGS/$name.log"
+}
+record() { step "record_$1" "$2" python3 -m graphlab record --out "$REC" --models "${@:3}"; }
+
+case "$PHASE" in
+  timing)
+    step repro_check 330 env OUT="$OUT/repro" MODELS="${MODELS:-mlp cnn gpt encoder resnet18}" bash scripts/gpu_repro_check.sh
+    record cache 100 cache
+    record traffic 170 traffic
+    record overhead 120 overhead
+    ;;
+  records)
+    record dense 200 dense
+    record watch 90 watch
+    record conditional 90 conditional
+    record serving 170 serving
+    record multigpu 80 multigpu
+    ;;
+  tests)
+    step pytest_gpu 330 python3 -m pytest -m gpu tests/gpu -q -rfE --tb=short -p no:cacheprovider
+    record pitfalls 90 pitfalls cells
+    step notebooks_live 120 python3 scripts/run_notebooks_live.py notebooks/00_start_here.ipynb \
+      notebooks/01_first_capture.ipynb notebooks/02_pitfalls.ipynb notebooks/04_reading_the_graph.ipynb
+    ;;
+  *) echo "unknown PHASE $PHASE"; exit 2 ;;
+esac
+[ -d "$OUT/repro" ] && cp -r "$OUT/repro" "$LOGS/repro" 2>/dev/null
+tar -C "$REC" -czf "$OUT/rec.tar.gz" . ; tar -C "$LOGS" -czf "$OUT/logs.tar.gz" .
+rm -rf "$REC" "$LOGS" "$OUT/repro"
+ls -la "$OUT"
