@@ -29,7 +29,7 @@ async def _post(app, body=None, content=None, headers=None, path="/v1/infer"):
 
 @pytest.fixture(scope="module")
 def app():
-    service = InferenceService(_config(setting="graphs+batching", max_batch_size=4, max_body_bytes=64_000)).start()
+    service = InferenceService(_config(setting="graphs+batching", max_batch_size=4, max_body_bytes=120_000)).start()
     yield create_app(service)
     service.close()
 
@@ -50,6 +50,7 @@ def test_a_good_request_is_200_with_results_batch_and_timings(app):
     (b"{not json", 422, "malformed_request", "the body is not JSON: Expecting property name"),
     (b"\xff\xfe", 422, "malformed_request", "the body is not JSON"),
     (b'{"vectors": 3}', 422, "malformed_request", "vectors must be a list, got a number"),
+    (b"[" * 50_000 + b"]" * 50_000, 422, "malformed_request", "nested too deeply"),
     (b'{"texts": ["a"]}', 422, "malformed_request", "unknown field 'texts'; this model takes vectors, top_k"),
     (json.dumps({"vectors": _vectors(5)}).encode(), 413, "request_too_large", "vectors has 5 rows"),
 ])
@@ -60,8 +61,8 @@ def test_bad_requests_get_one_clear_json_error(app, content, status, reason, det
 
 
 def test_a_body_over_the_limit_is_413_before_it_is_read(app):
-    r = _call(app, content=b"x" * 70_000)
-    assert r.status_code == 413 and "reads at most 64000" in r.json()["detail"]
+    r = _call(app, content=b"x" * 130_000)
+    assert r.status_code == 413 and "reads at most 120000" in r.json()["detail"]
 
 
 def test_health_stats_and_wrong_method(app):

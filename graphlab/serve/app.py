@@ -80,11 +80,15 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
             raw = await read_body(request)
             try:
                 body = json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
+            except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 svc.count("refused_malformed")
-                where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-                msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-                raise BadRequestError(f"the body is not JSON: {msg}{where}") from None
+                if isinstance(exc, json.JSONDecodeError):
+                    msg = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
+                elif isinstance(exc, RecursionError):
+                    msg = "nested too deeply"
+                else:
+                    msg = str(exc)
+                raise BadRequestError(f"the body is not JSON: {msg}") from None
             answer = await svc.infer(body, disconnected=request.is_disconnected)
         except ClientDisconnect:
             svc.count("client_gone_before_accept")
@@ -96,10 +100,9 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
         return JSONResponse(answer)
 
     async def healthz(request: Request) -> Any:
-        ready = svc.state == "ready" and svc.worker_alive
-        return JSONResponse({"state": svc.state if ready or svc.state != "ready" else "failed",
-                             "setting": svc.config.setting, "model": svc.config.model},
-                            status_code=200 if ready else 503)
+        state = "failed" if svc.state == "ready" and not svc.worker_alive else svc.state
+        return JSONResponse({"state": state, "setting": svc.config.setting, "model": svc.config.model},
+                            status_code=200 if state == "ready" else 503)
 
     async def stats(request: Request) -> Any:
         return JSONResponse(svc.stats())

@@ -85,8 +85,13 @@ class GPUWorker:
         try:
             device = torch.device(self.device_name)
             if device.type == "cuda":
-                torch.cuda.set_device(device)
-                stream = torch.cuda.Stream(device)
+                # "cuda" names no index, and torch.cuda.set_device refuses that: resolve it first
+                index = device.index if device.index is not None else torch.cuda.current_device()
+                device = torch.device("cuda", index)
+                torch.cuda.set_device(index)  # per thread: this worker's device
+                # torch's streams do not wait for the default stream: let whatever built the model there finish
+                torch.cuda.synchronize(index)
+                stream = torch.cuda.Stream(device=index)
                 context: Any = torch.cuda.stream(stream)
             else:
                 stream, context = None, contextlib.nullcontext()
