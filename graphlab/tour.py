@@ -2,18 +2,23 @@
 
 Each notebook is executed top to bottom in a fresh kernel (live on a GPU machine, recorded mode
 without one); the executed copy is written as .ipynb and .html to the output folder. Widget state is
-not stored (it would add megabytes of JavaScript to each file); figures and drawings are kept.
+not stored (it would add megabytes of JavaScript to each file); figures and drawings are kept. The
+HTML loads nothing from the network (no CDN scripts: `notebook_html`), so it opens offline.
 """
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from graphlab.errors import GraphlabError
+
+#: the nbconvert template of the tour's HTML: the lab template without its CDN scripts
+OFFLINE_TEMPLATE = Path(__file__).resolve().parent / "tour_offline.html.j2"
 
 
 def notebooks_dir() -> Path:
@@ -49,7 +54,6 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
     import nbclient
     import nbformat
     from jupyter_client import KernelManager
-    from nbconvert import HTMLExporter
 
     nb = nbformat.read(path, as_version=4)
     # plotly's default renderer writes only its own mimetype, which HTML exports drop; "notebook" adds
@@ -79,9 +83,26 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
                 km.shutdown_kernel(now=True)
     seconds = time.perf_counter() - started
     nbformat.write(nb, out_dir / path.name)
-    html, _ = HTMLExporter().from_notebook_node(nb)
-    (out_dir / path.with_suffix(".html").name).write_text(html, encoding="utf-8")
+    (out_dir / path.with_suffix(".html").name).write_text(notebook_html(nb), encoding="utf-8")
     return seconds
+
+
+def notebook_html(nb: Any) -> str:
+    """An executed notebook as one HTML page that loads nothing from the network.
+
+    nbconvert's lab template fetches require.js, MathJax and mermaid from a CDN; `tour_offline.html.j2`
+    leaves those scripts out (LaTeX in markdown then shows as typed). plotly's notebook renderer adds
+    a MathJax script from cdnjs to every figure (for LaTeX in figure text, which graphlab's figures do
+    not use): it is dropped too. Figures keep working: plotly.js is inlined once per notebook, drawings
+    are SVG and PNG.
+    """
+    from nbconvert import HTMLExporter
+
+    html, _ = HTMLExporter(template_file=str(OFFLINE_TEMPLATE)).from_notebook_node(nb)
+    return _PLOTLY_MATHJAX.sub("", str(html))
+
+
+_PLOTLY_MATHJAX = re.compile(r"""<script\s+src=["']https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^"']*["']\s*>\s*</script>""")
 
 
 def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600) -> int:

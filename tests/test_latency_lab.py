@@ -254,3 +254,14 @@ def test_lab_renders_offline_in_jupyterlab_and_compares_gpus(tmp_path, root):
     assert report["rows_before"] == 3 and report["rows_after"] == 6  # one GPU, then two
     assert any(t.endswith("GPU B") for t in report["legend"])
     assert report["requests_outside"] == []  # nothing from a CDN
+
+
+def test_the_static_figure_stays_offline_without_plotlys_private_renderer(root, monkeypatch):
+    import plotly.io as pio
+
+    from graphlab.ui.latency_lab import _figure_html
+
+    lab = latency_lab("gpt", live=False, recordings_root=root)
+    monkeypatch.delattr(type(pio.renderers), "_build_mime_bundle", raising=False)
+    page = _figure_html(lab.figure())
+    assert "Plotly.newPlot" in page and not re.search(r"<script[^>]+src=[\"']https?://", page)

@@ -100,7 +100,8 @@ def _banner_html(live: bool, sweeps: list[Sweep]) -> str:
 
 def _figure_html(fig: Any) -> str:
     """HTML of a static figure from plotly's default renderers, activated once per kernel like any figure
-    (plotly's `_build_mime_bundle` is private: feature-detected, with the CDN form as fallback)."""
+    (plotly's `_build_mime_bundle` is private: feature-detected, with plotly.js inlined as the fallback,
+    so the page still works offline)."""
     import plotly.io as pio
 
     build = getattr(pio.renderers, "_build_mime_bundle", None)
@@ -111,7 +112,7 @@ def _figure_html(fig: Any) -> str:
             html = None
         if html:
             return str(html)
-    return str(fig.to_html(include_plotlyjs="cdn", full_html=False))
+    return str(fig.to_html(include_plotlyjs=True, full_html=False))
 
 
 class LatencyLab:
@@ -275,8 +276,8 @@ class LatencyLab:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget, plus a static HTML twin (banner, figure, table) for front ends and exports
         without widget state. The figure's HTML follows plotly's active renderer when it makes HTML
-        (e.g. "plotly_mimetype+notebook", which inlines plotly.js once: offline), else loads plotly.js
-        from its CDN."""
+        (e.g. "plotly_mimetype+notebook", which inlines plotly.js once: offline), else inlines plotly.js
+        with the figure."""
         data = dict(self.widget._repr_mimebundle_(**kwargs))
         figure_html = _figure_html(self.figure()) if self.sweeps else ""
         data["text/html"] = self.banner.value + figure_html + self.table.value
