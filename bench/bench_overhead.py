@@ -27,10 +27,12 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="*", default=["mlp", "cnn", "gpt", "resnet18"], help="zoo models")
+    parser.add_argument("--models", nargs="*", default=None, help="zoo models (default: every zoo model)")
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[1, 8])
     parser.add_argument("--no-tiny", action="store_true", help="skip the tiny 16x16 Linear + ReLU graph")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile(mode='reduce-overhead')")
+    parser.add_argument("--compile-budget-s", type=float, default=None,
+                        help="stop compiling once torch.compile took this long in all (default: no limit)")
     parser.add_argument("--rounds", type=int, default=12, help="rounds per case (every way once per round)")
     parser.add_argument("--block-ms", type=float, default=10.0, help="length of one block")
     parser.add_argument("--out", default="out/overhead", help="folder for overhead.json and overhead.md")
@@ -46,8 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     except GraphlabError as exc:
         print(f"bench_overhead: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    data = run_overhead(torch, models=tuple(args.models), batch_sizes=tuple(args.batch_sizes), tiny=not args.no_tiny,
-                        compile_too=not args.no_compile, rounds=args.rounds, block_ms=args.block_ms)
+    data = run_overhead(torch, models=None if args.models is None else tuple(args.models),
+                        batch_sizes=tuple(args.batch_sizes), tiny=not args.no_tiny, compile_too=not args.no_compile,
+                        compile_budget_s=args.compile_budget_s, rounds=args.rounds, block_ms=args.block_ms)
     given = list(argv if argv is not None else sys.argv[1:])
     if "--out" in given[:-1]:  # no absolute path in a result: the output folder is named OUT
         given[given.index("--out") + 1] = "OUT"

@@ -31,7 +31,7 @@ def cpu_zoo(monkeypatch):
             make_inputs=lambda b, device="cuda", seed=0: (
                 torch.randn(b, width, generator=torch.Generator().manual_seed(seed + 1)),))
 
-    for name in dense.MODELS:
+    for name in list(graphlab.gpu.zoo.ZOO):
         monkeypatch.setitem(graphlab.gpu.zoo.ZOO, name, stand_in(name, 8))
     emb = torch.nn.Embedding(512, 8)
     gpt = types.SimpleNamespace(name="gpt", needs=(), available=lambda: True,
@@ -59,7 +59,9 @@ def test_dense_recording_has_a_sweep_per_model_and_the_seq_sweep(cpu_zoo, tmp_pa
     folder = cpu_zoo.record_dense(torch, tmp_path, provenance)
     assert folder == tmp_path / "test-gpu" / "dense"
     rec = load_recording("dense", root=tmp_path)
-    for name in cpu_zoo.MODELS:
+    from graphlab.gpu.zoo import ZOO
+
+    for name in ZOO:
         sweep = Sweep.from_dict(rec.results(name))
         assert sweep.batch_sizes == [1, 2, 3] and all(sweep.is_paired(b) for b in sweep.batch_sizes)
         graph = sweep.point(2, "graph")
@@ -69,7 +71,7 @@ def test_dense_recording_has_a_sweep_per_model_and_the_seq_sweep(cpu_zoo, tmp_pa
     assert seq.seq_lens == [8, 16] and seq.batch_sizes == [1, 4]
     assert seq.at_seq(16).point(4, "eager").seq_len == 16
     timings = rec.results("dense_timings")
-    assert set(timings["seconds_per_part"]) == {*cpu_zoo.MODELS, "gpt_seq"}
+    assert set(timings["seconds_per_part"]) == {*ZOO, "gpt_seq"}
 
 
 def test_gpt_ids_refuse_a_sequence_the_model_cannot_take():

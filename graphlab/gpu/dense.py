@@ -10,7 +10,7 @@ sweep: `PAIRS` pairs of ~`BLOCK_MS` ms. For the GPT (ids of shape (batch, seq <=
 measures sequence lengths `SEQ_LENS` at batch sizes `SEQ_BATCH_SIZES`. No profiling, no weight probe.
 
 Results, one recording folder `data/recordings/<gpu>/dense/`: one `Sweep` per zoo model under the
-model's name ("mlp", "cnn", "gpt", "resnet18"), and "gpt_seq" (points carry `seq_len`;
+model's name ("mlp", "cnn", "gpt", "encoder", "resnet18", ...: every zoo model), and "gpt_seq" (points carry `seq_len`;
 `Sweep.at_seq(16)` is an ordinary sweep over batch size).
 
     >>> from graphlab.core.results import Sweep
@@ -18,8 +18,8 @@ model's name ("mlp", "cnn", "gpt", "resnet18"), and "gpt_seq" (points carry `seq
     >>> gpt.point(37, "graph").p50_us                                      # doctest: +SKIP
 
 Time on the H200 (estimated from the paired method's parts; the recorder prints each part's time):
-each model ~64 x (capture + warm-up, ~0.1 s) + 5 rounds x 64 pairs x ~25 ms = ~15 s, the GPT
-sequence sweep ~5 s; with the process start, about 1.5 minutes in all (under 3).
+each model ~64 x (capture + warm-up, ~0.1 s) + 5 rounds x 64 pairs x ~25 ms = ~15 s (ResNet-18 ~20 s),
+the GPT sequence sweep ~5 s; with the process start, about 1.5-2 minutes for the five zoo models.
 """
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ PAIRS = 5
 BLOCK_MS = 10.0
 WARMUP = 5
 WARMUP_MAX_MS = 30.0
-MODELS = ("mlp", "cnn", "gpt", "resnet18")
 
 _FAST = {"pairs": PAIRS, "block_ms": BLOCK_MS, "warmup": WARMUP, "warmup_max_ms": WARMUP_MAX_MS,
          "profile": False, "count_kernels": False, "progress": False}
@@ -85,7 +84,7 @@ def record_dense(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
 
     results: dict[str, Any] = {}
     timings: dict[str, float] = {}
-    for name in MODELS:
+    for name in ZOO:
         if not ZOO[name].available():
             print(f"[record] dense {name}: skipped, needs {', '.join(ZOO[name].needs)}", flush=True)
             continue

@@ -18,8 +18,9 @@ Method, in one process:
    `cudaGraphLaunch`; for torch.compile also `cudagraph_skips` == 0 and a count of
    `torch.cuda.CUDAGraph.replay` calls, so "reduce-overhead" is only called a graph if it replayed one.
 
-Time on the H200 (estimated: compiles dominate, ~5-25 s per model and batch size): about 2-2.5
-minutes with torch.compile, about 30 s with `compile=False`.
+Time on the H200 (estimated: compiles dominate, ~5-20 s per model and batch size; timing ~2 s per
+case): unlimited, about 2-2.5 minutes; the recorder caps torch.compile at `RECORD_COMPILE_BUDGET_S`
+(60 s; the batch-8 compiles are the first to go), about 1.5 minutes; about 30 s with `compile=False`.
 """
 from __future__ import annotations
 
@@ -37,8 +38,10 @@ WARMUP_CALLS = 20
 MIN_CALLS, MAX_CALLS = 10, 2000
 GRAPH_WAYS = ("raw_copy_replay", "captured_call", "captured_unchecked", "captured_replay",
               "make_graphed_callables", "compile_reduce_overhead")
-ZOO_CASES = ("mlp", "cnn", "gpt", "resnet18")
 BATCH_SIZES = (1, 8)
+#: the recorder's budget for torch.compile (compile + record, all cases): the recording must fit the
+#: time limit of a device run; cases are built batch 1 first, so a spent budget skips batch 8 first
+RECORD_COMPILE_BUDGET_S = 60.0
 
 
 def _flat(torch: Any, out: Any) -> Any:
@@ -247,12 +250,21 @@ def verify_graph_launches(torch: Any, ways: dict[str, dict[str, Any]], timed: di
                             and n["graph_launches_in_profiled_call"] > 0 and n.get("replays_in_3_calls", 0) > 0)
 
 
-def run_overhead(torch: Any, *, models: tuple[str, ...] = ZOO_CASES, batch_sizes: tuple[int, ...] = BATCH_SIZES,
-                 tiny: bool = True, compile_too: bool = True, rounds: int = ROUNDS, block_ms: float = BLOCK_MS,
+def run_overhead(torch: Any, *, models: tuple[str, ...] | None = None, batch_sizes: tuple[int, ...] = BATCH_SIZES,
+                 tiny: bool = True, compile_too: bool = True, compile_budget_s: float | None = None,
+                 rounds: int = ROUNDS, block_ms: float = BLOCK_MS,
                  log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The whole benchmark in this process; returns JSON-ready results (`graphlab.overhead/1`)."""
+    """The whole benchmark in this process; returns JSON-ready results (`graphlab.overhead/1`).
+
+    Args:
+        models: zoo models (default: every zoo model whose packages are here).
+        compile_budget_s: stop compiling further cases once torch.compile has taken this long in all
+            (their row says so); None: no limit. Cases are built batch size by batch size, smallest first.
+    """
     from graphlab.gpu.conditions import ClockReader, run_conditions
-    from graphlab.gpu.zoo import get_model
+    from graphlab.gpu.zoo import ZOO, get_model
+
+    models = tuple(ZOO) if models is None else models
 
     started = time.perf_counter()
     clocks = ClockReader(torch.cuda.current_device())
@@ -260,13 +272,15 @@ def run_overhead(torch: Any, *, models: tuple[str, ...] = ZOO_CASES, batch_sizes
     if tiny:
         model, x, x2 = _tiny(torch)
         specs.append(("tiny", "tiny graph (16x16 Linear + ReLU), batch 1", 1, model, x, x2))
+    built_models = {}
     for name in models:
         zoo_model = get_model(name)
         if not zoo_model.available():
             log(f"[overhead] {name}: skipped, needs {', '.join(zoo_model.needs)}")
             continue
-        model = zoo_model.build(device="cuda")
-        for b in batch_sizes:
+        built_models[name] = (zoo_model, zoo_model.build(device="cuda"))
+    for b in sorted(batch_sizes):  # batch size by batch size: a spent compile budget skips the larger ones
+        for name, (zoo_model, model) in built_models.items():
             (x,) = zoo_model.make_inputs(b, device="cuda", seed=0)
             (x2,) = zoo_model.make_inputs(b, device="cuda", seed=1)
             specs.append((f"{name}_b{b}", f"{name}, batch {b}", b, model, x, x2))
@@ -274,9 +288,16 @@ def run_overhead(torch: Any, *, models: tuple[str, ...] = ZOO_CASES, batch_sizes
     phase: dict[str, float] = {}
     t0 = time.perf_counter()
     with torch.no_grad():
+        compile_s = 0.0
         for spec in specs:  # 1. build everything first: all timings then see one process state
             t1 = time.perf_counter()
-            built.append((spec, build_case(torch, spec[3], spec[4], spec[5], compile_too=compile_too)))
+            in_budget = compile_budget_s is None or compile_s < compile_budget_s
+            ways = build_case(torch, spec[3], spec[4], spec[5], compile_too=compile_too and in_budget)
+            if compile_too and not in_budget:
+                ways["compile_reduce_overhead"] = {"error": f"skipped: the recorder's torch.compile budget "
+                                                            f"({compile_budget_s:g} s) was spent on earlier cases"}
+            compile_s += ways.get("compile_reduce_overhead", {}).get("notes", {}).get("compile_s", 0.0)
+            built.append((spec, ways))
             log(f"[overhead] built {spec[1]} in {time.perf_counter() - t1:.1f} s")
         phase["build_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -306,6 +327,7 @@ def run_overhead(torch: Any, *, models: tuple[str, ...] = ZOO_CASES, batch_sizes
         "gaps": "per round, way minus raw_copy_replay host time; median and p10-p90 over the rounds",
         "compile": "torch.compile(model, mode='reduce-overhead', dynamic=False); used_graphs needs cudagraph_skips "
                    "0, a cudaGraphLaunch in a profiled call and CUDAGraph.replay calls" if compile_too else "skipped",
+        "compile_budget_s": compile_budget_s,
         "seconds": {**{k: round(v, 1) for k, v in phase.items()}, "total_s": round(time.perf_counter() - started, 1)},
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
@@ -317,7 +339,7 @@ def record_overhead(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
     from graphlab.core.overhead_report import overhead_markdown
     from graphlab.core.recordings import gpu_slug, write_recording
 
-    data = run_overhead(torch, log=lambda line: print(line, flush=True))
+    data = run_overhead(torch, compile_budget_s=RECORD_COMPILE_BUDGET_S, log=lambda line: print(line, flush=True))
     print(overhead_markdown(data), flush=True)
     folder = out_root / gpu_slug(prov["gpu"]) / NAME
     write_recording(folder, name=NAME, description="What one call costs, eight ways (eager, raw CUDAGraph replay, "
@@ -327,4 +349,5 @@ def record_overhead(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
     return folder
 
 
-__all__ = ["build_case", "record_overhead", "run_overhead", "time_case", "verify_graph_launches"]
+__all__ = ["RECORD_COMPILE_BUDGET_S", "build_case", "record_overhead", "run_overhead", "time_case",
+           "verify_graph_launches"]
