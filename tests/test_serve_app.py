@@ -14,7 +14,6 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 
 from graphlab.serve.app import config_from_env, create_app  # noqa: E402
-from graphlab.serve.config import ServeConfig  # noqa: E402
 from graphlab.serve.service import InferenceService  # noqa: E402
 
 from test_serve_service import GatedRunner, _config, _vectors  # noqa: E402
@@ -96,8 +95,9 @@ def test_warming_up_and_full_are_503_with_retry_after():
 
 
 def test_config_from_environment():
-    cfg = config_from_env({"GRAPHLAB_SERVE_MODEL": "mlp", "GRAPHLAB_SERVE_SETTING": "graphs", "GRAPHLAB_SERVE_DEVICE": "cpu",
-                           "GRAPHLAB_SERVE_MAX_BATCH_SIZE": "16", "GRAPHLAB_SERVE_BUCKETS": "1,4,16"})
+    cfg = config_from_env({"GRAPHLAB_SERVE_MODEL": "mlp", "GRAPHLAB_SERVE_SETTING": "graphs",
+                           "GRAPHLAB_SERVE_DEVICE": "cpu", "GRAPHLAB_SERVE_MAX_BATCH_SIZE": "16",
+                           "GRAPHLAB_SERVE_BUCKETS": "1,4,16"})
     assert (cfg.model, cfg.setting, cfg.max_batch_size, cfg.bucket_list()) == ("mlp", "graphs", 16, [1, 4, 16])
     from graphlab.errors import GraphlabError
 

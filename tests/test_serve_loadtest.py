@@ -14,7 +14,8 @@ import graphlab.mode as mode
 from graphlab.cli import main as cli_main
 from graphlab.core.recordings import write_recording
 from graphlab.errors import GraphlabError, RecordingError, ResultsError
-from graphlab.serve.loadgen import ClientRecord, LoadSpec, make_bodies, poisson_arrivals, run_in_fresh_loop, run_open_loop
+from graphlab.serve.loadgen import (ClientRecord, LoadSpec, make_bodies, poisson_arrivals, run_in_fresh_loop,
+                                    run_open_loop)
 from graphlab.serve.loadtest import RECORD_COMMAND, run_loadtest
 from graphlab.serve.report import LoadTest, summarize_point
 

@@ -7,8 +7,8 @@
 
     >>> import graphlab as gl
     >>> service = gl.InferenceService(gl.ServeConfig(model="gpt", setting="graphs+batching")).start()  # doctest: +SKIP
-    >>> app = gl.create_app(service)                  # an ASGI app: uvicorn, or httpx.ASGITransport      # doctest: +SKIP
-    >>> result = gl.run_loadtest("gpt")               # eager vs graphs vs graphs+batching, rate sweep   # doctest: +SKIP
+    >>> app = gl.create_app(service)    # an ASGI app: for uvicorn, or httpx.ASGITransport   # doctest: +SKIP
+    >>> result = gl.run_loadtest("gpt") # eager vs graphs vs graphs+batching, rate sweep     # doctest: +SKIP
 
 Modules, one job each: config (settings and limits), payload (request checks), preprocess,
 served_model (the wrapped zoo models), batcher, worker, runners (eager / graph cache), postprocess,

@@ -81,7 +81,8 @@ class ServeConfig:
         if self.model not in MODELS:
             raise GraphlabError(f"model must be one of {', '.join(MODELS)}, got {self.model!r}")
         if self.oversize not in OVERSIZE_POLICIES:
-            raise GraphlabError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), got {self.oversize!r}")
+            raise GraphlabError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), "
+                                f"got {self.oversize!r}")
         for name in ("max_batch_size", "max_pending", "max_in_flight", "preprocess_threads", "postprocess_threads",
                      "max_body_bytes", "max_top_k", "trace_capacity"):
             value = getattr(self, name)

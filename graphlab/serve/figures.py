@@ -129,7 +129,8 @@ def plot_load_curves(result: LoadTest, latency: str = "p99") -> Any:
             knee = next(p for p in points if p.offered_rps == knees[setting])
             fig.add_trace(go.Scatter(x=[knee.offered_rps], y=[knee.achieved_rps], mode="markers",
                                      marker=dict(symbol="star", size=14, color=color), legendgroup=setting,
-                                     showlegend=False, hovertemplate=f"knee of {setting}: %{{x:g}} req/s<extra></extra>"),
+                                     showlegend=False,
+                                     hovertemplate=f"knee of {setting}: %{{x:g}} req/s<extra></extra>"),
                           row=1, col=1)
     fig.update_xaxes(type="log", title_text="offered rate (req/s, log)")
     fig.update_yaxes(type="log", title_text="ms (log)", row=1, col=2)
@@ -173,7 +174,8 @@ def plot_stages(result: LoadTest, rate_rps: float) -> Any:
             values.append(point.stages_us.get(stage, {}).get("p50", 0.0) / 1000.0)
         fig.add_trace(go.Bar(y=settings, x=values, name=label, orientation="h", marker_color=STAGE_COLORS[stage],
                              hovertemplate="%{y}: " + label + " %{x:.3f} ms (median)<extra></extra>"))
-    fig.update_layout(barmode="stack", legend_traceorder="normal", title=f"where a request's time goes at {rate_rps:g} req/s (medians, "
+    fig.update_layout(barmode="stack", legend_traceorder="normal",
+                      title=f"where a request's time goes at {rate_rps:g} req/s (medians, "
                       f"{_source(result)})", xaxis_title="ms", height=320, legend=dict(orientation="h", y=-0.3))
     return fig
 

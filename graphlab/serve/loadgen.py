@@ -205,7 +205,8 @@ async def run_open_loop(send: Send, bodies: list[dict[str, Any]], offsets_s: lis
         raise GraphlabError("one body per arrival time")
     loop = asyncio.get_running_loop()
     start_ns = time.monotonic_ns() + 20_000_000  # 20 ms to let the clock thread start
-    records = [ClientRecord(i, body_rows(b), start_ns + int(t * 1e9)) for i, (b, t) in enumerate(zip(bodies, offsets_s))]
+    records = [ClientRecord(i, body_rows(body), start_ns + int(t * 1e9))
+               for i, (body, t) in enumerate(zip(bodies, offsets_s))]
     tasks: list[asyncio.Task[None]] = []
 
     async def one(record: ClientRecord) -> None:

@@ -142,7 +142,8 @@ def _sweep_setting(result: LoadTest, config: ServeConfig, kind: str, rates: list
             if rate in timeline_rates and batches:
                 middle = start_ns + int(duration_s * 1e9 / 2)
                 result.timelines[timeline_key(setting, rate)] = {
-                    "setting": setting, "rate_rps": rate, **timeline_window(requests, batches, middle, timeline_window_us)}
+                    "setting": setting, "rate_rps": rate,
+                    **timeline_window(requests, batches, middle, timeline_window_us)}
             if on_point is not None:
                 on_point(point)
             if bar is not None:
@@ -191,7 +192,8 @@ def _progress(total: int, enabled: bool) -> Any:
     return tqdm(total=total, desc="load test", unit="point")
 
 
-def _conditions(device: str, transport: str, seed: int, duration_s: float, rows: Any, rates: list[float]) -> dict[str, Any]:
+def _conditions(device: str, transport: str, seed: int, duration_s: float, rows: Any,
+                rates: list[float]) -> dict[str, Any]:
     import torch
 
     from graphlab._version import __version__

@@ -151,7 +151,8 @@ def summarize_point(*, setting: str, offered_rps: float, duration_s: float, tran
     return LoadPoint(
         setting=setting, offered_rps=float(offered_rps), duration_s=float(duration_s), transport=transport,
         sent=len(clients), ok=len(ok), refused=dict(refused), failed=failed,
-        arrived_rps=round(len(clients) / duration_s, 1), achieved_rps=round(len(ok) / span_s, 1), rows_per_s=round(sum(c.rows for c in ok) / span_s, 1),
+        arrived_rps=round(len(clients) / duration_s, 1), achieved_rps=round(len(ok) / span_s, 1),
+        rows_per_s=round(sum(c.rows for c in ok) / span_s, 1),
         latency_us=_pcts(latency), lag_us=_pcts(lag, (50, 99)),
         stages_us={s: _pcts(v, (50, 99)) for s, v in stages.items()},
         batches=n_batches, batch_rows=dict(sorted(rows.items())), batch_buckets=dict(sorted(buckets.items())),

@@ -73,7 +73,8 @@ class ServedModelSpec:
             last = torch.full((rows,), self.seq_len - 1, dtype=torch.int64)
             out: tuple[Any, ...] = (ids, last)
         elif self.kind == "image":
-            out = (torch.randint(0, 256, (rows, 3, self.image_size, self.image_size), generator=gen, dtype=torch.uint8),)
+            side = self.image_size
+            out = (torch.randint(0, 256, (rows, 3, side, side), generator=gen, dtype=torch.uint8),)
         else:
             out = (torch.randn(rows, self.features, generator=gen),)
         return tuple(t.to(device) for t in out)

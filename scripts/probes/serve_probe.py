@@ -354,7 +354,8 @@ def main() -> int:
                     s.synchronize()
                     replay = (time.perf_counter() - t0) / n * 1e6
                     ref = fn(ids, last)
-                    out[f"b{b}"] = {"eager_back_to_back_us": round(eager, 1), "replay_back_to_back_us": round(replay, 1),
+                    out[f"b{b}"] = {"eager_back_to_back_us": round(eager, 1),
+                                    "replay_back_to_back_us": round(replay, 1),
                                     "max_abs_err": float((y - ref).abs().max())}
             return out
 
