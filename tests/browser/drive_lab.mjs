@@ -49,6 +49,7 @@ try {
     return prompts.length > 0 && prompts.every((p) => /\[\d+\]/.test(p.textContent));
   });
   lap("run_all_ms", t);
+  result.news_prompts = await page.getByText("official Jupyter news").count(); // off, as scripts/lab.sh has it
   result.errors_in_outputs = await page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count();
   result.tracebacks = await page.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']").allTextContents();
   result.inspectors = await page.locator(".gl-inspector").count();

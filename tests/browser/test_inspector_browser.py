@@ -8,6 +8,7 @@ Timings are printed (run with `-s`), never asserted.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import secrets
@@ -46,6 +47,18 @@ if _missing():
     pytestmark = [pytest.mark.browser, pytest.mark.skip(reason=_missing())]
 
 
+def _lab_settings():  # type: ignore[no-untyped-def]
+    """scripts/lab_settings.py, the news-off overrides scripts/lab.sh writes."""
+    spec = importlib.util.spec_from_file_location("lab_settings", REPO / "scripts" / "lab_settings.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+# the flags scripts/lab.sh starts JupyterLab with (tests/test_lab_script.py keeps the two the same)
+LAB_SH_FLAGS = ("--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate")
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -62,14 +75,11 @@ class Lab:
         self.base = f"http://127.0.0.1:{self.port}"
         config = root.parent / "jupyter-config"
         config.mkdir(exist_ok=True)
-        # news and update checks off: no network, and no toast over the screenshot
-        (config / "jupyter_lab_config.py").write_text(
-            "c.LabApp.news_url = None\n"
-            "c.LabApp.check_for_updates_class = 'jupyterlab.NeverCheckForUpdate'\n"
-        )
-        settings = root.parent / "settings" / "@jupyterlab" / "apputils-extension"
-        settings.mkdir(parents=True, exist_ok=True)
-        (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+        # news and update checks off as scripts/lab.sh turns them off (its flags, lab_settings.py's
+        # overrides): no network, and no toast over the screenshot (each report says if one showed)
+        app_settings = root.parent / "app-settings"
+        _lab_settings().write_overrides(app_settings)
+        (app_settings / "page_config.json").write_text("{}")  # so the folder is a complete app settings dir
         env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "TQDM_DISABLE": "1"}
         self.log = (root.parent / "lab.log").open("w")
         self.proc = subprocess.Popen(
@@ -78,6 +88,7 @@ class Lab:
                 f"--port={self.port}", f"--ServerApp.token={self.token}", f"--ServerApp.root_dir={root}",
                 f"--LabApp.workspaces_dir={root.parent / 'workspaces'}",
                 f"--LabApp.user_settings_dir={root.parent / 'settings'}",
+                f"--LabApp.app_settings_dir={app_settings}", *LAB_SH_FLAGS,
                 "--LabApp.expose_app_in_browser=True", "--ServerApp.open_browser=False",
             ],
             stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=root,
@@ -140,6 +151,7 @@ def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
           f"svg mount {report.get('mount_ms')} ms, driver {report['driver_s']} s")
     assert report["ok"], report.get("error")
     assert report["external_requests"] == [], "the inspector must work offline (no CDN)"
+    assert report["news_prompts"] == 0, "JupyterLab asked about news: scripts/lab_settings.py's overrides did not apply"
     return report
 
 
@@ -171,13 +183,14 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     assert none == {"text": "qxqx", "count": "0 matches", "dimmed": True, "highlighted": 0}
     assert cleared == {"text": "", "count": "", "dimmed": False, "highlighted": 0}
     assert none_again == {"text": "qxqx", "count": "0 matches", "dimmed": True, "highlighted": 0}
-    # an export button wrote the file next to the notebook and offered it for download
-    from graphlab.ui.drawing_widget import _safe_stem
+    # an export button wrote the file in graphlab-exports/ beside the notebook and offered it for download
+    from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, _safe_stem
     from graphlab.ui.inspector import _default_title
 
     exported = f"{_safe_stem(_default_title(graph))}.svg"  # the widget's title names the file
     assert report["export_link"] == exported
-    assert (lab.root / exported).read_text().startswith("<svg")
+    assert (lab.root / DEFAULT_EXPORT_DIR / exported).read_text().startswith("<svg")  # git ignores the folder
+    assert str(lab.root / DEFAULT_EXPORT_DIR / exported) in report["export_status"]  # the page says where
     # the first clicked node lies in the collapsed block: expanding it draws every repeat
     assert report["nodes_after_expand"] > report["nodes_before_expand"]
     # the diff view: a changed node says what changed and lights up its counterpart on side B
