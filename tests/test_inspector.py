@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -289,6 +291,21 @@ def test_export_every_format(w: Inspector, b1: CudaGraph, tmp_path: Path) -> Non
     assert "saved" in w.status
     with pytest.raises(InspectorError, match="cannot export"):
         w.export("gif")
+
+
+def test_exports_go_to_an_ignored_folder_and_say_where(b1: CudaGraph, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10: exporting from a tutorial notebook wrote notebooks/gpt_b1_H200.png into the clone."""
+    monkeypatch.chdir(tmp_path)  # the kernel's working directory: the notebook's folder
+    w = inspect(b1)
+    out = w.export("png")
+    assert out.resolve() == tmp_path / "graphlab-exports" / "gpt_b1_H200.png" and out.is_file()
+    assert str(out.resolve()) in w.status
+    assert inspect_diff(b1, b1).export_dir == Path("graphlab-exports")
+    if shutil.which("git") and (REPO / ".git").exists():
+        ignored = subprocess.run(["git", "check-ignore", "-q", "notebooks/graphlab-exports/gpt_b1_H200.png"],
+                                 cwd=REPO, capture_output=True)
+        assert ignored.returncode == 0, "graphlab-exports/ must be in .gitignore"
 
 
 def test_export_button_writes_and_sends_the_file(w: Inspector, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

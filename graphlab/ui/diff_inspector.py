@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphlab.ui.drawing_widget import _DrawingWidget, as_cuda_graph
+from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, _DrawingWidget, as_cuda_graph
 
 
 class DiffInspector(_DrawingWidget):
@@ -28,7 +28,7 @@ class DiffInspector(_DrawingWidget):
         title: str | None = None,
         collapse: bool = True,
         rankdir: str = "TB",
-        export_dir: str | Path = ".",
+        export_dir: str | Path = DEFAULT_EXPORT_DIR,
     ) -> None:
         from graphlab.core.diff import diff
 

@@ -24,6 +24,9 @@ RANKDIRS = ("TB", "LR", "BT", "RL")
 EXPORT_FORMATS = {"svg": "image/svg+xml", "png": "image/png", "dot": "text/vnd.graphviz", "json": "application/json"}
 STATIC_PNG_DPI = 72  # the static picture in saved notebooks: enough to read, small enough to keep
 STATIC_PNG_MAX_INCHES = "12,40"  # larger drawings are scaled down to fit (Graphviz `size`)
+#: where exports go unless told: a folder beside the notebook (the kernel's working directory) that
+#: the repository's .gitignore ignores, so exporting from the tutorial notebooks leaves the clone clean
+DEFAULT_EXPORT_DIR = "graphlab-exports"
 
 
 
@@ -150,7 +153,8 @@ class _DrawingWidget(anywidget.AnyWidget):
 
         Args:
             fmt: one of svg, png, dot, json.
-            path: where to write; default `<export_dir>/<title>.<fmt>`.
+            path: where to write; default `<export_dir>/<title>.<fmt>` (`export_dir` defaults to
+                `graphlab-exports/` in the working directory, which git ignores).
 
         Returns:
             The path written.
@@ -161,7 +165,7 @@ class _DrawingWidget(anywidget.AnyWidget):
         out = Path(path) if path is not None else self.export_dir / f"{_safe_stem(self.title)}.{fmt}"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(self._export_bytes(fmt))
-        self.status = f"saved {out} ({out.stat().st_size:,} bytes)"
+        self.status = f"saved {out.resolve()} ({out.stat().st_size:,} bytes)"  # the full path: say where
         return out
 
     def _export_bytes(self, fmt: str) -> bytes:

@@ -71,7 +71,7 @@ function buildToolbar(model, ui) {
   const what = { svg: "the drawing as SVG", png: "the drawing as PNG", dot: "the drawing's Graphviz source",
     json: "the whole graph model as JSON" };
   const exportBtn = (fmt) => h("button", {
-    class: "gl-btn", text: fmt.toUpperCase(), title: `save ${what[fmt]} (next to the notebook, and as a download)`,
+    class: "gl-btn", text: fmt.toUpperCase(), title: `save ${what[fmt]} (in graphlab-exports/ beside the notebook, and as a download)`,
     onclick: () => model.send({ event: "export", format: fmt }),
   });
   const canSearch = model.get("mode") === "graph";

@@ -26,7 +26,7 @@ import traitlets
 from graphlab.core import structure
 from graphlab.core.model import CudaGraph, Node
 from graphlab.ui.diff_inspector import DiffInspector, inspect_diff
-from graphlab.ui.drawing_widget import InspectorError, _DrawingWidget, as_cuda_graph
+from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, InspectorError, _DrawingWidget, as_cuda_graph
 from graphlab.viz.style import body_label
 
 _EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded block
@@ -177,6 +177,8 @@ class Inspector(_DrawingWidget):
         rankdir: "TB" (top to bottom) or "LR" (left to right).
         summary: node counts by kind and family, edges, longest chain, widest level.
         render_ms: how long the last layout took (Python side, `dot` included).
+        export_dir: where `export()` and the export buttons write: by default `graphlab-exports/`
+            in the kernel's working directory (beside the notebook), which git ignores.
     """
 
     def __init__(
@@ -186,7 +188,7 @@ class Inspector(_DrawingWidget):
         title: str | None = None,
         collapse: bool = True,
         rankdir: str = "TB",
-        export_dir: str | Path = ".",
+        export_dir: str | Path = DEFAULT_EXPORT_DIR,
     ) -> None:
         self.graph = as_cuda_graph(graph)
         self._facts = _GraphFacts(self.graph)
