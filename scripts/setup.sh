@@ -30,8 +30,8 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   echo "== installing ${GRAPHLAB_TORCH:-torch==2.13.0}"
   .venv/bin/pip install -q "${GRAPHLAB_TORCH:-torch==2.13.0}"
 fi
-echo "== installing graphlab (editable, with test extras)"
-.venv/bin/pip install -q -e ".[test]"
+echo "== installing graphlab (editable, with the test and serve extras)"
+.venv/bin/pip install -q -e ".[test,serve]"
 
 if [ "${GRAPHLAB_BROWSER:-0}" = 1 ] && [ -f tests/browser/package-lock.json ]; then
   echo "== installing the browser test's npm packages"
