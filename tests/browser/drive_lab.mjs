@@ -1,7 +1,8 @@
 // Drive a running JupyterLab in Debian's headless Chromium (playwright-core; no browser download).
 //
 // Called by test_inspector_browser.py with one JSON argument:
-//   {base, token, notebook, screenshot, pick, search, search_cases, export, expand, timeout_ms, ...}
+//   {base, token, notebook, screenshot, pick, search, search_cases, export, expand, open_only, timeout_ms, ...}
+// (open_only: open the notebook, report whether JupyterLab marked it changed, save it, stop)
 // It opens the notebook, runs every cell, waits for the first graphlab inspector to draw, clicks a
 // node of it (`pick`: a node id, or "" for the first kernel node drawn), waits for the details
 // panel, saves a screenshot and prints one JSON line with what it saw and how long each step took.
@@ -19,7 +20,7 @@ const browser = await chromium.launch({
     "--disable-component-update", "--disable-sync"],
 });
 const result = { ok: false, console_errors: [], external_requests: [] };
-try {
+try { run: {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   page.setDefaultTimeout(timeout);
   page.on("request", (req) => { // offline: nothing may leave 127.0.0.1
@@ -37,6 +38,15 @@ try {
     return w?.context?.path === nb && w?.sessionContext?.session?.kernel?.status === "idle";
   }, args.notebook);
   lap("lab_ready_ms", t);
+  if (args.open_only) { // just open the notebook: does JupyterLab find something to change in it?
+    await page.waitForTimeout(3000); // kernel info and the notebook's metadata have arrived by now
+    result.dirty_after_open = await page.evaluate(() => window.jupyterapp.shell.currentWidget.context.model.dirty);
+    await page.evaluate(() => window.jupyterapp.commands.execute("docmanager:save")); // what autosave would write
+    await page.waitForFunction(() => !window.jupyterapp.shell.currentWidget.context.model.dirty);
+    result.news_prompts = await page.getByText("official Jupyter news").count();
+    result.ok = true;
+    break run;
+  }
 
   t = Date.now();
   await page.evaluate(() => window.jupyterapp.commands.execute("notebook:run-all-cells"));
@@ -152,7 +162,7 @@ try {
     result.page_screenshot = args.page_screenshot;
   }
   result.ok = true;
-} catch (err) {
+} } catch (err) {
   result.error = String(err && err.stack ? err.stack : err).slice(0, 2000);
 } finally {
   lap("total_ms", t0);

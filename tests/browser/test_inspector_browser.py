@@ -134,7 +134,8 @@ def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
     args = {
         "base": lab.base, "token": lab.token, "notebook": notebook, "pick": options.get("pick", ""),
         "search": options.get("search", ""), "export": options.get("export", ""),
-        "expand": bool(options.get("expand")), "search_cases": options.get("search_cases"), "timeout_ms": 150_000,
+        "expand": bool(options.get("expand")), "search_cases": options.get("search_cases"),
+        "open_only": bool(options.get("open_only")), "timeout_ms": 150_000,
         "screenshot": str(shot), "page_screenshot": str(SCREENSHOTS / f"{name}-page.png"),
     }
     if options.get("diff"):
@@ -197,6 +198,25 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     assert report["diff_clicked"].startswith("a-")
     assert report["diff_note"].startswith("Changed (")
     assert report["diff_counterparts"] == 1
+
+
+def test_opening_a_committed_notebook_leaves_it_unchanged(lab: Lab) -> None:
+    """Issue 10: JupyterLab's autosave rewrote 00_start_here's metadata, so opening it dirtied the clone.
+    Committed as scripts/normalize_notebooks.py writes them, the notebooks give it nothing to change."""
+    source = REPO / "notebooks" / "00_start_here.ipynb"
+    copy = lab.root / source.name
+    copy.write_text(_normalizer().normalized_text(source), encoding="utf-8")  # as committed, once normalised
+    before = copy.read_bytes()
+    report = drive(lab, source.name, "open_start_here", open_only=True)
+    assert report["dirty_after_open"] is False  # JupyterLab found nothing to change...
+    assert copy.read_bytes() == before  # ...and saving it wrote the same bytes
+
+
+def _normalizer():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("normalize_notebooks", REPO / "scripts" / "normalize_notebooks.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
 
 
 def _notebook_graph(gl):  # type: ignore[no-untyped-def]
