@@ -3,8 +3,8 @@
 # Every step has its own time limit and log; recordings go to $OUT/rec (packed as $OUT/rec.tar.gz), logs to
 # $OUT/logs (packed as $OUT/logs.tar.gz), so one device call brings everything back in two files.
 #
-#   OUT=/tmp/out PHASE=timing  bash scripts/gpu_run.sh   # zoo re-record + repro, cache, traffic, overhead
-#   OUT=/tmp/out PHASE=records bash scripts/gpu_run.sh   # dense, watch, conditional, serving, multigpu
+#   OUT=/tmp/out PHASE=timing  bash scripts/gpu_run.sh   # zoo re-record + repro, cache, traffic
+#   OUT=/tmp/out PHASE=records bash scripts/gpu_run.sh   # overhead, dense, watch, conditional, serving, multigpu
 #   OUT=/tmp/out PHASE=tests   bash scripts/gpu_run.sh   # every GPU test, pitfalls + cells, notebooks live
 #
 # Timing-sensitive steps run alone, one after another (a second process on the GPU would disturb them).
@@ -34,14 +34,14 @@ case "$PHASE" in
     step repro_check 330 env OUT="$OUT/repro" MODELS="${MODELS:-mlp cnn gpt encoder resnet18}" bash scripts/gpu_repro_check.sh
     record cache 100 cache
     record traffic 170 traffic
-    record overhead 120 overhead
     ;;
   records)
-    record dense 200 dense
-    record watch 90 watch
-    record conditional 90 conditional
-    record serving 170 serving
-    record multigpu 80 multigpu
+    record overhead 120 overhead
+    record dense 150 dense
+    record watch 80 watch
+    record conditional 70 conditional
+    record serving 160 serving
+    record multigpu 70 multigpu
     ;;
   tests)
     step pytest_gpu 330 python3 -m pytest -m gpu tests/gpu -q -rfE --tb=short -p no:cacheprovider
