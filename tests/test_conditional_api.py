@@ -259,3 +259,22 @@ def test_a_failure_anywhere_destroys_the_graph_then_frees_the_memory(recorder, f
     with pytest.raises(GraphlabError):
         conditional.cond(_Flag(), lambda: 1, lambda: 2, before=lambda: 0)
     assert recorder.calls[-2:] == [("destroy",), ("close",)]
+
+
+def test_a_failed_capture_into_a_body_keeps_the_graph_instead_of_destroying_it(recorder, monkeypatch):
+    """Destroying a graph after a capture into its body failed aborted the process on the H200."""
+    from graphlab.errors import CaptureError
+
+    def failing_add(graph, deps, fn, label):
+        if label == "else":
+            raise CaptureError("capture failed, a host sync")
+        recorder.calls.append(("stage", label, graph, tuple(deps)))
+        return [f"{label}-last"]
+
+    monkeypatch.setattr(recorder, "add", failing_add)
+    recorder.graph, recorder.keep, recorder.exec = "half-built", [], None
+    kept = len(conditional._ABANDONED)
+    with pytest.raises(CaptureError):
+        conditional.cond(_Flag(), lambda: 1, lambda: 2)
+    assert ("destroy",) not in recorder.calls and recorder.calls[-1] == ("close",)
+    assert len(conditional._ABANDONED) == kept + 1 and conditional._ABANDONED[-1][0] == "half-built"

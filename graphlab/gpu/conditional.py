@@ -40,7 +40,7 @@ import weakref
 from typing import Any, Callable, Sequence
 
 from graphlab.env import require_cuda
-from graphlab.errors import GraphlabError
+from graphlab.errors import CaptureError, GraphlabError
 from graphlab.gpu.conditional_builder import GraphAssembly
 from graphlab.gpu.conditional_kernel import flag_kind, set_condition_kernel
 from graphlab.gpu.conditional_support import conditional_support
@@ -129,6 +129,24 @@ class _CapturedStages:
         for _ in range(refs):
             with contextlib.suppress(Exception):
                 self.torch._C._cuda_releasePool(self.asm.device_index, self.pool)
+
+
+#: graphs whose build failed part-way: kept, not destroyed, for the life of the process. Destroying one
+#: after a capture into its body had failed aborted the process on the H200 (torch 2.11, driver 580):
+#: "Fatal Python error: Aborted" in cudaGraphDestroy. A failed build costs its host-side graph object.
+_ABANDONED: list[Any] = []
+
+
+def _abandon(asm: GraphAssembly, stages: Any) -> None:
+    """After a failed build: drop the executable if any, keep the half-built graph alive, release the pools."""
+    if asm.exec is not None:
+        with contextlib.suppress(Exception):
+            asm._rt.cudaGraphExecDestroy(asm.exec)
+        asm.exec = None
+    _ABANDONED.append((asm.graph, list(asm.keep)))
+    asm.graph = None
+    asm.keep.clear()
+    stages.close()
 
 
 def _cleanup(asm: GraphAssembly, stages: Any) -> None:
@@ -295,6 +313,9 @@ def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: 
         instantiate_ms = asm.instantiate()
         exec_bytes = max(0, int(free0 - torch.cuda.mem_get_info(device_index)[0]))
         pool_bytes = max(0, torch.cuda.memory_reserved(device_index) - reserved0)
+    except CaptureError:  # a capture into a body failed: destroying that graph aborted the process (see _ABANDONED)
+        _abandon(asm, stages)
+        raise
     except BaseException:
         _cleanup(asm, stages)
         raise
