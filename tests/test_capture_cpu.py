@@ -288,12 +288,21 @@ def test_record_without_gpu_exits_2_with_one_line(capsys):
     assert "\n" not in err and "graphlab record needs a CUDA GPU" in err
 
 
-def test_record_git_commit_falls_back_to_the_environment(monkeypatch):
+def test_record_git_commit_prefers_the_environment_then_git(monkeypatch):
     from graphlab.gpu import record
 
     monkeypatch.setenv("GRAPHLAB_GIT_COMMIT", "abc123")
+    assert record.git_commit() == "abc123"  # a GPU machine's copy may carry a stale .git: the caller knows better
+    monkeypatch.delenv("GRAPHLAB_GIT_COMMIT")
     monkeypatch.setattr(record.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError("no git")))
-    assert record.git_commit() == "abc123"
+    assert record.git_commit() == "unknown"
+
+
+def test_record_command_keeps_the_output_folder_out():
+    from graphlab.gpu.record import recorded_command
+
+    assert recorded_command(["record", "--out", "/root/out/rec", "--models", "gpt"]) == "graphlab record --models gpt"
+    assert recorded_command(["record", "--out=/x", "--models", "a b"]) == "graphlab record --models 'a b'"
 
 
 def test_record_main_rejects_unknown_models(monkeypatch):

@@ -47,7 +47,10 @@ EXTRA_RECORDERS: dict[str, str] = {
 
 
 def git_commit() -> str:
-    """The checkout's commit, else $GRAPHLAB_GIT_COMMIT (copies without .git), else "unknown"."""
+    """$GRAPHLAB_GIT_COMMIT when set (a copy of the tree on a GPU machine may carry a stale .git: seen on the lent
+    H200), else the checkout's commit, else "unknown"."""
+    if os.environ.get("GRAPHLAB_GIT_COMMIT"):
+        return os.environ["GRAPHLAB_GIT_COMMIT"]
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
@@ -55,7 +58,7 @@ def git_commit() -> str:
             return out.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         pass
-    return os.environ.get("GRAPHLAB_GIT_COMMIT", "unknown")
+    return "unknown"
 
 
 def provenance(torch: Any, command: str) -> dict[str, Any]:
