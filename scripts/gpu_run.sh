@@ -6,6 +6,7 @@
 #   OUT=/tmp/out PHASE=timing  bash scripts/gpu_run.sh   # zoo re-record + repro, cache, traffic
 #   OUT=/tmp/out PHASE=records bash scripts/gpu_run.sh   # overhead, dense, watch, conditional, serving, multigpu
 #   OUT=/tmp/out PHASE=tests   bash scripts/gpu_run.sh   # every GPU test, pitfalls + cells, notebooks live
+#   OUT=/tmp/out PHASE=validate bash scripts/gpu_run.sh  # each GPU test file alone, multigpu, notebooks live
 #
 # Timing-sensitive steps run alone, one after another (a second process on the GPU would disturb them).
 set -uo pipefail
@@ -47,6 +48,20 @@ case "$PHASE" in
     step pytest_gpu 330 python3 -m pytest -m gpu tests/gpu -q -rfE --tb=short -p no:cacheprovider
     record pitfalls 90 pitfalls cells
     step notebooks_live 120 python3 scripts/run_notebooks_live.py notebooks/00_start_here.ipynb \
+      notebooks/01_first_capture.ipynb notebooks/02_pitfalls.ipynb notebooks/04_reading_the_graph.ipynb
+    ;;
+  validate)  # every GPU test file in its own process (a crash in one cannot hide the others' results)
+    started=$(date +%s)
+    for f in tests/gpu/test_*.py; do
+      n=$(basename "$f" .py)
+      if [ $(( $(date +%s) - started )) -gt "${BUDGET_S:-400}" ]; then
+        echo "step $n skipped: the phase's time budget is spent" | tee -a "$LOGS/summary.txt"; continue
+      fi
+      step "$n" "${TEST_S:-110}" python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
+      grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
+    done
+    record multigpu 90 multigpu
+    step notebooks_live 60 python3 scripts/run_notebooks_live.py notebooks/00_start_here.ipynb \
       notebooks/01_first_capture.ipynb notebooks/02_pitfalls.ipynb notebooks/04_reading_the_graph.ipynb
     ;;
   *) echo "unknown PHASE $PHASE"; exit 2 ;;
