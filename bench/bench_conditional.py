@@ -35,7 +35,7 @@ def main() -> int:
     args = parser.parse_args()
     from graphlab.env import require_cuda
     from graphlab.gpu.conditional_record import run_studies, strip_paths
-    from graphlab.gpu.conditional_support import conditional_support
+    from graphlab.conditional_detect import conditional_support
     from graphlab.gpu.record import git_commit
 
     torch = require_cuda("bench_conditional.py")

@@ -141,6 +141,9 @@ def environment() -> Environment:
     env.torch = torch.__version__
     env.torch_cuda = getattr(torch.version, "cuda", None)
     env.graph_features = torch_graph_features(torch)
+    from graphlab.conditional_detect import conditional_features
+
+    env.graph_features.update(conditional_features())
     env.cuda_available = bool(torch.cuda.is_available())
     if env.cuda_available:
         env.gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]

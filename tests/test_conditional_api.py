@@ -12,7 +12,7 @@ import graphlab as gl
 from graphlab.errors import ConditionalUnsupportedError, GraphlabError
 from graphlab.gpu import conditional
 from graphlab.gpu.conditional_kernel import SOURCES, flag_kind, include_dirs
-from graphlab.gpu.conditional_support import ConditionalFacts, ConditionalSupport
+from graphlab.conditional_detect import ConditionalFacts, ConditionalSupport
 
 torch = pytest.importorskip("torch")
 
@@ -22,7 +22,7 @@ H200 = ConditionalFacts(cuda_available=True, torch_version="2.11.0+cu130", drive
 
 
 def test_light_modules_import_no_torch():
-    code = ("import sys, graphlab.gpu.conditional_support, graphlab.gpu.conditional_results, "
+    code = ("import sys, graphlab.conditional_detect, graphlab.gpu.conditional_results, "
             "graphlab.gpu.conditional_kernel, graphlab.gpu.conditional_builder, graphlab.gpu.conditional; "
             "print('torch' in sys.modules, 'cuda.bindings' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

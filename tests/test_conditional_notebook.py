@@ -12,7 +12,7 @@ from graphlab.core.dot_parser import parse_dot
 from graphlab.core.recordings import write_recording
 from graphlab.gpu import conditional_results as cr
 from graphlab.gpu.conditional_buckets import PAD_TO_MAX
-from graphlab.gpu.conditional_support import ConditionalFacts, ConditionalSupport
+from graphlab.conditional_detect import ConditionalFacts, ConditionalSupport
 
 NOTEBOOK = REPO / "notebooks" / "08_conditional_nodes.ipynb"
 COND = FIXTURES / "h200" / "conditional"

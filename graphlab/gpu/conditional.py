@@ -43,7 +43,7 @@ from graphlab.env import require_cuda
 from graphlab.errors import CaptureError, GraphlabError
 from graphlab.gpu.conditional_builder import GraphAssembly
 from graphlab.gpu.conditional_kernel import flag_kind, set_condition_kernel
-from graphlab.gpu.conditional_support import conditional_support
+from graphlab.conditional_detect import conditional_support
 
 ROUTE_CHOICES = ("auto", "child", "capture")
 DEFAULT_MAX_ITERATIONS = 10_000

@@ -68,7 +68,7 @@ def record_conditional(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path
     """Run the studies and write the "conditional" recording; returns its folder."""
     from graphlab.core.dot_parser import parse_dot
     from graphlab.core.recordings import gpu_slug, write_recording
-    from graphlab.gpu.conditional_support import conditional_support
+    from graphlab.conditional_detect import conditional_support
 
     support = conditional_support()
     print(f"[record] conditional support here:\n{support}", flush=True)

@@ -64,7 +64,7 @@ def study_conditions(torch: Any, **extra: Any) -> dict[str, Any]:
     """Where a study ran: GPU, driver, torch, CUDA, cuda-bindings, NVRTC, date (plus `extra`)."""
     from datetime import datetime, timezone
 
-    from graphlab.gpu.conditional_support import conditional_support, driver_version_text
+    from graphlab.conditional_detect import conditional_support, driver_version_text
     from graphlab.gpu.timing import run_conditions
 
     facts = conditional_support().facts

@@ -20,7 +20,7 @@ import importlib
 from typing import Any, Callable
 
 from graphlab.env import require_cuda
-from graphlab.gpu.conditional_support import TORCH_COND_MODULE, conditional_support
+from graphlab.conditional_detect import TORCH_COND_MODULE, conditional_support
 
 
 def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3,

@@ -982,7 +982,7 @@ def probe_library(torch) -> None:
     with section("library") as v:
         if importlib.util.find_spec("graphlab.gpu.conditional_selftest") is None:
             raise RuntimeError("graphlab.gpu.conditional_selftest is not in this checkout yet")
-        support = importlib.import_module("graphlab.gpu.conditional_support")
+        support = importlib.import_module("graphlab.conditional_detect")
         v["support"] = support.conditional_support().to_dict()
         selftest = importlib.import_module("graphlab.gpu.conditional_selftest")
         v["self_test"] = selftest.self_test()

@@ -13,7 +13,7 @@ import graphlab as gl  # noqa: E402
 from graphlab.core.model import NodeKind  # noqa: E402
 from graphlab.errors import CaptureError, ConditionalUnsupportedError, GraphlabError  # noqa: E402
 from graphlab.gpu.conditional_results import WHILE_LOOP  # noqa: E402
-from graphlab.gpu.conditional_support import conditional_support  # noqa: E402
+from graphlab.conditional_detect import conditional_support  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 ROUTES = ["child", "capture"]
