@@ -1,7 +1,7 @@
 """The `graphlab` command line.
 
     graphlab parse FILE.dot            print the parsed graph as JSON
-    graphlab render FILE.dot -o OUT    write OUT as .svg, .png or .gv (by suffix)
+    graphlab render FILE.dot -o OUT    write OUT as .svg, .png or .gv (by suffix); at most --max-nodes drawn
     graphlab about                     what this machine can do
     graphlab record [--out DIR] ...    (GPU) write recordings of the model zoo
     graphlab repro NAME [--json OUT]   (GPU) re-run a recording's sweep, print now vs recorded
@@ -21,6 +21,8 @@ from typing import Callable, Sequence
 from graphlab.errors import GraphlabError
 
 RENDER_SUFFIXES = (".svg", ".png", ".gv", ".dot")
+MAX_DRAWN_NODES = 2000  # graphlab.viz.drawing.MAX_DRAWN_NODES (not imported: `graphlab --help` stays light)
+DOT_TIMEOUT_S = 120.0  # graphlab.viz.drawing.DOT_TIMEOUT_S
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,9 +62,14 @@ def _cmd_render(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in RENDER_SUFFIXES:
         raise GraphlabError(f"cannot tell the format of {out}: use a name ending in .svg, .png or .gv")
+    if args.max_nodes < 0 or args.timeout <= 0:
+        raise GraphlabError("--max-nodes must be 0 (no limit) or more, --timeout more than 0 seconds")
     graph = read_dot(args.file)
-    render(graph, collapse=not args.no_collapse).save(out)
-    print(f"wrote {out}", file=sys.stderr)
+    drawing = render(graph, collapse=not args.no_collapse, max_nodes=args.max_nodes or None)
+    drawing.save(out, timeout_s=args.timeout)
+    folded = f", {len(drawing.collapsed)} repeated block(s) drawn once" if drawing.collapsed else ""
+    capped = f"; {drawing.left_out:,} more left out (--max-nodes {args.max_nodes:,})" if drawing.left_out else ""
+    print(f"wrote {out}: {len(drawing.node_ids):,} of {len(graph):,} nodes drawn{folded}{capped}", file=sys.stderr)
     return 0
 
 
@@ -115,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("-o", "--output", required=True, help="output file; the suffix picks the format")
     p.add_argument("--no-collapse", action="store_true", help="draw repeated blocks one by one")
+    p.add_argument("--max-nodes", type=int, default=MAX_DRAWN_NODES,
+                   help=f"draw at most this many nodes, the first in topological order (default {MAX_DRAWN_NODES:,}; 0: all)")
+    p.add_argument("--timeout", type=float, default=DOT_TIMEOUT_S,
+                   help=f"seconds Graphviz's dot may take to lay it out (default {DOT_TIMEOUT_S:g})")
     p.set_defaults(func=_cmd_render)
 
     p = sub.add_parser("about", help="what this machine can do")

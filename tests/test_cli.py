@@ -137,6 +137,49 @@ def test_render_writes_the_format_its_suffix_names(tmp_path: Path, suffix: str, 
         assert "x6" in out.read_text()  # the six decoder layers are collapsed into one block
 
 
+def _big_dump(tmp_path: Path, nodes: int = 5000) -> Path:
+    """The 5,000-node verbose dump bench/bench_parse.py times (real H200 node text, replicated)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_parse", REPO / "bench" / "bench_parse.py")
+    bench = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    path = tmp_path / "big5000.dot"
+    path.write_text(bench.build_dump(nodes), encoding="utf-8")
+    return path
+
+
+def test_render_of_a_5000_node_dump_finishes_collapsed_and_says_what_it_drew(tmp_path: Path) -> None:
+    dump = _big_dump(tmp_path)
+    out = tmp_path / "big.svg"
+    result = graphlab("render", str(dump), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith(f"wrote {out}: ") and "of 5,000 nodes drawn, 1 repeated block(s) drawn once" in result.stderr
+    svg = out.read_text()
+    assert svg.startswith("<?xml") and "x50" in svg and len(svg) < 1_000_000  # one block of 100 nodes, 50 times
+    full = graphlab("render", str(dump), "-o", str(tmp_path / "full.gv"), "--no-collapse")
+    assert full.returncode == 0 and "2,000 of 5,000 nodes drawn; 3,000 more left out (--max-nodes 2,000)" in full.stderr
+    assert "only the first 2,000 nodes are drawn" in (tmp_path / "full.gv").read_text()
+    everything = graphlab("render", str(dump), "-o", str(tmp_path / "all.gv"), "--no-collapse", "--max-nodes", "0")
+    assert everything.returncode == 0 and "5,000 of 5,000 nodes drawn" in everything.stderr
+
+
+def test_render_time_limit_is_one_line_exit_2(tmp_path: Path) -> None:
+    result = graphlab("render", str(H200 / "models" / "gpt_b1__verbose.dot"), "-o", str(tmp_path / "g.svg"),
+                      "--no-collapse", "--timeout", "0.001")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "dot took over 0.001 s" in result.stderr
+    bad = graphlab("render", str(H200 / "models" / "gpt_b1__verbose.dot"), "-o", str(tmp_path / "g.svg"),
+                   "--max-nodes", "-1")
+    assert bad.returncode == 2 and "--max-nodes must be 0" in bad.stderr
+
+
+def test_the_cli_limits_are_the_drawings() -> None:
+    from graphlab import cli
+    from graphlab.viz import drawing
+
+    assert (cli.MAX_DRAWN_NODES, cli.DOT_TIMEOUT_S) == (drawing.MAX_DRAWN_NODES, drawing.DOT_TIMEOUT_S)
+
+
 @pytest.mark.parametrize("target", ["gpt.jpg", "gpt"])
 def test_render_unknown_suffix_exits_2_before_reading_anything(tmp_path: Path, target: str) -> None:
     result = graphlab("render", str(tmp_path / "missing.dot"), "-o", str(tmp_path / target))

@@ -278,6 +278,24 @@ def test_rankdir(w: Inspector) -> None:
         w.rankdir = "sideways"
 
 
+def test_a_big_drawing_is_capped_and_the_status_says_so() -> None:
+    from graphlab.core.model import Edge, Graph, Node, NodeKind
+    from graphlab.ui.inspector import INSPECTOR_MAX_NODES
+
+    nodes = tuple(Node(f"graph_1_node_{i}", "graph_1", i, NodeKind.KERNEL, name=f"kernel_{i}", short_name=f"op{i}",
+                       family="other") for i in range(INSPECTOR_MAX_NODES + 200))
+    chain = CudaGraph((Graph("graph_1", nodes, tuple(Edge(a.id, b.id) for a, b in zip(nodes, nodes[1:]))),))
+    w = inspect(chain)
+    assert len(w.drawn_ids) == INSPECTOR_MAX_NODES and w.status.startswith("only the first 1,000 nodes are drawn (200 more")
+    w.search = "kernel_1100"  # past the cap: found, not drawn
+    assert w.matches == [] and w.hidden_matches == 1
+    w.selected = "graph_1_node_1100"  # its details still come (e.g. from a neighbour's link)
+    assert w.details["id"] == "graph_1_node_1100" and w.details["drawn_as"] == ""
+    w.hide_kinds = ["kernel"]  # nothing left to cap: the note goes
+    assert not w.status.startswith("only the first")
+    assert len(inspect(chain, max_nodes=0).drawn_ids) == len(chain)
+
+
 # -- export and the static picture -----------------------------------------------------------------
 
 

@@ -171,14 +171,53 @@ def test_collapsed_real_capture_draws_each_node_once_except_later_repeats():
 def test_a_dot_failure_is_one_graphlab_error(monkeypatch):
     import subprocess
 
-    def broken(*args, **kwargs):
-        raise subprocess.CalledProcessError(1, ["dot"], stderr=b"Error: syntax error in line 3")
+    from graphlab.viz import drawing
+
+    def broken(fmt, source, timeout_s):
+        return subprocess.CompletedProcess(["dot"], 1, b"", b"Error: syntax error in line 3")
 
     d = render(twelve_layers())
-    monkeypatch.setattr(d.digraph, "pipe", broken)
+    monkeypatch.setattr(drawing, "_run_dot", broken)
     with pytest.raises(GraphlabError, match="could not draw this graph as svg: Error: syntax error in line 3"):
         d.svg()
     assert "syntax error" in d._repr_mimebundle_()["text/plain"]
+
+
+def _chain(n: int) -> CudaGraph:
+    """n kernels in a chain, each unlike its neighbours (nothing repeats, so nothing collapses)."""
+    nodes = tuple(Node(f"graph_1_node_{i}", "graph_1", i, NodeKind.KERNEL, name=f"k{i}", short_name=f"op{i}",
+                       family="other") for i in range(n))
+    return CudaGraph((Graph("graph_1", nodes, tuple(Edge(a.id, b.id) for a, b in zip(nodes, nodes[1:]))),),
+                     source="chain.dot")
+
+
+def test_a_drawing_past_max_nodes_draws_the_first_nodes_and_says_so():
+    from graphlab.viz.drawing import MAX_DRAWN_NODES
+
+    graph = _chain(MAX_DRAWN_NODES + 500)
+    d = render(graph)
+    assert len(d.node_ids) == MAX_DRAWN_NODES and d.left_out == 500
+    assert d.node_ids == [n.id for n in graph.nodes()][:MAX_DRAWN_NODES]  # the first, in topological order
+    assert "only the first 2,000 nodes are drawn (500 more left out, max_nodes=2,000)" in d.source
+    assert "500 left out (max_nodes)" in repr(d)
+    assert f'"graph_1_node_{MAX_DRAWN_NODES}"' not in d.source  # no edge to a node left out
+    small = render(graph, max_nodes=10)
+    assert len(small.node_ids) == 10 and small.left_out == len(graph) - 10
+    whole = render(graph, max_nodes=None)
+    assert len(whole.node_ids) == len(graph) and whole.left_out == 0 and "left out" not in whole.source
+    assert render(_chain(50)).left_out == 0
+
+
+def test_left_out_bodies_count_their_nodes():
+    g = read(FIXTURES / "h200" / "kinds" / "mixed__all.dot")
+    d = render(g, max_nodes=3)
+    assert len(d.node_ids) == 3 and len(d.node_ids) + d.left_out == len(g)
+
+
+@needs_dot
+def test_dot_gets_a_time_limit():
+    with pytest.raises(GraphlabError, match=r"dot took over 0.001 s to lay out 2,000 nodes: draw fewer"):
+        render(_chain(2500)).pipe("svg", timeout_s=0.001)
 
 
 def test_bodies_are_nested_clusters():
@@ -298,13 +337,13 @@ def test_mimebundle_has_svg_png_and_text():
 
 
 def test_without_dot_the_bundle_falls_back_to_text(monkeypatch):
-    import graphviz
+    from graphlab.viz import drawing
 
     def missing(*args, **kwargs):
-        raise graphviz.ExecutableNotFound(["dot"])
+        raise FileNotFoundError(2, "No such file or directory", "dot")
 
     d = render(twelve_layers())
-    monkeypatch.setattr(d.digraph, "pipe", missing)
+    monkeypatch.setattr(drawing, "_run_dot", missing)
     bundle = d._repr_mimebundle_()
     assert set(bundle) == {"text/plain"} and "apt-get install graphviz" in bundle["text/plain"]
     assert isinstance(d, Drawing) and d.source.startswith("digraph")

@@ -82,7 +82,7 @@ class _DrawingWidget(anywidget.AnyWidget):
     # every search answered, so the front end redraws the count and the dimming even when the
     # matches stay the same ([] for "qxqx", and [] again once the box is cleared)
     searched = traitlets.Unicode("").tag(sync=True)
-    hidden_matches = traitlets.Int(0).tag(sync=True)  # matching kernels the filters hide
+    hidden_matches = traitlets.Int(0).tag(sync=True)  # matching kernels not drawn (filters, or past max_nodes)
     hide_kinds = traitlets.List(traitlets.Unicode()).tag(sync=True)
     hide_families = traitlets.List(traitlets.Unicode()).tag(sync=True)
     kind_options = traitlets.List().tag(sync=True)

@@ -157,6 +157,11 @@ function renderDetails(model, ui) {
       : "Click a node to see its details. Drag to pan, scroll to zoom." }));
     return;
   }
+  const clicked = ui.clickedAt;
+  if (clicked && (d.id === clicked.id || d.drawn_as === clicked.id || d.block_id === clicked.id)) {
+    ui.el.dataset.clickAnswerMs = (performance.now() - clicked.t).toFixed(1); // click to details, in the page
+    ui.clickedAt = null;
+  }
   const head = [h("div", { class: "gl-title", text: d.label || d.id })];
   if (d.demangled_name) head.push(h("div", { class: "gl-kname", text: d.demangled_name, title: "full demangled kernel name" }));
   if (d.note) head.push(h("p", { class: "gl-note", text: d.note }));
@@ -176,7 +181,7 @@ function renderDetails(model, ui) {
     const box = h("div", { class: "gl-links" }, [h("div", { class: "gl-sub", text: `${title} (${items.length})` })]);
     if (!items.length) box.append(h("span", { class: "gl-dim", text: "none" }));
     for (const it of items.slice(0, 50)) {
-      const drawn = ui.canvas.querySelector(`g.node[id="${CSS.escape(it.id)}"]`) !== null;
+      const drawn = ui.nodes.has(it.id);
       box.append(h("button", { class: drawn ? "gl-link" : "gl-link gl-undrawn",
         text: it.label, title: drawn ? it.id : `${it.id}: not drawn (hidden by a filter or folded into a repeat)`,
         onclick: () => { model.set("selected", it.id); model.save_changes(); } }));
@@ -269,7 +274,10 @@ function setupCanvas(model, ui) {
     const t0 = performance.now();
     canvas.innerHTML = model.get("svg");
     svg = canvas.querySelector("svg");
+    ui.nodes = new Map(); ui.clusters = new Map(); ui.marked = []; // id -> <g>, once per drawing
     if (!svg) { base = vb = null; return; }
+    for (const g of svg.querySelectorAll("g.node")) ui.nodes.set(g.id, g);
+    for (const g of svg.querySelectorAll("g.cluster")) ui.clusters.set(g.id, g);
     const parts = (svg.getAttribute("viewBox") || "0 0 100 100").trim().split(/[\s,]+/).map(Number);
     base = { x: parts[0], y: parts[1], w: parts[2] || 1, h: parts[3] || 1 };
     svg.removeAttribute("width"); svg.removeAttribute("height");
@@ -305,6 +313,7 @@ function setupCanvas(model, ui) {
     if (wasDrag) { ev.preventDefault(); return; }
     const g = ev.target.closest && ev.target.closest("g.node, g.cluster.repeated-block");
     if (!g || !canvas.contains(g) || g.classList.contains("legend") || g.classList.contains("diff-table")) return;
+    ui.clickedAt = { id: g.id, t: performance.now() }; // renderDetails reports how long the answer took
     model.set("selected", g.id); model.save_changes();
   };
   canvas.addEventListener("pointerup", end);
@@ -319,10 +328,12 @@ function setupCanvas(model, ui) {
 
 function markNodes(model, ui) {
   const canvas = ui.canvas;
-  for (const cls of ["gl-selected", "gl-match", "gl-neighbor"]) {
-    canvas.querySelectorAll(`.${cls}`).forEach((n) => n.classList.remove(cls));
-  }
-  const byId = (id) => canvas.querySelector(`g.node[id="${CSS.escape(id)}"], g.cluster[id="${CSS.escape(id)}"]`);
+  // only what was marked last time is unmarked, and <g>s are found in the maps made at mount: a
+  // query over a 5,000-node SVG per match and per neighbour made a click take a third of a second
+  for (const g of ui.marked) g.classList.remove("gl-selected", "gl-match", "gl-neighbor");
+  ui.marked = [];
+  const find = (id) => ui.nodes.get(id) || ui.clusters.get(id) || null;
+  const byId = (id) => { const g = find(id); if (g) ui.marked.push(g); return g; };
   const matches = model.get("matches");
   // `searched` is the text Python answered for (the box may already say more): the count and the
   // dimming follow it, so clearing the box after "0 matches" clears both
@@ -340,14 +351,14 @@ function markNodes(model, ui) {
   const err = model.get("search_error");
   if (ui.matchCount) {
     const hidden = model.get("hidden_matches");
-    const count = `${matches.length} match${matches.length === 1 ? "" : "es"}${hidden ? ` (+${hidden} hidden by filters)` : ""}`;
+    const count = `${matches.length} match${matches.length === 1 ? "" : "es"}${hidden ? ` (+${hidden} not drawn)` : ""}`;
     ui.matchCount.textContent = err ? err : (searched ? count : "");
     ui.matchCount.classList.toggle("gl-error", Boolean(err));
   }
 }
 
 function render({ model, el }) {
-  const ui = { el };
+  const ui = { el, nodes: new Map(), clusters: new Map(), marked: [] };
   el.classList.add("gl-inspector");
   ui.canvas = h("div", { class: "gl-canvas", tabindex: "0", "aria-label": "graph drawing" });
   ui.details = h("div", { class: "gl-details" });

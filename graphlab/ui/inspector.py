@@ -30,6 +30,10 @@ from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, InspectorError, _Draw
 from graphlab.viz.style import body_label
 
 _EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded block
+#: the most nodes the inspector draws unless told (max_nodes): half of a static drawing's
+#: (`graphlab.viz.drawing.MAX_DRAWN_NODES`), so that even a drawing in full opens in about 1.5 s on
+#: a 2-core machine and answers clicks at once (docs/inspector.md, "Speed")
+INSPECTOR_MAX_NODES = 1000
 
 
 def _default_title(graph: CudaGraph) -> str:
@@ -64,6 +68,7 @@ class _GraphFacts:
         self.graph = graph
         # the same blocks, with the same ids, as the drawing collapses
         found = structure.find_repeated_blocks(graph, min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)
+        self.found = found  # handed to the drawing, which would otherwise search for them again
         self.blocks = {b.id: b for b in found}
         self.block_of: dict[str, str] = {}
         for block in self.blocks.values():
@@ -170,7 +175,7 @@ class Inspector(_DrawingWidget):
             copy bytes, predecessors, successors, position in topological order).
         search: text (case-insensitive substring, or a regex when `search_regex`) over kernel names.
         matches: ids of the drawn nodes that match `search`, in dump order; `hidden_matches`
-            counts the matching kernels that the kind and family filters hide; `searched` is the
+            counts the matching kernels not drawn (filters, or past `max_nodes`); `searched` is the
             search text they were found for (the front end shows the count and dims the rest by it).
         hide_kinds, hide_families: node kinds and kernel families left out of the drawing.
         collapse: draw repeated blocks once; `expanded` lists the block ids drawn in full anyway.
@@ -179,6 +184,9 @@ class Inspector(_DrawingWidget):
         render_ms: how long the last layout took (Python side, `dot` included).
         export_dir: where `export()` and the export buttons write: by default `graphlab-exports/`
             in the kernel's working directory (beside the notebook), which git ignores.
+        max_nodes: the most nodes drawn (default `INSPECTOR_MAX_NODES`, 1,000; 0: no limit): past it the
+            first nodes in topological order are drawn and the status line says how many were left
+            out; search counts matches left out as not drawn.
     """
 
     def __init__(
@@ -189,8 +197,10 @@ class Inspector(_DrawingWidget):
         collapse: bool = True,
         rankdir: str = "TB",
         export_dir: str | Path = DEFAULT_EXPORT_DIR,
+        max_nodes: int | None = None,
     ) -> None:
         self.graph = as_cuda_graph(graph)
+        self.max_nodes = INSPECTOR_MAX_NODES if max_nodes is None else (max_nodes or None)
         self._facts = _GraphFacts(self.graph)
         self._setup(export_dir)
         super().__init__(title=title or _default_title(self.graph), collapse=collapse, rankdir=rankdir)
@@ -213,9 +223,18 @@ class Inspector(_DrawingWidget):
             hide_kinds=tuple(self.hide_kinds),
             hide_families=tuple(self.hide_families),
             legend=True,
+            max_nodes=self.max_nodes,
+            blocks=self._facts.found,
         )
 
     def _after_redraw(self) -> None:
+        left_out = getattr(self._drawing, "left_out", 0)
+        if left_out:
+            from graphlab.viz.drawing import left_out_note
+
+            self.status = left_out_note(len(self._drawing.node_ids), left_out, self.max_nodes)
+        elif self.status.startswith("only the first"):
+            self.status = ""
         self._update_matches()
 
     def _json(self) -> str:
@@ -307,7 +326,7 @@ def inspect(graph: Any, *, compare: Any = None, **options: Any) -> Any:
     Args:
         graph: a `CudaGraph`, a captured graph (anything with `.graph`), or a .dot path.
         compare: a second graph; the widget then shows `inspect_diff(graph, compare)`.
-        **options: `title`, `collapse`, `rankdir`, `export_dir` (see `Inspector`).
+        **options: `title`, `collapse`, `rankdir`, `export_dir`, `max_nodes` (see `Inspector`).
 
     Example:
         >>> rec = gl.load_recording("gpt")                       # doctest: +SKIP

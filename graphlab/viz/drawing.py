@@ -24,6 +24,12 @@ from graphlab.errors import GraphlabError, GraphvizMissingError
 from graphlab.viz import style
 
 COLLAPSE_MIN_SAVED_NODES = 4  # collapse a block only when that hides at least this many nodes
+#: the most nodes a drawing holds (after collapsing and filters): past it, the first nodes in
+#: topological order are drawn and the title says how many were left out. `dot` lays out 2,000 nodes
+#: in about a second and the SVG stays under 3 MB; 5,000 take 2-3 s and 7 MB that a browser mounts slowly.
+MAX_DRAWN_NODES = 2000
+#: how long `dot` may lay out a drawing before graphlab gives up with a one-line error
+DOT_TIMEOUT_S = 120.0
 SAVE_FORMATS = {".svg": "svg", ".png": "png", ".gv": "gv", ".dot": "gv", ".pdf": "pdf"}
 _SLANTED = {"parallelogram", "trapezium", "hexagon", "house", "invhouse", "diamond", "cds", "cylinder"}
 
@@ -41,6 +47,7 @@ class Drawing:
             of those drawn once as an "xN" cluster.
         node_ids: model node ids drawn, in drawing order (for a diff: "a-<id>" / "b-<id>").
         diff: for `render_diff`, the `GraphDiff`.
+        left_out: how many nodes were not drawn because the drawing reached `max_nodes`.
     """
 
     def __init__(
@@ -59,6 +66,7 @@ class Drawing:
         self.collapsed = list(collapsed)
         self.node_ids = list(node_ids)
         self.diff = diff
+        self.left_out = 0  # nodes past render's max_nodes, not drawn
         self._piped: dict[str, bytes] = {}
 
     @property
@@ -66,25 +74,34 @@ class Drawing:
         """The DOT text (no `dot` program needed)."""
         return self.digraph.source
 
-    def pipe(self, format: str = "svg") -> bytes:  # noqa: A002 - graphviz's own name
-        """The drawing in `format` ("svg", "png", "pdf", ...), laid out by `dot`. Cached."""
+    def pipe(self, format: str = "svg", *, timeout_s: float | None = None) -> bytes:  # noqa: A002 - graphviz's name
+        """The drawing in `format` ("svg", "png", "pdf", ...), laid out by `dot`. Cached.
+
+        Raises GraphlabError when `dot` fails or takes longer than `timeout_s` (default `DOT_TIMEOUT_S`).
+        """
         if format not in self._piped:
+            limit = DOT_TIMEOUT_S if timeout_s is None else timeout_s
             try:
-                self._piped[format] = self.digraph.pipe(format=format)
-            except graphviz.ExecutableNotFound as exc:
+                done = _run_dot(format, self.source, limit)
+            except FileNotFoundError as exc:
                 raise GraphvizMissingError() from exc
-            except subprocess.CalledProcessError as exc:
-                stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else str(exc.stderr)
-                last = (stderr.strip().splitlines() or ["no message"])[-1]
-                raise GraphlabError(f"Graphviz's dot could not draw this graph as {format}: {last}") from exc
+            except subprocess.TimeoutExpired:
+                raise GraphlabError(
+                    f"Graphviz's dot took over {limit:g} s to lay out {len(self.node_ids):,} nodes: draw fewer "
+                    "(collapse repeated blocks, hide kinds or families, a smaller max_nodes) or allow more time"
+                ) from None
+            if done.returncode != 0:
+                last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+                raise GraphlabError(f"Graphviz's dot could not draw this graph as {format}: {last}")
+            self._piped[format] = done.stdout
         return self._piped[format]
 
     def svg(self) -> str:
         """The SVG text; each node's <g> carries the model node id and kind/family classes."""
         return self.pipe("svg").decode("utf-8")
 
-    def save(self, path: str | Path) -> Path:
-        """Write `.svg`, `.png`, `.pdf` or `.gv`/`.dot` (DOT source), chosen by the suffix."""
+    def save(self, path: str | Path, *, timeout_s: float | None = None) -> Path:
+        """Write `.svg`, `.png`, `.pdf` or `.gv`/`.dot` (DOT source), chosen by the suffix (`timeout_s`: see `pipe`)."""
         out = Path(path)
         fmt = SAVE_FORMATS.get(out.suffix.lower())
         if fmt is None:
@@ -92,7 +109,7 @@ class Drawing:
         if fmt == "gv":
             out.write_text(self.source, encoding="utf-8")
         else:
-            out.write_bytes(self.pipe(fmt))
+            out.write_bytes(self.pipe(fmt, timeout_s=timeout_s))
         return out
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -111,7 +128,13 @@ class Drawing:
     def __repr__(self) -> str:
         what = f"diff of {' and '.join(self.diff.names)}" if self.diff else (self.graph.source if self.graph else "graph")
         folded = f", {len(self.collapsed)} repeated block(s) collapsed" if self.collapsed else ""
-        return f"<Drawing of {what}: {len(self.node_ids)} nodes drawn{folded}>"
+        capped = f", {self.left_out:,} left out (max_nodes)" if self.left_out else ""
+        return f"<Drawing of {what}: {len(self.node_ids):,} nodes drawn{folded}{capped}>"
+
+
+def _run_dot(format: str, source: str, timeout_s: float) -> subprocess.CompletedProcess:  # noqa: A002
+    """Graphviz's `dot` on `source` (graphviz.Digraph.pipe has no timeout)."""
+    return subprocess.run(["dot", f"-T{format}"], input=source.encode("utf-8"), capture_output=True, timeout=timeout_s)
 
 
 @dataclass
@@ -128,6 +151,8 @@ class _Options:
     id_prefix: str = ""
     fill: Callable[[Node], str] | None = None
     extra_classes: Callable[[Node], list[str]] = field(default=lambda node: [])
+    max_nodes: int | None = None  # draw at most this many nodes (None: all)
+    blocks: list[RepeatedBlock] | None = None  # the graph's repeated blocks, when the caller found them already
 
 
 class _Painter:
@@ -135,7 +160,10 @@ class _Painter:
 
     def __init__(self, cg: CudaGraph, opts: _Options):
         self.cg, self.opts = cg, opts
-        self.blocks = find_repeated_blocks(cg, min_saved_nodes=COLLAPSE_MIN_SAVED_NODES) if opts.collapse else []
+        found = opts.blocks if opts.blocks is not None else None
+        if opts.collapse and found is None:
+            found = find_repeated_blocks(cg, min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)
+        self.blocks = list(found or []) if opts.collapse else []
         self.collapsed = [b for b in self.blocks if b.id not in opts.expand]
         self.block_at = {b.node_ids[0][0]: b for b in self.blocks}
         self.rep: dict[str, str] = {}  # collapsed-away node -> node drawn in its place
@@ -150,6 +178,7 @@ class _Painter:
         self.drawn: list[str] = []
         self.drawn_graphs: list[Graph] = []
         self.families: set[str] = set()
+        self.left_out = 0  # nodes past `max_nodes`, not drawn
 
     def _is_hidden(self, node: Node) -> bool:
         if node.kind.value in self.opts.hide_kinds:
@@ -213,6 +242,9 @@ class _Painter:
         if node_id in self.hidden:
             return
         node = self.cg.node(node_id)
+        if self.opts.max_nodes is not None and len(self.drawn) >= self.opts.max_nodes:
+            self.left_out += 1 + sum(len(self.cg.graph(b).nodes) for b in node.body_graph_ids)
+            return
         opts = self.opts
         classes = style.css_classes(node) + opts.extra_classes(node)
         attrs = {
@@ -335,6 +367,8 @@ def render(
     hide_kinds: Iterable[str] = (),
     hide_families: Iterable[str] = (),
     legend: bool = True,
+    max_nodes: int | None = MAX_DRAWN_NODES,
+    blocks: Iterable[RepeatedBlock] | None = None,
 ) -> Drawing:
     """Draw a captured CUDA graph: short labels, colour by kernel family, shape by node kind.
 
@@ -363,6 +397,11 @@ def render(
         hide_kinds: node kinds to leave out ("memset", "empty", ...); edges are bridged.
         hide_families: kernel families to leave out ("ATen elementwise", ...); edges are bridged.
         legend: add the colour legend.
+        max_nodes: draw at most this many nodes, after collapsing and filters (default
+            `MAX_DRAWN_NODES`, 2,000; None: no limit). Past it, the first nodes in topological order
+            are drawn and the title says how many were left out (`Drawing.left_out`).
+        blocks: the graph's repeated blocks if found already (`find_repeated_blocks(graph,
+            min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)`), so they are not searched for again.
 
     Returns:
         A `Drawing`: `.source` (DOT), `.svg()`, `.pipe(format)`, `.save(path)`; shows inline in Jupyter.
@@ -375,6 +414,8 @@ def render(
         selected=selected,
         hide_kinds=frozenset(str(k) for k in hide_kinds),
         hide_families=frozenset(style.slug(f) for f in hide_families),
+        max_nodes=max_nodes,
+        blocks=None if blocks is None else list(blocks),
     )
     painter = _Painter(cg, opts)
     # highlighted / selected nodes folded into a collapsed block light up their stand-in
@@ -385,8 +426,18 @@ def render(
     painter.paint(dot)
     entries = [(f, c) for f, c in style.FAMILY_COLORS.items() if f in painter.families] if legend else []
     note = style.BLOCK_NOTE if legend and painter.collapsed else ""
-    title = f"{_source_name(cg)}  ({len(cg)} nodes)"
+    if painter.left_out:  # said even without the legend: the drawing is not the whole graph
+        note = (f"{note}; " if note else "") + left_out_note(len(painter.drawn), painter.left_out, max_nodes)
+    title = f"{_source_name(cg)}  ({len(cg):,} nodes)"
     dot.attr(label=style.title_label(title, entries, heading="kernel family", note=note))  # last: not inherited
-    return Drawing(
+    drawing = Drawing(
         dot, graph=cg, blocks=painter.blocks, collapsed=[b.id for b in painter.collapsed], node_ids=painter.drawn
     )
+    drawing.left_out = painter.left_out
+    return drawing
+
+
+def left_out_note(drawn: int, left_out: int, max_nodes: int | None) -> str:
+    """What a capped drawing says about itself."""
+    return (f"only the first {drawn:,} nodes are drawn ({left_out:,} more left out, max_nodes={max_nodes:,}): "
+            "collapse repeated blocks, hide kinds or families, or raise max_nodes")

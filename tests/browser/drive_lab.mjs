@@ -1,7 +1,9 @@
 // Drive a running JupyterLab in Debian's headless Chromium (playwright-core; no browser download).
 //
 // Called by test_inspector_browser.py with one JSON argument:
-//   {base, token, notebook, screenshot, pick, search, search_cases, export, expand, open_only, timeout_ms, ...}
+//   {base, token, notebook, screenshot, pick, search, search_cases, export, expand, open_only, warm_cells,
+//    clicks, timeout_ms, ...}
+// (warm_cells: run that many first cells before timing the rest; clicks: that many more clicks, timed)
 // (open_only: open the notebook, report whether JupyterLab marked it changed, save it, stop)
 // It opens the notebook, runs every cell, waits for the first graphlab inspector to draw, clicks a
 // node of it (`pick`: a node id, or "" for the first kernel node drawn), waits for the details
@@ -48,11 +50,20 @@ try { run: {
     break run;
   }
 
+  const execute = (command) => page.evaluate((c) => window.jupyterapp.commands.execute(c), command);
+  if (args.warm_cells) { // run the first cells (imports, reading the graph) before the clock starts
+    for (let i = 0; i < args.warm_cells; i += 1) await execute("notebook:run-cell-and-select-next");
+    await page.waitForFunction((n) => {
+      const prompts = [...document.querySelectorAll(".jp-CodeCell .jp-InputPrompt")].slice(0, n);
+      const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+      return prompts.length === n && prompts.every((p) => /\[\d+\]/.test(p.textContent)) && kernel.status === "idle";
+    }, args.warm_cells);
+  }
   t = Date.now();
-  await page.evaluate(() => window.jupyterapp.commands.execute("notebook:run-all-cells"));
+  await execute(args.warm_cells ? "notebook:run-all-below" : "notebook:run-all-cells");
   const inspector = page.locator(".gl-inspector").first();
   await inspector.locator("svg.gl-svg g.node").first().waitFor({ state: "attached" });
-  lap("first_inspector_drawn_ms", t);
+  lap(args.warm_cells ? "inspector_cell_to_drawn_ms" : "first_inspector_drawn_ms", t);
   // Wait for the whole notebook: every code cell shows its execution count, e.g. "[7]:".
   await page.waitForFunction(() => {
     const prompts = [...document.querySelectorAll(".jp-CodeCell .jp-InputPrompt")];
@@ -79,6 +90,25 @@ try { run: {
     [await inspector.elementHandle(), result.clicked],
   );
   lap("click_to_details_ms", t);
+  const answered = async () => Number(await inspector.getAttribute("data-click-answer-ms"));
+  result.click_answers_ms = [await answered()]; // pointer up to details drawn, timed in the page
+  for (let i = 1; i <= (args.clicks || 0); i += 1) { // more clicks, on other kernels in view, like a user's
+    const target = await page.evaluate(([el, skip]) => { // the centre of a kernel node inside the drawing's view
+      const view = el.querySelector(".gl-canvas").getBoundingClientRect();
+      const inside = [...el.querySelectorAll("svg.gl-svg g.node.kind-kernel")].map((g) => {
+        const r = g.getBoundingClientRect();
+        return { id: g.id, x: r.left + r.width / 2, y: r.top + r.height / 2 };
+      }).filter((c) => c.x > view.left + 5 && c.x < view.right - 5 && c.y > view.top + 5 && c.y < view.bottom - 5
+        && !el.querySelector(`g.node.gl-selected[id="${CSS.escape(c.id)}"]`));
+      return inside[Math.min(skip, inside.length - 1)] || null;
+    }, [await inspector.elementHandle(), i * 2]);
+    if (!target) break;
+    await page.evaluate((el) => { delete el.dataset.clickAnswerMs; }, await inspector.elementHandle());
+    await page.mouse.click(target.x, target.y);
+    await page.waitForFunction(([el, want]) => el.dataset.clickAnswerMs !== undefined &&
+      el.querySelector(`g.node.gl-selected[id="${CSS.escape(want)}"]`) !== null, [await inspector.elementHandle(), target.id]);
+    result.click_answers_ms.push(await answered());
+  }
   result.details_title = await inspector.locator(".gl-details .gl-title").textContent();
   result.details_kernel = await kname.textContent();
   result.details_text = await inspector.locator(".gl-details").innerText();
@@ -157,6 +187,7 @@ try { run: {
     await diffView.screenshot({ path: args.diff_screenshot });
     result.diff_screenshot = args.diff_screenshot;
   }
+  result.last_output = (await page.locator(".jp-CodeCell .jp-OutputArea-output").last().innerText()).slice(0, 500);
   if (args.page_screenshot) {
     await page.screenshot({ path: args.page_screenshot });
     result.page_screenshot = args.page_screenshot;

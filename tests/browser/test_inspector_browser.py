@@ -135,7 +135,8 @@ def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
         "base": lab.base, "token": lab.token, "notebook": notebook, "pick": options.get("pick", ""),
         "search": options.get("search", ""), "export": options.get("export", ""),
         "expand": bool(options.get("expand")), "search_cases": options.get("search_cases"),
-        "open_only": bool(options.get("open_only")), "timeout_ms": 150_000,
+        "open_only": bool(options.get("open_only")), "warm_cells": int(options.get("warm_cells", 0)),
+        "clicks": int(options.get("clicks", 0)), "timeout_ms": 150_000,
         "screenshot": str(shot), "page_screenshot": str(SCREENSHOTS / f"{name}-page.png"),
     }
     if options.get("diff"):
@@ -149,7 +150,8 @@ def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
     report = json.loads(lines[-1])
     report["driver_s"] = round(time.perf_counter() - t0, 1)
     print(f"\n[{name}] screenshot: {shot}\n[{name}] timings: {json.dumps(report.get('times'))}, "
-          f"svg mount {report.get('mount_ms')} ms, driver {report['driver_s']} s")
+          f"svg mount {report.get('mount_ms')} ms, clicks answered in {report.get('click_answers_ms')} ms, "
+          f"driver {report['driver_s']} s\n[{name}] last output: {report.get('last_output', '')!r}")
     assert report["ok"], report.get("error")
     assert report["external_requests"] == [], "the inspector must work offline (no CDN)"
     assert report["news_prompts"] == 0, "JupyterLab asked about news: scripts/lab_settings.py's overrides did not apply"
@@ -249,7 +251,7 @@ def _big_graph_notebook(root: Path, nodes_wanted: int = 1000) -> str:
         nbformat.v4.new_code_cell(
             "import graphlab as gl\nbig = gl.CudaGraph.from_json(open('big.json').read())\nlen(big)"
         ),
-        nbformat.v4.new_code_cell("w = gl.inspect(big, collapse=False)\nw"),
+        nbformat.v4.new_code_cell("w = gl.inspect(big, collapse=False, max_nodes=2000)\nw"),  # all ~1,034 drawn
         nbformat.v4.new_code_cell("print(f'python layout {w.render_ms:.0f} ms')"),
     ]
     nbformat.write(nb, root / "big_graph.ipynb")
@@ -264,3 +266,50 @@ def test_thousand_node_graph_opens_and_responds(lab: Lab) -> None:
     assert report["details_kernel"].strip()
     assert report["search_highlighted"] > 20  # one gelu per layer, 22 copies of the model
     assert report["selected_in_view"]  # the last match, ~1,000 nodes down, was scrolled into view
+
+
+BIG_VIEWS = {  # how the 5,000-node graph is opened: gl.inspect's options, and how many nodes get drawn
+    "collapsed": ("", 101),  # the default: its 100-node block drawn once (x50), plus the drawing's block node
+    "full": (", collapse=False", 1000),  # capped at the inspector's max_nodes
+    "full_2000": (", collapse=False, max_nodes=2000", 2000),
+}
+
+
+def _bench_graph_notebook(root: Path, view: str) -> str:
+    """A notebook that opens the 5,000-node verbose dump of bench/bench_parse.py in the inspector."""
+    spec = importlib.util.spec_from_file_location("bench_parse", REPO / "bench" / "bench_parse.py")
+    bench = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    (root / "big5000.dot").write_text(bench.build_dump(5000), encoding="utf-8")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    option = BIG_VIEWS[view][0]
+    nb.cells = [
+        nbformat.v4.new_code_cell(  # run before the clock starts: imports and parsing are measured in bench/
+            "import time\nimport graphlab as gl\nimport graphlab.ui.inspector\n"
+            "t0 = time.perf_counter(); big = gl.read_dot('big5000.dot'); parse_s = time.perf_counter() - t0\nlen(big)"
+        ),
+        nbformat.v4.new_code_cell(f"t0 = time.perf_counter(); w = gl.inspect(big{option}); inspect_s = time.perf_counter() - t0\nw"),
+        nbformat.v4.new_code_cell(
+            "print(f'parse {parse_s * 1e3:.0f} ms, gl.inspect {inspect_s * 1e3:.0f} ms (layout {w.render_ms:.0f} ms), '\n"
+            "      f'{len(w.drawn_ids)} drawn, status: {w.status}')"
+        ),
+    ]
+    name = f"big5000_{view}.ipynb"
+    nbformat.write(nb, root / name)
+    return name
+
+
+@pytest.mark.parametrize("view", sorted(BIG_VIEWS))
+def test_five_thousand_node_graph_opens_and_answers_clicks(lab: Lab, view: str) -> None:
+    """Issue 10's goal: a 5,000-node graph opens in under 2 s and a click answers in under 100 ms.
+    Timed, printed and recorded in docs/inspector.md, not asserted (a loaded machine must not fail)."""
+    notebook = _bench_graph_notebook(lab.root, view)
+    report = drive(lab, notebook, f"five_thousand_{view}", warm_cells=1, clicks=5, search="gemm")
+    assert report["tracebacks"] == [], report["tracebacks"]
+    assert report["details_kernel"].strip() and len(report["click_answers_ms"]) == 6
+    assert report["search_highlighted"] > 0
+    drawn = int(report["last_output"].split(" drawn")[0].rsplit(" ", 1)[-1])
+    assert drawn == BIG_VIEWS[view][1]
+    if view != "collapsed":
+        assert f"only the first {drawn:,} nodes are drawn" in report["last_output"]
