@@ -61,6 +61,7 @@ case "$PHASE" in
       grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
     done
     record multigpu 90 multigpu
+    record watch 60 watch
     step notebooks_live 60 python3 scripts/run_notebooks_live.py notebooks/00_start_here.ipynb \
       notebooks/01_first_capture.ipynb notebooks/02_pitfalls.ipynb notebooks/04_reading_the_graph.ipynb
     ;;

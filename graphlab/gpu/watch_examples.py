@@ -264,7 +264,6 @@ def _user_block_case(torch: Any) -> WatchExample:
     zm = get_model("mlp")
     model = zm.build(device="cuda")
     (x,) = zm.make_inputs(8, device="cuda")
-    g = torch.cuda.CUDAGraph()
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.no_grad():
@@ -273,6 +272,7 @@ def _user_block_case(torch: Any) -> WatchExample:
                 model(x)  # warm up on a side stream, as PyTorch's docs do
         torch.cuda.current_stream().wait_stream(side)
         with watch() as seen:
+            g = torch.cuda.CUDAGraph()  # made inside the watch, so the watch can keep it dumpable
             with torch.cuda.graph(g):
                 y = model(x)
         (x_new,) = zm.make_inputs(8, device="cuda", seed=1)
