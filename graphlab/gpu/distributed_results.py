@@ -164,8 +164,16 @@ class ReplicaThroughput:
 
         return pandas.DataFrame(self.rows())
 
+    @property
+    def failed(self) -> bool:
+        """True when the measurement did not complete (the recording keeps why, in `error`)."""
+        return "error" in self.result
+
     def __str__(self) -> str:
         r = self.result
+        if self.failed:
+            errors = r["error"] if isinstance(r["error"], list) else [r["error"]]
+            return "replica throughput was not measured (" + self.source + "): " + "; ".join(errors)
         lines = [f"replica throughput, {r['model']}, replicas on {', '.join(r['replica_devices'])} ({self.source})",
                  f"{'batch':>6}{'1 GPU req/s':>13}{'replicas req/s':>16}{'x':>7}{'inline req/s':>14}{'x':>7}"
                  f"{'launch us':>12}"]
