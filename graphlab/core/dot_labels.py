@@ -225,9 +225,10 @@ def _record_cells(label: str) -> list[Tree]:
 # with its own key, the same as a dict ready for `details.update` (else None).
 #
 # Rows that differ from node to node are read without the general record parse (same result; kept so
-# by tests/test_dot_labels.py): `{ID | 3 (topoId: 84) | name\<\<\<...\>\>\>}` and
-# `{{node handle | func handle} | {0x.. | 0x..}}` (any `{{keys} | {values}}` row). Every other row is
-# read once and cached: rows such as `{cooperative | 0}` repeat from node to node.
+# by tests/test_dot_fast_paths.py): `{ID | 3 (topoId: 84) | name\<\<\<...\>\>\>}` (split at its bars
+# when spaced as the driver spaces it, else one regex) and `{{node handle | func handle} | {0x.. | 0x..}}`
+# (any `{{keys} | {values}}` row). Every other row is read once and cached: rows such as
+# `{cooperative | 0}` repeat from node to node.
 _ID_ROW = re.compile(r"\s*\{\s*ID\s*\|([^{}|\\]*)\|([^{}|\\]*(?:\\[<>{}][^{}|\\]*)*)\}\s*")
 _TWO_GROUP_ROW = re.compile(r"\s*\{\s*\{([^{}\\]*)\}\s*\|\s*\{([^{}\\]*)\}\s*\}\s*")
 _PLAIN_CELL = re.compile(r"[^{}|\\]*")
