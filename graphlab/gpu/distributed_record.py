@@ -82,7 +82,7 @@ def record_multigpu(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
     return folder
 
 
-def _replicas_in_a_child_process(timeout_s: int = 120) -> dict[str, Any]:
+def _replicas_in_a_child_process(timeout_s: int = 100) -> dict[str, Any]:
     """Replica throughput, measured in a child process: a CUDA fault there (seen once on the H200: an illegal
     memory access while the replicas ran) cannot take the tensor-parallel recording down with it; the
     recording keeps the child's last lines instead, and the same run under CUDA_LAUNCH_BLOCKING=1."""
