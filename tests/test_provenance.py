@@ -15,7 +15,7 @@ ABSOLUTE = re.compile(r"(?<![\w.])/(root|home|tmp|work|opt|usr|var|mnt)/")
 def test_recording_has_provenance_and_no_absolute_path(path):
     meta = json.loads(path.read_text())
     prov = meta["provenance"]
-    assert prov["gpu"] and prov["driver"] and prov["torch"] and prov["date"] and prov["command"].startswith("graphlab")
+    assert prov["gpu"] and prov["driver"] and prov["torch"] and prov["date"] and "graphlab" in prov["command"]
     assert re.fullmatch(r"[0-9a-f]{40}|unknown", prov["git_commit"]), prov["git_commit"]
     for file in path.parent.iterdir():
         if file.suffix in (".json", ".dot"):
