@@ -67,3 +67,17 @@ def test_graph_cache_runs_on_the_cpu_and_shows_recorded_graphs(recorded):
         (ids,) = zoo.make_inputs(3)
         torch.testing.assert_close(cache(ids), model(ids))
     assert cache.graph_for(3).graph.count_by_kind() == gl.load_recording("gpt").graph("b4").count_by_kind()
+
+
+def test_sweep_and_timeline_answer_from_the_recordings(recorded):
+    sweep = gl.sweep("gpt", batch_sizes=[1, 8])
+    assert sweep.batch_sizes == [1, 8] and sweep.conditions["gpu"] == "NVIDIA H200"
+    full = gl.Sweep.load("gpt")
+    assert sweep.point(8, "graph") == full.point(8, "graph")
+    with pytest.raises(gl.GPUUnavailableError, match="not \\[3\\]"):
+        gl.sweep("gpt", batch_sizes=[3])
+    model = gl.get_model("mlp").build()
+    assert gl.sweep(model).model == "mlp"
+    assert gl.record_timeline("gpt", batch_size=1).model == "gpt"
+    with pytest.raises(gl.GPUUnavailableError, match="zoo models only"):
+        gl.sweep(torch.nn.Linear(2, 2), lambda b: torch.randn(b, 2))

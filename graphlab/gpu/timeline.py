@@ -129,6 +129,12 @@ def record_timeline(
         A `Timeline`; `.eager` and `.graph` are `Trace`s whose times start at the host call (0 µs).
         The graph call is what a request pays: copy the inputs in, replay, synchronise.
     """
+    from graphlab.mode import is_recorded
+
+    if is_recorded():  # the timeline recorded for this zoo model
+        from graphlab.gpu.recorded import recorded_timeline
+
+        return recorded_timeline(model)
     from graphlab.env import require_cuda
     from graphlab.gpu.capture import capture
     from graphlab.gpu.conditions import run_conditions

@@ -187,8 +187,15 @@ def sweep(
             rounds.
 
     Returns:
-        A `Sweep` with an eager and a graph point per batch size; every block median is kept.
+        A `Sweep` with an eager and a graph point per batch size; every block median is kept. In recorded
+        mode (`gl.set_mode`), the sweep recorded for this zoo model, at the batch sizes asked for.
     """
+    from graphlab.mode import is_recorded
+
+    if is_recorded():
+        from graphlab.gpu.recorded import recorded_sweep
+
+        return recorded_sweep(model, batch_sizes)
     if isinstance(model, str):
         from graphlab.gpu.zoo import get_model
 
