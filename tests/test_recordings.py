@@ -166,12 +166,13 @@ def test_committed_recording_is_complete_and_consistent(meta_path):
     rec = Recording.open(meta_path.parent)
     prov = rec.provenance
     assert all(prov[key] not in (None, "") for key in REQUIRED_PROVENANCE), prov
-    assert rec.graph_names, "a recording holds at least one graph"
+    assert rec.graph_names or rec.result_names, "a recording holds graphs or measurements"
     census = rec.results("census") if "census" in rec.result_names else {}
     for key in rec.graph_names:
         assert "model" not in rec.graph_info(key), "recordings ship the DOT only; the model is parsed on load"
         parsed = rec.graph(key)
-        assert len(parsed) > 0
+        # CUDAGraph Trees capture an empty graph that only holds its memory pool: the watch records it as such
+        assert len(parsed) > 0 or rec.graph_info(key).get("watched", {}).get("role") == "pool keeper", key
         counted = census.get(key)
         if counted is None:
             continue

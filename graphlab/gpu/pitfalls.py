@@ -138,10 +138,55 @@ def _main(argv: list[str]) -> int:
     return 0
 
 
-__all__ = ["EXAMPLES", "Example", "recorded_diagnoses", "run_example"]
+
+
+def pitfall_examples() -> dict[str, Example]:
+    """The failure examples by name: each has the `code` of its cell, the `setup` run before it, its `cause`."""
+    return dict(EXAMPLES)
+
+
+def capture_after_pitfalls() -> Any:
+    """A capture made right after the failure examples, proof that the process stays usable.
+
+    Live: captures the zoo MLP at batch 8 here (after whatever failed in this process). Recorded mode: the
+    graph `graphlab record` captured in the same process right after all the examples had failed.
+    """
+    from graphlab.mode import is_recorded, recorded_gpu
+
+    if is_recorded():
+        from graphlab.core.recordings import load_recording
+        from graphlab.gpu.recorded import RecordedGraph
+
+        return RecordedGraph(load_recording("pitfalls", gpu=recorded_gpu()), "recovered", None, (), "recovered")
+    from graphlab.gpu.capture import capture
+    from graphlab.gpu.zoo import get_model
+
+    mlp = get_model("mlp")
+    return capture(mlp.build(), *mlp.make_inputs(8), name="recovered")
+
+
+def causes_table() -> Any:
+    """Every cause graphlab recognises as a table (pandas, prose left-aligned, code in code font)."""
+    import html
+    import re
+
+    import pandas as pd
+
+    from graphlab.gpu.diagnose import catalogue
+
+    def code(text: str) -> str:
+        return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+    frame = pd.DataFrame([{"cause": c.key, "what": code(c.title), "fix": code(c.fix)} for c in catalogue()])
+    return frame.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
+        [{"selector": "th", "props": [("text-align", "left")]}])
 
 
 if __name__ == "__main__":
     import sys as _sys
 
     raise SystemExit(_main(_sys.argv[1:]))
+
+
+__all__ = ["EXAMPLES", "Example", "capture_after_pitfalls", "causes_table", "pitfall_examples", "recorded_diagnoses",
+           "run_example"]
