@@ -94,13 +94,13 @@ def test_public_names_stay_functions_after_every_module_is_imported():
 # -- imports only go down, for every layer ------------------------------------------------------------------
 #: layer of each subpackage; modules at the package's top (errors, env, mode) are the ground floor (0),
 #: cli/tour/__main__ the roof. `serve` sits above gpu (it serves models through the graph cache).
-LAYERS = {"errors": 0, "env": 0, "mode": 0, "_version": 0, "conditional_detect": 0, "core": 0, "viz": 1, "gpu": 2, "serve": 3, "ui": 3,
+LAYERS = {"errors": 0, "env": 0, "mode": 0, "_version": 0, "conditional_detect": 0, "progress": 0, "core": 0, "viz": 1, "gpu": 2, "serve": 3, "ui": 3,
           "cli": 9, "tour": 9, "__main__": 9, "__init__": 9}
 #: pairs that may not import each other although the layer numbers would allow it
 FORBIDDEN = {("gpu", "viz"): "gpu must not draw: the GPU machine has no graphviz/plotly",
              ("serve", "ui"): "the service must not import notebook widgets",
              ("ui", "serve"): "widgets must not import the service"}
-GROUND = ("errors", "env", "mode", "_version", "conditional_detect")
+GROUND = ("errors", "env", "mode", "_version", "conditional_detect", "progress")
 
 
 def _layer_of(module: str) -> str:

@@ -42,6 +42,7 @@ from graphlab.errors import CacheMissError, GraphlabError, PaddingError
 from graphlab.gpu.cache_backend import make_backend
 from graphlab.gpu.padding import check_padding_exact, example_at, region
 from graphlab.gpu.tensors import grad_context, is_tensor, map_tensors
+from graphlab.progress import progress_bar
 
 POOLS = ("shared", "private")
 
@@ -435,7 +436,7 @@ class GraphCache:
                 if len(combo) != len(self.dims):
                     raise GraphlabError(f"warmup sizes need one size per padded dim ({len(self.dims)}), got {combo}")
         combos.sort(key=lambda c: [-x for x in c])  # largest first: smaller graphs reuse the pool's blocks
-        bar = _bar(progress, len(combos), f"Capturing graphs ({self.name})")
+        bar = progress_bar(len(combos), f"Capturing graphs ({self.name})", unit="graph", show=progress)
         with self._lock, grad_context(torch, "no_grad"):
             for seed, combo in enumerate(combos):
                 buckets = tuple(t.bucket_for(n) for t, n in zip(self.tables, combo))
@@ -526,16 +527,6 @@ class GraphCache:
     def __repr__(self) -> str:
         buckets = "; ".join(f"{p.name} {list(t.buckets)}" for p, t in zip(self.dims, self.tables))
         return f"GraphCache({self.name!r}: {buckets}; {len(self._entries)} graphs, backend {self.backend.name})"
-
-
-def _bar(progress: bool, total: int, desc: str) -> Any:
-    if not progress:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, unit="graph")
 
 
 __all__ = ["CacheEntry", "GraphCache", "POOLS"]

@@ -21,6 +21,7 @@ from collections import deque
 from typing import Any, Callable, Sequence
 
 from graphlab.core.stats import median
+from graphlab.progress import progress_bar
 
 DEFAULT_MODEL = "gpt"
 DEFAULT_REPLICA_BATCH_SIZES = (1, 8, 32)
@@ -108,14 +109,7 @@ def measure_replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence
     spread = devices if len(devices) > 1 else [devices[0], devices[0]]
     buckets = sorted(set(batch_sizes))
     points = []
-    bar = None
-    if progress:
-        try:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(batch_sizes) * 3, desc=f"replica throughput ({model})")
-        except ImportError:
-            bar = None
+    bar = progress_bar(len(batch_sizes) * 3, f"replica throughput ({model})", show=progress)
     with torch.no_grad():
         one = Replicas(base, [devices[0]], buckets=buckets)
         many = Replicas(base, spread, buckets=buckets)

@@ -39,6 +39,7 @@ from graphlab.errors import TimingError
 from graphlab.gpu import blocks
 from graphlab.gpu.blocks import BlockSeries, PairPlan, prepare_pair, time_rounds
 from graphlab.gpu.conditions import ClockReader, run_conditions
+from graphlab.progress import progress_bar
 
 INPUT_SETS = 3
 
@@ -246,7 +247,7 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
         model.eval()
     name = name or type(model).__name__
     clocks = ClockReader(torch.cuda.current_device())
-    bar = _progress_bar(progress, 2 * len(cases) + pairs, name)
+    bar = progress_bar(2 * len(cases) + pairs, f"{name}: prepare, paired rounds, summarise", unit="step", show=progress)
     prepared: list[_Prepared] = []
     events: list[Any] = []  # one pool of CUDA event pairs for every timer of the sweep
     started = time.perf_counter()
@@ -323,17 +324,6 @@ def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float,
         "sweep_s": round(sweep_s, 2), "rounds_s": round(rounds_s, 2),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-
-
-def _progress_bar(progress: bool, total: int, name: str) -> Any:
-    """A tqdm.auto bar (a step per batch size prepared, per round, per batch size summarised), or None."""
-    if not progress:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # no tqdm: measure without a bar
-        return None
-    return tqdm(total=total, desc=f"{name}: prepare, paired rounds, summarise", unit="step")
 
 
 def _step(bar: Any, text: str) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from graphlab.errors import GraphlabError, RecordingError
 from graphlab.gpu.watch_records import WatchedGraph, WatchedGraphs
+from graphlab.progress import progress_bar
 
 RECORDING = "watch"
 EXAMPLES = ("compile", "make_graphed_callables", "torch.cuda.graph")
@@ -192,7 +193,8 @@ def _compile_case(torch: Any, batch_sizes: tuple[int, ...], progress: bool = Tru
     max_err = 0.0
     skips0 = _skips(torch)
     t_start = time.perf_counter()
-    bar = _progress(progress, len(batch_sizes) * CALLS_PER_SIZE)
+    bar = progress_bar(len(batch_sizes) * CALLS_PER_SIZE, "torch.compile calls (the first at each size compiles)",
+                       show=progress, leave=False)
     with watch() as seen, torch.no_grad():
         for b in batch_sizes:
             (ids,) = zm.make_inputs(b, device="cuda")
@@ -282,16 +284,6 @@ def _user_block_case(torch: Any) -> WatchExample:
     facts = {"graphs": len(seen), "library": seen[0].library if len(seen) else None,
              "where": seen[0].where if len(seen) else None, "replay_max_abs_err_vs_eager": err}
     return WatchExample("torch.cuda.graph", DESCRIPTIONS["torch.cuda.graph"], seen, facts=facts)
-
-
-def _progress(show: bool, total: int) -> Any:
-    if not show:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc="torch.compile calls (the first at each size compiles)", leave=False)
 
 
 def _parse(dot: str, source: str) -> Any:

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from graphlab.errors import GraphlabError
+from graphlab.progress import progress_bar
 
 DEFAULT_MODEL = "gpt"
 DEFAULT_BATCH_SIZE = 8
@@ -146,7 +147,7 @@ def measure_watch_overhead(torch: Any, *, model: str = DEFAULT_MODEL, batch_size
         torch.cuda.synchronize()
         blocks: dict[str, list[float]] = {"unwatched": [], "watched": []}
         during = 0
-        bar = _progress(progress, pairs)
+        bar = progress_bar(pairs, "watched vs unwatched pairs", show=progress, leave=False)
         for i in range(pairs):
             order = ("unwatched", "watched") if i % 2 == 0 else ("watched", "unwatched")
             for which in order:
@@ -171,16 +172,6 @@ def measure_watch_overhead(torch: Any, *, model: str = DEFAULT_MODEL, batch_size
         max_abs_err_vs_eager=max_err, graphs_watched=len(seen), graphs_during_timing=during, compile_s=compile_s,
         ratios=[round(r, 5) for r in paired.ratios],
         source=f"live on {torch.cuda.get_device_name()}, torch {torch.__version__}")
-
-
-def _progress(show: bool, total: int) -> Any:
-    if not show:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc="watched vs unwatched pairs", leave=False)
 
 
 def watch_overhead(batch_size: int = DEFAULT_BATCH_SIZE, pairs: int = DEFAULT_PAIRS) -> WatchOverhead:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from graphlab.errors import GraphlabError, ServeError
+from graphlab.core.traffic import poisson_arrivals  # one copy: request traces use it too
 
 Send = Callable[[dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]]
 #: rows per request -> weight: mostly single rows, a tail of larger requests (mean 2.0 rows)
@@ -94,15 +95,6 @@ class ClientRecord:
     status: int = 0
     reason: str = ""
     answer: dict[str, Any] = field(default_factory=dict)
-
-
-def poisson_arrivals(rate_rps: float, duration_s: float, rng: random.Random) -> list[float]:
-    """Arrival offsets in seconds over [0, duration_s): exponential gaps of mean 1/rate."""
-    out, t = [], rng.expovariate(rate_rps)
-    while t < duration_s:
-        out.append(t)
-        t += rng.expovariate(rate_rps)
-    return out
 
 
 def make_bodies(spec: LoadSpec, kind: str, count: int, rng: random.Random) -> list[dict[str, Any]]:

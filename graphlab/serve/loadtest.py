@@ -37,6 +37,7 @@ from graphlab.serve.loadgen import (DEFAULT_ROWS, ASGITransport, DirectTransport
                                     make_bodies, poisson_arrivals, run_in_fresh_loop, run_open_loop)
 from graphlab.serve.report import LoadTest, summarize_point, timeline_key, timeline_window
 from graphlab.serve.served_model import served_model
+from graphlab.progress import progress_bar
 
 RECORDING = "serving"
 RECORD_COMMAND = "graphlab record --models serving"
@@ -91,7 +92,7 @@ def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS,
                        preprocess_threads=preprocess_threads)
     result = LoadTest(model=model, config=base.to_dict(),
                       conditions=_conditions(device, transport, seed, duration_s, rows, rates))
-    bar = _progress(len(settings) * len(rates), progress)
+    bar = progress_bar(len(settings) * len(rates), "load test", unit="point", show=progress)
     for setting in ([None] if transport == "http" else list(settings)):
         config = base.with_setting(setting) if setting else base
         _sweep_setting(result, config, spec_model.kind, rates, duration_s, seed, rows, transport, url, timeline_set,
@@ -180,16 +181,6 @@ def _remote_setting(url: str | None, model: str) -> str:
     if health.get("model") != model:
         raise GraphlabError(f"the service at {url} serves {health.get('model')!r}, not {model!r}: pass that model")
     return str(health.get("setting", "remote"))
-
-
-def _progress(total: int, enabled: bool) -> Any:
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc="load test", unit="point")
 
 
 def _conditions(device: str, transport: str, seed: int, duration_s: float, rows: Any,
