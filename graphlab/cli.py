@@ -202,3 +202,6 @@ def _one_line(exc: BaseException) -> str:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+__all__ = ["DOT_TIMEOUT_S", "MAX_DRAWN_NODES", "RENDER_SUFFIXES", "build_parser", "main"]

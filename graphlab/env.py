@@ -181,3 +181,7 @@ def require_cuda(what: str) -> Any:
             f"(torch {torch.__version__}, torch.cuda.is_available() is False). {RECORDED_HINT}"
         )
     return torch
+
+
+__all__ = ["Environment", "RECORDED_HINT", "about", "environment", "has_cuda", "require_cuda",
+           "torch_graph_features"]

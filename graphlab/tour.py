@@ -119,3 +119,6 @@ def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600)
             continue
         print(f"ok   {path.name} ({seconds:.1f} s) -> {out_dir / path.name}")
     return 1 if failures else 0
+
+
+__all__ = ["OFFLINE_TEMPLATE", "execute_notebook", "find_notebooks", "notebook_html", "notebooks_dir", "run_tour"]

@@ -157,3 +157,17 @@ def test_the_layer_check_can_fail(tmp_path, monkeypatch):
         bad.unlink()
     assert any("_layer_probe_tmp" in f and "must not draw" in f for f in found)
     assert any("_layer_probe_tmp" in f and "package face" in f for f in found)
+
+
+def test_every_module_says_what_it_exports():
+    import ast
+
+    missing = []
+    for path in sorted((REPO / "graphlab").rglob("*.py")):
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        tree = ast.parse(path.read_text())
+        if not any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in n.targets)
+                   for n in tree.body):
+            missing.append(str(path.relative_to(REPO)))
+    assert missing == [], "add __all__ to these modules"

@@ -99,3 +99,6 @@ def demangle(name: str) -> str:
     except (OSError, ValueError):  # pragma: no cover - defensive: a broken runtime
         return name
     return result if result else name
+
+
+__all__ = ["demangle", "demangler_available"]

@@ -382,3 +382,6 @@ def _label(node: Node) -> str:
 def _short_source(source: str, fallback: str) -> str:
     name = source.replace("\\", "/").rsplit("/", 1)[-1]
     return name if name and not name.startswith("<") else fallback
+
+
+__all__ = ["GraphDiff", "NodeMatch", "_COMPARED", "_KEYS", "diff"]

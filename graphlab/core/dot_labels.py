@@ -619,3 +619,7 @@ def read_label(attrs: dict[str, str]) -> NodeFields:
     if (shape or "").lower() in ("record", "mrecord") or stripped.startswith("{"):
         return _read_record(label, shape)
     return _read_plain(label, shape)
+
+
+__all__ = ["KIND_WORDS", "NodeFields", "_GROUP_KEYS", "_HEAD_CACHE", "_ID_NAMES", "_KERNEL_CELLS", "_PLAIN_KEYS",
+           "_ROW_CACHE", "clear_caches", "read_label"]

@@ -359,3 +359,6 @@ class DotReader:
                 if self.at_op(",") or self.at_op(";"):
                     self.i += 1
         return attrs
+
+
+__all__ = ["Cluster", "DotReader", "RawNode"]

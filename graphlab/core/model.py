@@ -376,3 +376,6 @@ class CudaGraph:
     @classmethod
     def from_json(cls, text: str) -> CudaGraph:
         return cls.from_dict(json.loads(text))
+
+
+__all__ = ["ConditionalType", "CudaGraph", "Edge", "Graph", "Node", "NodeKind", "node_field_names"]

@@ -429,3 +429,7 @@ def _graph_of(graph: AnyGraph, node_id: str) -> Graph:
         return graph
     return graph.graph(graph.node(node_id).graph_id)
 
+
+__all__ = ["GraphStructure", "GraphSummary", "RepeatedBlock", "_CACHE", "analyze", "bridged_edges", "depth",
+           "find_repeated_blocks", "levels", "predecessors", "signature", "successors", "summary",
+           "topological_order", "widest_level"]

@@ -76,3 +76,6 @@ def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name:
             namespace[key] = scope[key]
     return finish(engine, static_inputs=static_inputs, static_outputs=cuda_outputs(scope), fn=run_cell,
                   grad_mode=grad_mode, name=name, dot_flags=dot_flags, input_names=tuple(input_names), source=code)
+
+
+__all__ = ["capture_cell"]

@@ -65,3 +65,6 @@ def random_like(torch: Any, t: Any, seed: int) -> Any:
         low, high = (int(t.min()), int(t.max()) + 1) if t.numel() else (0, 1)
         out = torch.randint(low, max(high, low + 1), t.shape, generator=gen)
     return out.to(device=t.device, dtype=t.dtype)
+
+
+__all__ = ["GRAD_MODES", "describe", "flatten", "grad_context", "is_tensor", "map_tensors", "random_like", "sync"]

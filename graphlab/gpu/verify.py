@@ -88,3 +88,6 @@ def verify_replay(cg: Any, make_inputs: Callable[[], Any] | None = None, trials:
         raise GraphlabError(f"graph {cg.name!r} has no tensor outputs to verify")
     margin, max_abs, max_rel, path, rtol, atol = worst
     return VerifyResult(margin <= 0, max_abs, max_rel, trials, checked, path, rtol, atol)
+
+
+__all__ = ["TOLERANCES", "VerifyResult", "verify_replay"]

@@ -129,3 +129,6 @@ def inspect_diff(a: Any, b: Any, **options: Any) -> DiffInspector:
         >>> gl.inspect_diff(rec.graph("b1"), rec.graph("b8"), names=("batch 1", "batch 8"))  # doctest: +SKIP
     """
     return DiffInspector(a, b, **options)
+
+
+__all__ = ["DiffInspector", "inspect_diff"]

@@ -215,3 +215,7 @@ class _DrawingWidget(anywidget.AnyWidget):
 
 def _safe_stem(title: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", title).strip("._") or "graph"
+
+
+__all__ = ["DEFAULT_EXPORT_DIR", "EXPORT_FORMATS", "RANKDIRS", "STATIC_PNG_DPI", "STATIC_PNG_MAX_INCHES",
+           "as_cuda_graph"]

@@ -89,3 +89,6 @@ def _diff_table(d: GraphDiff, max_rows: int = 12) -> str:
     if not rows:
         lines.append(("", "no differences"))
     return style.diff_table(d.names, d.count_by_kind(), lines)
+
+
+__all__ = ["render_diff"]

@@ -441,3 +441,7 @@ def left_out_note(drawn: int, left_out: int, max_nodes: int | None) -> str:
     """What a capped drawing says about itself."""
     return (f"only the first {drawn:,} nodes are drawn ({left_out:,} more left out, max_nodes={max_nodes:,}): "
             "collapse repeated blocks, hide kinds or families, or raise max_nodes")
+
+
+__all__ = ["COLLAPSE_MIN_SAVED_NODES", "DOT_TIMEOUT_S", "Drawing", "MAX_DRAWN_NODES", "SAVE_FORMATS",
+           "left_out_note", "render"]

@@ -265,3 +265,9 @@ def diff_table(names: tuple[str, str], counts: dict[str, tuple[int, int]], lines
         cells.append(f'<TR><TD COLSPAN="3" ALIGN="LEFT"{bg}>{esc(_clip(text, 90))}</TD></TR>')
     return ('<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="#BBBBBB">'
             + "".join(cells) + "</TABLE>")
+
+
+__all__ = ["BLOCK_FILL", "BLOCK_NOTE", "BODY_FILL", "EDGE_COLOR", "EMPTY_FILL", "FAMILY_COLORS", "FONT",
+           "HIGHLIGHT_COLOR", "KIND_SHAPES", "KIND_TITLES", "LINE_COLOR", "MAX_NAME_CHARS", "NON_KERNEL_FILL",
+           "SELECTED_COLOR", "STATUS_COLORS", "body_label", "css_classes", "diff_table", "family_of",
+           "fill_color", "format_bytes", "html_label", "label_lines", "slug", "title_label", "tooltip"]
