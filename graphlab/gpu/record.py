@@ -2,11 +2,13 @@
 
 For each zoo model and batch size: capture (warm-up 3, keep_graph=True), verify replay against eager,
 keep the raw DOT (flags 1, Verbose: kernel launch dimensions, copy sizes and topological ids in one
-dump, the same text torch's own `debug_dump` writes) and its parsed model, plus a census from the
-graph API and, unless --no-sweep, the eager-vs-replay latency sweep and a kernel timeline. A
+dump, the same text torch's own `debug_dump` writes; the model is parsed from it on load), a census
+from the graph API and, unless --no-sweep, the paired eager-vs-replay sweep and a kernel timeline. A
 "pitfalls" recording keeps what each failure example (`graphlab.gpu.pitfalls.EXAMPLES`) said here,
-and the graph captured right after all of them (proof that the process stayed usable). Each model is
-recorded in a fresh process: profiling and failed captures slow a process's later launches.
+and the graph captured right after all of them (proof that the process stayed usable). Named
+experiments (`EXTRA_RECORDERS`: cells, cache, traffic, dense, overhead, watch, conditional, serving,
+multigpu) record only when asked for. Each recording is made in a fresh process, so one recording's
+profiling or failed captures cannot colour another's timings.
 
     graphlab record --out data/recordings --models mlp gpt --batch-sizes 1 8 --no-sweep
 
