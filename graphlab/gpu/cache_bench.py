@@ -10,13 +10,12 @@ Layer 2: torch is imported inside functions.
 """
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from typing import Any, Callable
+
+from graphlab.gpu.fresh_process import run_in_fresh_process
 
 POOL_MODES = ("shared", "private", "largest_alone")
 
@@ -121,11 +120,9 @@ def pool_memory(model_names: tuple[str, ...] = ("mlp", "gpt", "cnn"),
     for name in model_names:
         row: dict[str, Any] = {}
         for mode in POOL_MODES:
-            code = ("import json, sys; from graphlab.gpu.cache_bench import pool_memory_one; "
-                    f"print('RESULT', json.dumps(pool_memory_one({name!r}, {mode!r}, {list(buckets)!r})))")
-            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-            lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
-            row[mode] = json.loads(lines[-1][7:]) if lines else {"error": (done.stderr or done.stdout)[-800:]}
+            code = ("from graphlab.gpu.cache_bench import pool_memory_one; from graphlab.gpu.fresh_process import "
+                    f"result_line; print(result_line(pool_memory_one({name!r}, {mode!r}, {list(buckets)!r})))")
+            row[mode] = run_in_fresh_process(code, timeout_s=300)
         try:
             row["shared_over_largest"] = row["shared"]["reserved_growth_bytes"] / row["largest_alone"][
                 "reserved_growth_bytes"]

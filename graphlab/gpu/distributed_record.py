@@ -86,33 +86,28 @@ def _replicas_in_a_child_process(timeout_s: int = 100) -> dict[str, Any]:
     """Replica throughput, measured in a child process: a CUDA fault there (seen once on the H200: an illegal
     memory access while the replicas ran) cannot take the tensor-parallel recording down with it; the
     recording keeps the child's last lines instead, and the same run under CUDA_LAUNCH_BLOCKING=1."""
-    import json
-    import os
-    import subprocess
-    import sys
+    from graphlab.gpu.fresh_process import run_in_fresh_process
 
-    code = ("import json; from graphlab.gpu.distributed_record import REPLICA_MODEL, REPLICA_BATCH_SIZES; "
+    code = ("from graphlab.gpu.distributed_record import REPLICA_MODEL, REPLICA_BATCH_SIZES; "
             "from graphlab.gpu.replicas_bench import measure_replica_throughput; "
-            "print('RESULT', json.dumps(measure_replica_throughput(REPLICA_MODEL, REPLICA_BATCH_SIZES, progress=False)))")
+            "from graphlab.gpu.fresh_process import result_line; "
+            "print(result_line(measure_replica_throughput(REPLICA_MODEL, REPLICA_BATCH_SIZES, progress=False)))")
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR",
                                                            "MASTER_PORT", "LOCAL_WORLD_SIZE", "GROUP_RANK")}
     failures = []
     for blocking in ("0", "1"):
         try:
-            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s,
-                                  env={**env, "CUDA_LAUNCH_BLOCKING": blocking})
+            result = run_in_fresh_process(code, timeout_s, env={**env, "CUDA_LAUNCH_BLOCKING": blocking})
         except subprocess.TimeoutExpired:
             failures.append(f"CUDA_LAUNCH_BLOCKING={blocking}: timed out after {timeout_s} s")
             continue
-        lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
-        if lines:
-            result = json.loads(lines[-1][7:])
-            if failures:
-                result["earlier_failure"] = failures
-                result["note"] = "measured with CUDA_LAUNCH_BLOCKING=1 after the normal run failed: slower than real"
-            return result
-        tail = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.strip()][-12:]
-        failures.append(f"CUDA_LAUNCH_BLOCKING={blocking}: exit {done.returncode}: " + " | ".join(tail))
+        if "error" in result:
+            failures.append(f"CUDA_LAUNCH_BLOCKING={blocking}: {result['error']}")
+            continue
+        if failures:
+            result["earlier_failure"] = failures
+            result["note"] = "measured with CUDA_LAUNCH_BLOCKING=1 after the normal run failed: slower than real"
+        return result
     return {"error": failures, "points": []}
 
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from graphlab.gpu.fresh_process import run_in_fresh_process
 
 SETTINGS = ("eager", "cache_advisor", "cache_pow2", "compile", "compile_dynamic")
 
@@ -165,14 +165,6 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
     return out
 
 
-def _in_fresh_process(code: str, timeout_s: int = 400) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s)
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
-    if not lines:
-        return {"error": (done.stderr or done.stdout)[-1500:]}
-    return json.loads(lines[-1][7:])
-
-
 def replay_all(n_requests: int = 400, max_graphs: int = 6, seed: int = 0,
                settings: tuple[str, ...] = SETTINGS) -> dict[str, Any]:
     """The whole comparison: latency table, advisor, then every setting in a fresh process."""
@@ -180,8 +172,8 @@ def replay_all(n_requests: int = 400, max_graphs: int = 6, seed: int = 0,
     from graphlab.core.traffic import make_trace
 
     trace = make_trace(n_requests=n_requests, seed=seed)
-    table = _in_fresh_process("import json; from graphlab.gpu.traffic import latency_table; "
-                              "print('RESULT', json.dumps(latency_table()))")
+    table = run_in_fresh_process("from graphlab.gpu.traffic import latency_table; from graphlab.gpu.fresh_process "
+                                 "import result_line; print(result_line(latency_table()))", timeout_s=400)
     if "error" in table:
         return {"trace": trace.to_dict(), "latency_table": table}
     for key in ("graph_us", "eager_us", "pool_bytes", "exec_bytes", "capture_ms"):
@@ -193,8 +185,9 @@ def replay_all(n_requests: int = 400, max_graphs: int = 6, seed: int = 0,
         path.write_text(json.dumps(trace.to_dict()))
         for setting in settings:
             code = (f"import json; from graphlab.gpu.traffic import replay_one; trace = json.load(open({str(path)!r})); "
-                    f"print('RESULT', json.dumps(replay_one({setting!r}, trace, {list(advice.buckets)!r})))")
-            results[setting] = _in_fresh_process(code)
+                    "from graphlab.gpu.fresh_process import result_line; "
+                    f"print(result_line(replay_one({setting!r}, trace, {list(advice.buckets)!r})))")
+            results[setting] = run_in_fresh_process(code, timeout_s=400)
     return {"trace": trace.to_dict(), "latency_table": {k: ({str(s): v for s, v in val.items()} if isinstance(val, dict)
                                                           else val) for k, val in table.items()},
             "advice": advice.to_dict(), "settings": results,
