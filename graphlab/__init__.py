@@ -10,27 +10,10 @@ import importlib
 from typing import Any
 
 from graphlab import errors as _errors
-
-from graphlab.errors import (
-    CacheMissError,
-    CaptureError,
-    ConditionalUnsupportedError,
-    DistributedError,
-    DotParseError,
-    GPUUnavailableError,
-    GraphCycleError,
-    GraphlabError,
-    GraphvizMissingError,
-    InspectorError,
-    PaddingError,
-    RecordingError,
-    ResultsError,
-    StatsError,
-    TimelineError,
-    TimingError,
-)
-
 from graphlab._version import __version__
+
+# every error graphlab raises on purpose, straight from errors.py (light: it imports nothing), one list
+globals().update({name: getattr(_errors, name) for name in _errors.__all__})
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
@@ -107,7 +90,6 @@ _LAZY: dict[str, str] = {
     "WatchedGraph": "graphlab.gpu.watch_records",
     "WatchedGraphs": "graphlab.gpu.watch_records",
     "WatchSummary": "graphlab.gpu.watch_records",
-    "WatchUnsupportedError": "graphlab.errors",
     "watch_example": "graphlab.gpu.watch_examples",
     "WatchExample": "graphlab.gpu.watch_examples",
     "watch_overhead": "graphlab.gpu.watch_overhead",
@@ -137,10 +119,6 @@ _LAZY: dict[str, str] = {
     "plot_batch_sizes": "graphlab.serve.figures",
     "plot_stages": "graphlab.serve.figures",
     "plot_serving_timeline": "graphlab.serve.figures",
-    "ServeError": "graphlab.errors",
-    "BadRequestError": "graphlab.errors",
-    "RequestTooLargeError": "graphlab.errors",
-    "OverloadedError": "graphlab.errors",
     # layer 3: UI
     "inspect": "graphlab.ui.inspector",
     "inspect_diff": "graphlab.ui.diff_inspector",
@@ -153,7 +131,7 @@ _LAZY: dict[str, str] = {
     "Mode": "graphlab.mode",
 }
 
-__all__ = sorted([*_LAZY, *_errors.__all__, "__version__"])
+__all__ = sorted({*_LAZY, *_errors.__all__, "__version__"})
 
 
 def __getattr__(name: str) -> Any:
