@@ -21,7 +21,7 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from graphlab.core.buckets import pow2_buckets, vllm_buckets
 from graphlab.errors import GraphlabError

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from graphlab.core.model import CudaGraph, Graph, Node, NodeKind
-from graphlab.errors import GraphCycleError, GraphlabError
+from graphlab.errors import GraphCycleError
 
 AnyGraph = Union[Graph, CudaGraph]
 

@@ -101,10 +101,6 @@ class CaptureEngine:
         self.cost: CaptureCost | None = None
         self._contexts: contextlib.ExitStack | None = None
 
-    @property
-    def device(self) -> Any:
-        return self.torch.device("cuda", self.device_index)
-
     # -- the steps ----------------------------------------------------------------------------------------
     def warm_up(self, run: Callable[[], Any], times: int) -> None:
         """Run `run()` `times` times on the capture stream, ordered after and before the caller's stream.

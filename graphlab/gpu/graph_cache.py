@@ -36,7 +36,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from graphlab.core.buckets import BucketTable, Pad
+from graphlab.core.buckets import Pad
 from graphlab.core.cache_stats import BucketCounts, CacheStats
 from graphlab.errors import CacheMissError, GraphlabError, PaddingError
 from graphlab.gpu.cache_backend import make_backend
@@ -286,7 +286,8 @@ class GraphCache:
         if not todo:
             return
         route = self._route(entry, inputs, sizes)  # a throwaway route: a check is not a call
-        replayed = map_tensors(lambda t: t.clone(), self._replay_as_is(route, inputs))
+        self._replay(route, inputs)
+        replayed = map_tensors(lambda t: t.clone(), route.outputs)  # the real rows, whatever copy_outputs says
         with torch.no_grad():
             eager = self.model(*inputs)
         try:
@@ -382,13 +383,6 @@ class GraphCache:
             for static, value in route.fill:
                 static.fill_(value)
         entry.last_route, entry.last_sizes = route, route.sizes
-
-    def _replay_as_is(self, route: Route, inputs: tuple[Any, ...]) -> Any:
-        copy, self.copy_outputs = self.copy_outputs, False
-        try:
-            return self._replay(route, inputs)
-        finally:
-            self.copy_outputs = copy
 
     def _views(self, outputs: Any, buckets: tuple[int, ...], sizes: tuple[int, ...]) -> Any:
         """The outputs sliced back to the real sizes, as views of the static outputs (made once per route)."""
