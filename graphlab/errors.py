@@ -159,9 +159,8 @@ class OverloadedError(ServeError):
 
 
 __all__ = [
-    "BadRequestError", "CaptureError", "ConditionalUnsupportedError", "DistributedError", "DotParseError",
-    "GPUUnavailableError",
-    "GraphCycleError", "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError",
-    "RecordingError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError", "TimelineError",
-    "TimingError", "WatchUnsupportedError",
+    "BadRequestError", "CacheMissError", "CaptureError", "ConditionalUnsupportedError", "DistributedError",
+    "DotParseError", "GPUUnavailableError", "GraphCycleError", "GraphlabError", "GraphvizMissingError",
+    "InspectorError", "OverloadedError", "PaddingError", "RecordingError", "RequestTooLargeError", "ResultsError",
+    "ServeError", "StatsError", "TimelineError", "TimingError", "WatchUnsupportedError",
 ]

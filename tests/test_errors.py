@@ -31,6 +31,14 @@ def test_every_error_class_is_defined_in_errors_py():
     assert outside == []
 
 
+def test_every_error_class_in_errors_py_is_in_its_all():
+    import inspect
+
+    defined = {name for name, value in vars(errors).items()
+               if inspect.isclass(value) and issubclass(value, Exception) and value.__module__ == errors.__name__}
+    assert defined == set(errors.__all__)
+
+
 def test_every_error_is_public_and_a_graphlab_error():
     for name in errors.__all__:
         cls = getattr(errors, name)
