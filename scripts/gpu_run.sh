@@ -7,6 +7,7 @@
 #   OUT=/tmp/out PHASE=records bash scripts/gpu_run.sh   # overhead, dense, watch, conditional, serving, multigpu
 #   OUT=/tmp/out PHASE=tests   bash scripts/gpu_run.sh   # every GPU test, pitfalls + cells, notebooks live
 #   OUT=/tmp/out PHASE=validate bash scripts/gpu_run.sh  # each GPU test file alone, multigpu, notebooks live
+#   OUT=/tmp/out PHASE=replicas bash scripts/gpu_run.sh  # replica probe, multi-GPU bench + record, each test file
 #
 # Timing-sensitive steps run alone, one after another (a second process on the GPU would disturb them).
 set -uo pipefail
@@ -49,6 +50,23 @@ case "$PHASE" in
     record pitfalls 90 pitfalls cells
     step notebooks_live 120 python3 scripts/run_notebooks_live.py notebooks/00_start_here.ipynb \
       notebooks/01_first_capture.ipynb notebooks/02_pitfalls.ipynb notebooks/04_reading_the_graph.ipynb
+    ;;
+  replicas)  # the cuBLAS-workspace fix: replicas on one GPU, the multi-GPU measurements, then every test file
+    step replica_probe 170 python3 scripts/probes/replica_probe.py --out "$LOGS/replica_probe" \
+      --scenarios "${SCENARIOS:-pool_cost,two,inline,graphs2,full}"
+    step bench_multigpu 120 python3 bench/bench_multigpu.py --out "$LOGS/bench"
+    record multigpu 100 multigpu
+    started=$(date +%s)
+    for f in tests/gpu/test_gpu_cublas_workspace.py tests/gpu/test_gpu_multigpu.py tests/gpu/test_gpu_graph_cache.py \
+             tests/gpu/test_gpu_capture.py tests/gpu/test_gpu_serve.py tests/gpu/test_gpu_failures.py tests/gpu/test_*.py; do
+      n=$(basename "$f" .py)
+      grep -q "^step $n " "$LOGS/summary.txt" 2>/dev/null && continue
+      if [ $(( $(date +%s) - started )) -gt "${BUDGET_S:-200}" ]; then
+        echo "step $n skipped: the phase's time budget is spent" | tee -a "$LOGS/summary.txt"; continue
+      fi
+      step "$n" "${TEST_S:-90}" python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
+      grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
+    done
     ;;
   validate)  # every GPU test file in its own process (a crash in one cannot hide the others' results)
     started=$(date +%s)

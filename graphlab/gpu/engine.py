@@ -12,6 +12,8 @@ it times.
 
 On failure, `abandon` ends the capture, restores the stream and device, drops the failed graph (and
 with it its private pool), settles the CUDA generator, and returns one diagnosed `CaptureError`.
+Each capture gets its own cuBLAS workspace, inside its own pool (`gpu/cublas_workspace.py` says why:
+graphs that shared one raced when replayed on two streams at once).
 Layer 2: torch is passed in; never plotly, graphviz or widgets.
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator
 
 from graphlab.errors import GraphlabError
+from graphlab.gpu.cublas_workspace import clear_cublas_workspaces
 from graphlab.gpu.diagnose import capture_error, diagnose, empty_capture_error
 from graphlab.gpu.dot_export import has_cuda_bindings, raw_graph_handle
 from graphlab.gpu.recovery import clear_cuda_error, end_allocate_to_pool, end_stray_capture, settle_rng
@@ -127,6 +130,7 @@ class CaptureEngine:
                 raise GraphlabError("a capture is already running on this stream: finish it (or call "
                                     "gl.recover()) before starting another")
             torch.cuda.synchronize()
+            clear_cublas_workspaces(torch)  # the capture makes its own, inside its pool (cublas_workspace.py)
             torch.cuda.empty_cache()
             self._reserved0 = torch.cuda.memory_reserved()
             torch.cuda.reset_peak_memory_stats()
@@ -151,6 +155,7 @@ class CaptureEngine:
             end_allocate_to_pool(torch, self.device_index, self._pool_or_none())
             raise self.abandon(exc) from None
         capture_ms = (time.perf_counter() - self._t0) * 1e3
+        clear_cublas_workspaces(torch)  # no later eager GEMM on this stream may use the graph's workspace
         self._exit_contexts()
         empty = False
         for w in caught:
@@ -196,6 +201,8 @@ class CaptureEngine:
             end_stray_capture(torch)
         self._exit_contexts()
         clear_cuda_error()
+        with contextlib.suppress(Exception):
+            clear_cublas_workspaces(torch)
         self._discard()
         with contextlib.suppress(Exception):
             torch.cuda.synchronize(self.device_index)
