@@ -226,3 +226,19 @@ def test_paired_speedup_says_when_the_fastest_mode_was_not_seen():
     s = paired_speedup([1200.0, 1250.0, 1210.0], [200.0, 200.0, 200.0], modes)
     assert s.fastest_mode is None and s.by_mode[1] == pytest.approx(6.05)
     assert "fastest host mode not seen" in s.describe()
+
+
+def test_a_host_target_band_is_symmetric_on_a_log_scale_and_checks_its_arguments():
+    from graphlab.core.modes import HostTarget, host_matched, in_band
+
+    assert in_band(69.3, 63.0) and in_band(57.3, 63.0) and not in_band(69.4, 63.0) and not in_band(57.2, 63.0)
+    target = HostTarget("host", 63.0, band_pct=10.0, min_pairs=2)
+    assert target.matching([63, 64, 110, 62], [62, 120, 63, 64]) == [0, 3]  # both blocks of a pair in the band
+    with pytest.raises(StatsError, match="reading must be one of host, dispatch"):
+        HostTarget("gpu", 63.0)
+    with pytest.raises(StatsError, match="level_us > 0"):
+        HostTarget("host", 0.0)
+    with pytest.raises(StatsError, match="pair up one to one"):
+        host_matched([1.0, 2.0], [1.0], [63.0, 63.0], [63.0, 63.0], target)
+    none = host_matched([700.0], [180.0], [120.0], [120.0], target)
+    assert none.pairs == 0 and none.speedup is None and none.eager_us is None

@@ -10,7 +10,8 @@ import types
 
 import pytest
 
-from graphlab.core.repro_report import ReproReport, compare_sweeps
+from graphlab.core.modes import HostTarget
+from graphlab.core.repro_report import ReproReport, compare_sweeps, recorded_target
 from graphlab.core.results import LatencyPoint, Sweep
 from graphlab.errors import ResultsError
 
@@ -38,10 +39,46 @@ def test_the_same_sweep_reproduces_itself():
     assert isinstance(report, ReproReport) and [r.batch_size for r in report.rows] == [1, 8]
     assert all(r.graph_ratio == 1.0 and r.speedup_ratio == 1.0 for r in report.rows)
     assert report.goals_met() == {"graph_p50_within_3pct": True, "graph_p50_in_fastest_mode_within_3pct": True,
-                                  "paired_speedup_within_10pct": True, "fastest_mode_speedup_within_10pct": True}
+                                  "paired_speedup_within_10pct": True, "fastest_mode_speedup_within_10pct": True,
+                                  "graph_p50_at_recorded_host_speed_within_3pct": True,
+                                  "speedup_at_recorded_host_speed_within_10pct": True}
     text = report.table()
     assert "now vs recorded" in text and "!" not in text.split("\n", 3)[3].split("  ! =")[0]
     assert "host speed now:      2 modes" in text
+
+
+def test_runs_are_compared_at_the_recordings_host_speed():
+    # recorded: 80% slow (host reading 125 µs), 20% fast (69 µs); now: 20% slow. The target is the recording's
+    # fastest host level; only pairs whose two blocks read within ±10% of it count, in both runs.
+    report = compare_sweeps(_sweep(slow_share=0.2), _sweep(slow_share=0.8))
+    assert report.target == HostTarget("host", 69.0)
+    row = report.rows[0]
+    assert row.speedup_ratio < 0.7  # all pairs: two different machine states
+    assert row.matched_now.pairs == 8 and row.matched_recorded.pairs == 2
+    assert row.matched_speedup_ratio == pytest.approx(1.0) and row.matched_graph_ratio == pytest.approx(1.0)
+    goals = report.goals_met()
+    assert goals["speedup_at_recorded_host_speed_within_10pct"] and not goals["paired_speedup_within_10pct"]
+    table = report.matched_table()
+    assert "host reading 69.0 µs ±10%" in table and "never ran" not in table
+
+
+def test_a_rerun_that_never_reached_the_recorded_host_speed_says_so():
+    report = compare_sweeps(_sweep(slow_share=1.0), _sweep(slow_share=0.5))
+    row = report.rows[0]
+    assert row.matched_now.pairs == 0 and row.matched_now.speedup is None and row.matched_speedup_ratio is None
+    assert report.goals_met()["speedup_at_recorded_host_speed_within_10pct"] is None
+    assert "never ran at the recording's host speed" in report.matched_table()
+    assert report.to_dict()["rows"][0]["matched_now"]["pairs"] == 0
+
+
+def test_the_dispatcher_reading_is_the_target_where_the_recording_has_it():
+    base = _sweep()
+    points = tuple(LatencyPoint.from_dict({**p.to_dict(), "block_dispatch_us": [140.0] * len(p.block_p50_us)})
+                   for p in base.points)
+    with_dispatch = Sweep(base.model, points, base.conditions)
+    assert recorded_target(with_dispatch) == HostTarget("dispatch", 140.0)
+    assert recorded_target(base) == HostTarget("host", 69.0)
+    assert recorded_target(Sweep("x", tuple(_point(1, m, [1.0, 2.0]) for m in ("eager", "graph")), {})) is None
 
 
 def test_a_run_that_spent_longer_in_the_slow_state_moves_the_median_but_not_the_fastest_mode():
@@ -140,10 +177,14 @@ def test_repro_reruns_with_the_recorded_conditions(cpu_repro, tmp_path, capsys):
     from graphlab.cli import main
 
     out = tmp_path / "repro.json"
-    assert main(["repro", "mlp", "--json", str(out), "--quiet"]) == 0
+    assert main(["repro", "mlp", "--json", str(out), "--quiet", "--max-extra-s", "2"]) == 0
     printed = capsys.readouterr().out
     assert "mlp: now vs recorded" in printed and "host speed modes seen" in printed
+    assert "at the recording's host speed (dispatch reading" in printed
     data = json.loads(out.read_text())
+    assert data["target"]["reading"] == "dispatch" and data["target"]["level_us"] > 0
+    assert data["sweep_now"]["conditions"]["host_target"]["max_extra_s"] == 2.0
+    assert data["sweep_now"]["conditions"]["rounds"] >= 4
     now = Sweep.from_dict(data["sweep_now"])
     assert now.batch_sizes == [1, 2] and now.conditions["pairs"] == 4 and now.conditions["repetitions"] == 3
     assert now.conditions["repro_of"] == "test-gpu/mlp/sweep" and now.conditions["fresh_process"] is True

@@ -163,6 +163,61 @@ def test_time_pairs_reads_clocks_after_every_block():
     assert series["graph"].block_cpu_mhz == []
 
 
+class SpeedStates:
+    """Host readings that follow a script: one reading per block, in order (then the last one forever)."""
+
+    def __init__(self, readings):
+        self.readings, self.read = list(readings), 0
+
+    def gpu_mhz(self):
+        return None
+
+    def cpu_mhz(self):
+        return None
+
+    def host_speed_us(self):
+        value = self.readings[min(self.read, len(self.readings) - 1)]
+        self.read += 1
+        return value
+
+
+def _plans(n=2):
+    fake = FakeTorch()
+    calls = {"eager": lambda xs: None, "graph": lambda xs: None}
+    return [prepare_pair(fake, calls, [(1,)], block_calls=1, warmup=1, warmup_max_ms=0.0) for _ in range(n)]
+
+
+def _enough(plans, target):
+    from graphlab.gpu.timing import _enough_at
+
+    return lambda: _enough_at(plans, target)
+
+
+def test_rounds_go_on_in_whole_rounds_until_every_batch_size_has_pairs_at_the_target_speed():
+    from graphlab.core.modes import HostTarget
+
+    plans = _plans(2)
+    target = HostTarget("host", 50.0, min_pairs=2)
+    clocks = SpeedStates([120.0] * 4 * 3 + [50.0] * 1000)  # 3 rounds of 4 blocks in the slow state, then fast
+    time_rounds(plans, pairs=2, clocks=clocks, until=_enough(plans, target), max_extra_s=30.0)
+    for plan in plans:
+        assert len(plan.series["eager"].block_p50_us) == 5  # 2 planned + 1 more slow + 2 at the target
+        assert plan.series["eager"].block_host_us == [120.0] * 3 + [50.0] * 2
+
+
+def test_extra_rounds_stop_at_max_extra_s_when_the_target_speed_never_comes():
+    from graphlab.core.modes import HostTarget
+
+    plans = _plans(1)
+    target = HostTarget("host", 50.0)
+    time_rounds(plans, pairs=2, clocks=SpeedStates([120.0]), until=_enough(plans, target), max_extra_s=0.05)
+    rounds = len(plans[0].series["eager"].block_p50_us)
+    assert rounds > 2  # it tried
+    plans = _plans(1)
+    time_rounds(plans, pairs=2, clocks=SpeedStates([120.0]), until=_enough(plans, target), max_extra_s=0.0)
+    assert len(plans[0].series["eager"].block_p50_us) == 2  # no time for more: exactly the planned rounds
+
+
 def test_time_pairs_refuses_bad_arguments():
     with pytest.raises(TimingError, match="an 'eager' and a 'graph'"):
         time_pairs(FakeTorch(), {"eager": lambda xs: None}, [(1,)])
@@ -262,3 +317,22 @@ def test_runs_is_the_older_name_for_pairs(fake_gpu):
     result = sweep(model, make_inputs, [1], runs=3, repetitions=2, warmup=1, warmup_max_ms=0.0, profile=False,
                    check_weights=False, progress=False)
     assert result.conditions["pairs"] == 3 and len(result.point(1, "eager").block_p50_us) == 3
+
+
+def test_sweep_reads_the_dispatcher_after_every_block_and_stores_its_host_target(fake_gpu):
+    from graphlab.core.modes import HostTarget
+    from graphlab.gpu.timing import sweep
+
+    model, make_inputs = _mlp()
+    never = HostTarget("host", 1e9)  # a speed this host never runs at: the extra rounds give up at once
+    result = sweep(model, make_inputs, [1, 2], name="tiny", pairs=3, repetitions=2, warmup=2, warmup_max_ms=0.0,
+                   profile=False, check_weights=False, progress=False, host_target=never, max_extra_s=0.0)
+    for p in result.points:
+        assert len(p.block_dispatch_us) == len(p.block_host_us) == p.runs == 3
+        assert all(v > 0 for v in p.block_dispatch_us)
+    c = result.conditions
+    assert c["rounds"] == 3 and c["host_target"]["level_us"] == 1e9 and c["host_target"]["max_extra_s"] == 0.0
+    assert "dispatcher" in c["dispatch_speed"]
+    assert result.at_host_speed(1, never).pairs == 0
+    with pytest.raises(TimingError, match="max_extra_s must be >= 0"):
+        sweep(model, make_inputs, [1], pairs=1, profile=False, check_weights=False, progress=False, max_extra_s=-1)

@@ -310,5 +310,89 @@ def paired_speedup(eager_blocks_us: Sequence[float], graph_blocks_us: Sequence[f
     return PairedSpeedup(ratios, p10, p50, p90, 100.0 * (p90 - p10) / p50, by_mode, modes)
 
 
-__all__ = ["HostModes", "PairedSpeedup", "assign_modes", "detect_modes", "optimal_partition", "pair_order",
-           "paired_speedup"]
+#: how far from a reference host speed a block's reading may lie and still count as "at" it (± %)
+HOST_BAND_PCT = 10.0
+#: pairs at the reference host speed that `graphlab repro` waits for at every batch size
+MIN_MATCHED_PAIRS = 8
+#: the host readings a block can carry, by name: a sweep point's field for each
+READINGS = {"host": "block_host_us", "dispatch": "block_dispatch_us"}
+
+
+def in_band(value_us: float, level_us: float, band_pct: float = HOST_BAND_PCT) -> bool:
+    """True when a reading lies within ±`band_pct` % (on a log scale) of `level_us`.
+
+    >>> in_band(66.0, 63.0), in_band(71.0, 63.0), in_band(58.0, 63.0)
+    (True, False, True)
+    """
+    factor = 1.0 + band_pct / 100.0
+    return level_us / factor <= value_us <= level_us * factor
+
+
+@dataclass(frozen=True)
+class HostTarget:
+    """A host speed to compare at: `reading` ("host" or "dispatch") within ±`band_pct` % of `level_us`,
+    and how many pairs at that speed a run should collect (`min_pairs`)."""
+
+    reading: str
+    level_us: float
+    band_pct: float = HOST_BAND_PCT
+    min_pairs: int = MIN_MATCHED_PAIRS
+
+    def __post_init__(self) -> None:
+        if self.reading not in READINGS:
+            raise StatsError(f"reading must be one of {', '.join(READINGS)}, got {self.reading!r}")
+        if self.level_us <= 0 or self.band_pct <= 0 or self.min_pairs < 1:
+            raise StatsError(f"a host target needs level_us > 0, band_pct > 0 and min_pairs >= 1, got {self}")
+
+    def matching(self, eager_readings: Sequence[float], graph_readings: Sequence[float]) -> list[int]:
+        """Indices of the pairs whose eager *and* graph block readings both lie in the band."""
+        return [i for i, (e, g) in enumerate(zip(eager_readings, graph_readings))
+                if in_band(e, self.level_us, self.band_pct) and in_band(g, self.level_us, self.band_pct)]
+
+    def describe(self) -> str:
+        return f"{self.reading} reading {self.level_us:.1f} µs ±{self.band_pct:g}%"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class HostMatched:
+    """The pairs of one batch size that ran at a target host speed: how many, and their medians
+    (None when no pair did)."""
+
+    target: HostTarget
+    pairs: int
+    speedup: float | None
+    eager_us: float | None
+    graph_us: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target.to_dict(), "pairs": self.pairs, "speedup": self.speedup,
+                "eager_us": self.eager_us, "graph_us": self.graph_us}
+
+
+def host_matched(eager_blocks_us: Sequence[float], graph_blocks_us: Sequence[float],
+                 eager_readings: Sequence[float], graph_readings: Sequence[float], target: HostTarget) -> HostMatched:
+    """Speedup, eager and graph block medians over the pairs that ran at `target`'s host speed.
+
+    >>> t = HostTarget("host", 63.0)
+    >>> m = host_matched([700, 1100, 720], [180, 190, 182], [64, 110, 62], [63, 108, 65], t)
+    >>> m.pairs, round(m.speedup, 2), m.eager_us
+    (2, 3.92, 710.0)
+    """
+    if not len(eager_blocks_us) == len(graph_blocks_us) == len(eager_readings) == len(graph_readings):
+        raise StatsError("blocks and readings pair up one to one: got "
+                         f"{len(eager_blocks_us)}/{len(graph_blocks_us)} blocks and "
+                         f"{len(eager_readings)}/{len(graph_readings)} readings")
+    idx = target.matching(eager_readings, graph_readings)
+    if not idx:
+        return HostMatched(target, 0, None, None, None)
+    eager = [eager_blocks_us[i] for i in idx]
+    graph = [graph_blocks_us[i] for i in idx]
+    return HostMatched(target, len(idx), median([e / g for e, g in zip(eager, graph)]), median(eager), median(graph))
+
+
+__all__ = ["HOST_BAND_PCT", "MIN_MATCHED_PAIRS", "READINGS", "HostMatched", "HostModes", "HostTarget",
+           "PairedSpeedup", "assign_modes", "detect_modes", "host_matched", "in_band", "optimal_partition",
+           "pair_order", "paired_speedup"]

@@ -11,6 +11,10 @@ What is compared, per batch size (ratio = now / recorded):
 - paired speedup, the median over block pairs (goal: within `SPEEDUP_TOLERANCE_PCT`, 10%), and the
   same in the fastest host mode each run saw (the like-for-like figure when the two runs spent
   different shares of their time in the host's slow state);
+- the same figures over the pairs that ran at the recording's host speed (`HostTarget`: the fastest
+  level of the recording's host readings, ±10%; both blocks of a pair in the band): the comparison
+  made at one host speed. `graphlab repro` runs extra rounds until the re-run has enough such pairs;
+  a run that never reached that speed says so instead of comparing two machine states;
 - the host modes each run saw (eager-block modes at that batch size; host-speed modes of the sweep).
 
     >>> report = compare_sweeps(now, recorded)          # doctest: +SKIP
@@ -21,6 +25,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from graphlab.core.modes import HostMatched, HostTarget
 from graphlab.core.results import Sweep
 from graphlab.core.stats import median
 from graphlab.errors import ResultsError
@@ -59,6 +64,21 @@ class ReproRow:
     modes_recorded: int | None
     mode_levels_now_us: tuple[float, ...]
     mode_levels_recorded_us: tuple[float, ...]
+    matched_now: HostMatched | None = None
+    matched_recorded: HostMatched | None = None
+
+    @property
+    def matched_speedup_ratio(self) -> float | None:
+        """Paired speedup now / recorded, both over the pairs at the recording's host speed."""
+        if self.matched_now is None or self.matched_recorded is None:
+            return None
+        return _ratio(self.matched_now.speedup, self.matched_recorded.speedup)
+
+    @property
+    def matched_graph_ratio(self) -> float | None:
+        if self.matched_now is None or self.matched_recorded is None:
+            return None
+        return _ratio(self.matched_now.graph_us, self.matched_recorded.graph_us)
 
     @property
     def graph_ratio(self) -> float:
@@ -82,6 +102,11 @@ class ReproRow:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        for key in ("matched_now", "matched_recorded"):
+            value = getattr(self, key)
+            out[key] = value.to_dict() if value is not None else None
+        out.update(matched_speedup_ratio=self.matched_speedup_ratio, matched_graph_ratio=self.matched_graph_ratio,
+                   matched_speedup_within_goal=_within(self.matched_speedup_ratio, SPEEDUP_TOLERANCE_PCT))
         out.update(graph_ratio=self.graph_ratio, eager_ratio=self.eager_ratio, speedup_ratio=self.speedup_ratio,
                    fastest_speedup_ratio=self.fastest_speedup_ratio, graph_fastest_ratio=self.graph_fastest_ratio,
                    graph_within_goal=_within(self.graph_ratio, GRAPH_TOLERANCE_PCT),
@@ -112,6 +137,7 @@ class ReproReport:
     host_recorded: str | None
     conditions_now: dict[str, Any]
     conditions_recorded: dict[str, Any]
+    target: HostTarget | None = None
 
     def goals_met(self) -> dict[str, bool | None]:
         """Whether every batch size met each goal (None when no batch size has the figure)."""
@@ -127,7 +153,39 @@ class ReproReport:
             "paired_speedup_within_10pct": every([_within(r.speedup_ratio, SPEEDUP_TOLERANCE_PCT) for r in self.rows]),
             "fastest_mode_speedup_within_10pct": every(
                 [_within(r.fastest_speedup_ratio, SPEEDUP_TOLERANCE_PCT) for r in self.rows]),
+            "graph_p50_at_recorded_host_speed_within_3pct": every(
+                [_within(r.matched_graph_ratio, GRAPH_TOLERANCE_PCT) for r in self.rows]),
+            "speedup_at_recorded_host_speed_within_10pct": every(
+                [_within(r.matched_speedup_ratio, SPEEDUP_TOLERANCE_PCT) for r in self.rows]),
         }
+
+    def matched_table(self) -> str:
+        """Point by point, over the pairs at the recording's host speed: pairs, graph, eager and speedup."""
+        if self.target is None:
+            return "  no comparison at one host speed: the recording has no host reading after every block"
+
+        def fmt(value: float | None, spec: str) -> str:
+            return "-" if value is None else format(value, spec)
+
+        lines = [f"{self.model}: at the recording's host speed ({self.target.describe()}; pairs whose two blocks "
+                 "both read in the band)",
+                 f"{'batch':>5} | {'pairs':^9} | {'graph µs':^21} | {'eager µs':^21} | {'speedup':^22}",
+                 f"{'':>5} | {'now':>4} {'rec':>4} | {'now':>6} {'rec':>6} {'ratio':>7} | {'now':>6} {'rec':>6} "
+                 f"{'ratio':>7} | {'now':>6} {'rec':>6} {'ratio':>7}"]
+        for r in self.rows:
+            a, b = r.matched_now, r.matched_recorded
+            if a is None or b is None:
+                continue
+            flag = "" if _within(r.matched_speedup_ratio, SPEEDUP_TOLERANCE_PCT) in (True, None) else "!"
+            lines.append(f"{r.batch_size:>5} | {a.pairs:>4} {b.pairs:>4} | {fmt(a.graph_us, '>6.1f')} "
+                         f"{fmt(b.graph_us, '>6.1f')} {fmt(r.matched_graph_ratio, '>7.3f')} | "
+                         f"{fmt(a.eager_us, '>6.1f')} {fmt(b.eager_us, '>6.1f')} "
+                         f"{fmt(_ratio(a.eager_us, b.eager_us), '>7.3f')} | {fmt(a.speedup, '>5.2f')}x "
+                         f"{fmt(b.speedup, '>5.2f')}x {fmt(r.matched_speedup_ratio, '>6.3f')}{flag}")
+        if all(r.matched_now is None or r.matched_now.pairs == 0 for r in self.rows):
+            lines.append("  the re-run never ran at the recording's host speed: the two runs saw different machine "
+                         "states, and no speedup of one can be compared with the other's")
+        return "\n".join(lines)
 
     def table(self) -> str:
         """Point by point: graph p50, eager p50, paired speedup, fastest-mode speedup, modes; now / recorded."""
@@ -173,15 +231,38 @@ class ReproReport:
                 "tolerances_pct": {"graph_p50": GRAPH_TOLERANCE_PCT, "speedup": SPEEDUP_TOLERANCE_PCT},
                 "host_now": self.host_now, "host_recorded": self.host_recorded,
                 "rows": [r.to_dict() for r in self.rows],
+                "target": self.target.to_dict() if self.target is not None else None,
                 "conditions_now": dict(self.conditions_now), "conditions_recorded": dict(self.conditions_recorded)}
 
 
-def compare_sweeps(now: Sweep, recorded: Sweep) -> ReproReport:
-    """Compare a re-run sweep with its recording at every batch size both measured in both modes."""
+def recorded_target(recorded: Sweep) -> HostTarget | None:
+    """The host speed to compare at: the fastest level of the recording's readings (the dispatcher's
+    where the recording has them, else the pure-Python workload's); None without readings."""
+    for reading in ("dispatch", "host"):
+        if recorded.has_readings(reading):
+            modes = recorded.host_speed_modes(reading)
+            if modes is not None:
+                return HostTarget(reading, round(modes.fastest_us, 2))
+    return None
+
+
+def _matched(sweep: Sweep, b: int, target: HostTarget | None) -> HostMatched | None:
+    if target is None or not sweep.is_paired(b) or not sweep.has_readings(target.reading):
+        return None
+    return sweep.at_host_speed(b, target)
+
+
+def compare_sweeps(now: Sweep, recorded: Sweep, target: HostTarget | None = None) -> ReproReport:
+    """Compare a re-run sweep with its recording at every batch size both measured in both modes.
+
+    Args:
+        target: the host speed to compare at (default: `recorded_target(recorded)`).
+    """
     common = [b for b in recorded.batch_sizes if recorded.has(b) and now.has(b)]
     if not common:
         raise ResultsError(f"nothing to compare: the re-run measured batch sizes {now.batch_sizes}, the recording "
                            f"{recorded.batch_sizes}")
+    target = target or recorded_target(recorded)
     rows = []
     for b in common:
         s_now, _, fast_now, g_fast_now = _speedups(now, b)
@@ -194,10 +275,13 @@ def compare_sweeps(now: Sweep, recorded: Sweep) -> ReproReport:
             modes_now.count if modes_now else None, modes_rec.count if modes_rec else None,
             tuple(round(v, 1) for v in modes_now.levels_us) if modes_now else (),
             tuple(round(v, 1) for v in modes_rec.levels_us) if modes_rec else (),
+            _matched(now, b, target), _matched(recorded, b, target),
         ))
     host_now, host_rec = now.host_speed_modes(), recorded.host_speed_modes()
     return ReproReport(now.model, tuple(rows), host_now.describe() if host_now else None,
-                       host_rec.describe() if host_rec else None, dict(now.conditions), dict(recorded.conditions))
+                       host_rec.describe() if host_rec else None, dict(now.conditions), dict(recorded.conditions),
+                       target)
 
 
-__all__ = ["GRAPH_TOLERANCE_PCT", "SPEEDUP_TOLERANCE_PCT", "ReproReport", "ReproRow", "compare_sweeps"]
+__all__ = ["GRAPH_TOLERANCE_PCT", "SPEEDUP_TOLERANCE_PCT", "ReproReport", "ReproRow", "compare_sweeps",
+           "recorded_target"]

@@ -17,7 +17,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterator
 
-from graphlab.core.modes import HostModes, PairedSpeedup, assign_modes, detect_modes, paired_speedup
+from graphlab.core.modes import (READINGS, HostMatched, HostModes, HostTarget, PairedSpeedup, assign_modes,
+                                 detect_modes, host_matched, paired_speedup)
 from graphlab.core.stats import latency_drop_pct, speedup
 from graphlab.core.weight_update import WeightUpdate, as_weight_update
 from graphlab.errors import ResultsError
@@ -27,7 +28,8 @@ MODES = ("eager", "graph")
 DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 #: /2 adds the paired-block fields (block_p50_us, ...); /1 files load unchanged
 SWEEP_SCHEMA = "graphlab.sweep/2"
-_TUPLES = ("run_p50_us", "block_p50_us", "block_start_ms", "block_gpu_mhz", "block_cpu_mhz", "block_host_us")
+_TUPLES = ("run_p50_us", "block_p50_us", "block_start_ms", "block_gpu_mhz", "block_cpu_mhz", "block_host_us",
+           "block_dispatch_us")
 TIMELINE_SCHEMA = "graphlab.timeline/1"
 
 
@@ -107,6 +109,7 @@ class LatencyPoint:
     block_gpu_mhz: tuple[float, ...] = ()
     block_cpu_mhz: tuple[float, ...] = ()
     block_host_us: tuple[float, ...] = ()
+    block_dispatch_us: tuple[float, ...] = ()
     warmup_calls: int | None = None
 
     def __post_init__(self) -> None:
@@ -238,12 +241,44 @@ class Sweep:
             modes = assign_modes(eager.block_host_us, host.levels_us, host.rule)
         return paired_speedup(eager.block_p50_us, graph.block_p50_us, modes)
 
-    def host_speed_modes(self) -> HostModes | None:
-        """The host's speed modes over the whole sweep: every block's host-speed reading
-        (`block_host_us`, a fixed workload's time; lower is faster), in time order. None without readings."""
-        readings = sorted((t, v) for p in self.points if len(p.block_host_us) == len(p.block_start_ms)
-                          for t, v in zip(p.block_start_ms, p.block_host_us))
+    def host_speed_modes(self, reading: str = "host") -> HostModes | None:
+        """The host's speed modes over the whole sweep: every block's reading, in time order (lower is
+        faster). None without readings.
+
+        Args:
+            reading: "host" (`block_host_us`, a fixed pure-Python workload) or "dispatch"
+                (`block_dispatch_us`, tiny torch CPU ops through the dispatcher; newer sweeps).
+        """
+        field_name = self._reading_field(reading)
+        readings = sorted((t, v) for p in self.points if len(getattr(p, field_name)) == len(p.block_start_ms)
+                          for t, v in zip(p.block_start_ms, getattr(p, field_name)))
         return detect_modes([v for _, v in readings]) if readings else None
+
+    def has_readings(self, reading: str = "host") -> bool:
+        """True when every paired point carries this reading after every block."""
+        field_name = self._reading_field(reading)
+        paired = [p for p in self.points if p.block_p50_us]
+        return bool(paired) and all(len(getattr(p, field_name)) == len(p.block_p50_us) for p in paired)
+
+    def at_host_speed(self, batch_size: int, target: HostTarget, seq_len: int | None = None) -> HostMatched:
+        """Speedup, eager and graph medians over the pairs that ran at `target`'s host speed (both blocks'
+        readings in its band): the figures to compare with another run at the same host speed."""
+        if not self.is_paired(batch_size, seq_len):
+            raise ResultsError(f"{self.model}: batch size {batch_size} has no paired blocks")
+        field_name = self._reading_field(target.reading)
+        eager, graph = self.point(batch_size, "eager", seq_len), self.point(batch_size, "graph", seq_len)
+        if len(getattr(eager, field_name)) != len(eager.block_p50_us) or \
+                len(getattr(graph, field_name)) != len(graph.block_p50_us):
+            raise ResultsError(f"{self.model}: no {target.reading} reading after every block at batch size "
+                               f"{batch_size}")
+        return host_matched(eager.block_p50_us, graph.block_p50_us, getattr(eager, field_name),
+                            getattr(graph, field_name), target)
+
+    @staticmethod
+    def _reading_field(reading: str) -> str:
+        if reading not in READINGS:
+            raise ResultsError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
+        return READINGS[reading]
 
     def host_modes(self, batch_size: int, mode: str = "eager", seq_len: int | None = None) -> HostModes | None:
         """The host speed modes seen in one point's blocks (None for a recording without blocks)."""

@@ -109,6 +109,7 @@ class BlockSeries:
     block_gpu_mhz: list[float] = field(default_factory=list)
     block_cpu_mhz: list[float] = field(default_factory=list)
     block_host_us: list[float] = field(default_factory=list)
+    block_dispatch_us: list[float] = field(default_factory=list)
 
     def add(self, start_ms: float, wall: list[float], gpu: list[float], readings: dict[str, float | None]) -> None:
         self.wall_us += wall
@@ -116,7 +117,7 @@ class BlockSeries:
         self.block_p50_us.append(round(median(wall), 3))
         self.block_start_ms.append(round(start_ms, 3))
         for key, values in (("gpu_mhz", self.block_gpu_mhz), ("cpu_mhz", self.block_cpu_mhz),
-                            ("host_us", self.block_host_us)):
+                            ("host_us", self.block_host_us), ("dispatch_us", self.block_dispatch_us)):
             value = readings.get(key)
             if value is not None:
                 values.append(value)
@@ -190,13 +191,16 @@ def prepare_pair(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequen
 
 
 def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = None,
-                progress: Callable[[int], None] | None = None) -> float:
+                progress: Callable[[int], None] | None = None, *, until: Callable[[], bool] | None = None,
+                max_extra_s: float = 0.0) -> float:
     """Time `pairs` rounds; in each, one (eager, graph) pair of blocks per plan.
 
     Plans are visited forwards in even rounds and backwards in odd ones; within a pair, eager goes
     first in even rounds (`pair_order`). `clocks` (a `ClockReader`) is read after every block,
     outside the timing. Python's garbage collector is off during the rounds (as `timeit` does).
-    Returns the seconds the rounds took.
+    With `until`, more rounds follow the `pairs` planned ones, each a whole round, until `until()`
+    says enough or `max_extra_s` more seconds have passed (`graphlab repro` waits this way for the
+    host speed its recording ran at). Returns the seconds the rounds took.
     """
     if pairs < 1:
         raise TimingError(f"pairs must be at least 1, got {pairs}")
@@ -205,20 +209,37 @@ def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = Non
     gc.disable()
     t0 = time.perf_counter()
     try:
-        for r in range(pairs):
+        r = 0
+        deadline = None
+        while True:
+            if r >= pairs:
+                if until is None or until():
+                    break
+                deadline = deadline or time.perf_counter() + max_extra_s
+                if time.perf_counter() >= deadline:
+                    break
             for plan in (plans if r % 2 == 0 else list(reversed(plans))):
                 for mode in pair_order(r):
                     start_ms = (time.perf_counter() - t0) * 1e3
                     wall, gpu = plan.timers[mode].block(plan.series[mode].calls_per_block, lead_in=1)
-                    readings = ({"gpu_mhz": clocks.gpu_mhz(), "cpu_mhz": clocks.cpu_mhz(),
-                                 "host_us": clocks.host_speed_us()} if clocks is not None else {})
-                    plan.series[mode].add(start_ms, wall, gpu, readings)
+                    plan.series[mode].add(start_ms, wall, gpu, _readings(clocks))
             if progress is not None:
                 progress(r)
+            r += 1
     finally:
         if gc_was_enabled:
             gc.enable()
     return time.perf_counter() - t0
+
+
+def _readings(clocks: Any) -> dict[str, float | None]:
+    if clocks is None:
+        return {}
+    out = {"gpu_mhz": clocks.gpu_mhz(), "cpu_mhz": clocks.cpu_mhz(), "host_us": clocks.host_speed_us()}
+    dispatch = getattr(clocks, "dispatch_speed_us", None)
+    if dispatch is not None:
+        out["dispatch_us"] = dispatch()
+    return out
 
 
 def time_pairs(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *, pairs: int = PAIRS,

@@ -7,6 +7,8 @@ clock never raises: a host that does not report one gets None, and the results s
     >>> clocks = ClockReader()                                     # doctest: +SKIP
     >>> clocks.gpu_mhz(), clocks.cpu_mhz(), clocks.host_speed_us()  # doctest: +SKIP
     (1980.0, 2100.0, 46.2)
+    >>> ClockReader(0, torch).dispatch_speed_us()                   # doctest: +SKIP
+    142.7
 
 Why these: eager calls at small batch are host-bound and follow the host's speed, graph replays are
 GPU-bound and follow the SM clock. A virtual machine often reports a constant CPU MHz while its real
@@ -50,6 +52,24 @@ def host_speed_us(iterations: int = HOST_WORK_ITERATIONS) -> float:
     return (time.perf_counter_ns() - t0) / 1e3
 
 
+#: tiny in-place adds on a one-element CPU tensor per dispatch reading (~1-2 µs each)
+DISPATCH_CALLS = 100
+
+
+def dispatch_speed_us(torch: Any, scratch: Any, calls: int = DISPATCH_CALLS) -> float:
+    """Time of `calls` in-place adds on a one-element CPU tensor (µs): how fast torch's dispatcher runs now.
+
+    The pure-Python workload (`host_speed_us`) fits in the core's L1 cache; an eager CUDA call spends
+    its host time in torch's C++ dispatcher, which a noisy neighbour slows down differently. This
+    reading goes through the same dispatcher, without touching the GPU. Lower is faster.
+    """
+    add = scratch.add_
+    t0 = time.perf_counter_ns()
+    for _ in range(calls):
+        add(1)
+    return (time.perf_counter_ns() - t0) / 1e3
+
+
 def _sysfs_mhz(cpu: int) -> float | None:
     try:
         with open(f"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_cur_freq", encoding="ascii") as fh:
@@ -79,7 +99,9 @@ class ClockReader:
     Made once per sweep; each read costs microseconds and happens between timed blocks, never inside one.
     """
 
-    def __init__(self, device_index: int = 0):
+    def __init__(self, device_index: int = 0, torch: Any = None):
+        self._torch = torch
+        self._scratch = torch.zeros(1) if torch is not None else None
         self._nvml: Any = None
         self._handle: Any = None
         self.gpu_source = "none (nvidia-ml-py not installed)"
@@ -121,10 +143,20 @@ class ClockReader:
         """The fixed host workload's time now (`host_speed_us`)."""
         return round(host_speed_us(), 2)
 
+    def dispatch_speed_us(self) -> float | None:
+        """The dispatcher reading now (`dispatch_speed_us`); None when made without torch."""
+        if self._scratch is None:
+            return None
+        return round(dispatch_speed_us(self._torch, self._scratch), 2)
+
     def describe(self) -> dict[str, str]:
-        return {"gpu_clock": self.gpu_source, "cpu_clock": self.cpu_source,
-                "host_speed": f"time of a fixed pure-Python workload ({HOST_WORK_ITERATIONS} iterations of "
-                              "total += i * i), after every block"}
+        out = {"gpu_clock": self.gpu_source, "cpu_clock": self.cpu_source,
+               "host_speed": f"time of a fixed pure-Python workload ({HOST_WORK_ITERATIONS} iterations of "
+                             "total += i * i), after every block"}
+        if self._scratch is not None:
+            out["dispatch_speed"] = (f"time of {DISPATCH_CALLS} in-place adds on a one-element CPU tensor "
+                                     "(torch's dispatcher), after every block")
+        return out
 
 
 def _cpu_model() -> str | None:
@@ -155,4 +187,4 @@ def run_conditions(torch: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["ClockReader", "current_cpu", "host_speed_us", "run_conditions"]
+__all__ = ["DISPATCH_CALLS", "ClockReader", "current_cpu", "dispatch_speed_us", "host_speed_us", "run_conditions"]

@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 from graphlab.core import modes as host_modes
+from graphlab.core.modes import READINGS, HostTarget
 from graphlab.core.results import DEFAULT_BATCH_SIZES, LatencyPoint, Sweep
 from graphlab.core.stats import overhead_share_pct, run_spread_pct, summarize
 from graphlab.errors import TimingError
@@ -94,7 +95,8 @@ def _point(series: BlockSeries, batch_size: int, first_call_us: float, **extra: 
         runs=len(series.block_p50_us), spread_pct=run_spread_pct(series.block_p50_us), first_call_us=first_call_us,
         block_p50_us=tuple(series.block_p50_us), block_start_ms=tuple(series.block_start_ms),
         block_gpu_mhz=tuple(series.block_gpu_mhz), block_cpu_mhz=tuple(series.block_cpu_mhz),
-        block_host_us=tuple(series.block_host_us), warmup_calls=series.warmup_calls, **extra,
+        block_host_us=tuple(series.block_host_us), block_dispatch_us=tuple(series.block_dispatch_us),
+        warmup_calls=series.warmup_calls, **extra,
     )
 
 
@@ -166,6 +168,8 @@ def sweep(
     count_kernels: bool = True,
     progress: bool = True,
     on_point: Callable[[LatencyPoint], None] | None = None,
+    host_target: HostTarget | None = None,
+    max_extra_s: float = 0.0,
 ) -> Sweep:
     """Measure eager and graph latency of `model` at each batch size, in interleaved pairs of blocks.
 
@@ -186,6 +190,9 @@ def sweep(
         progress: show a tqdm.auto bar (prepare each batch size, each round, summarise each batch size).
         on_point: called with each `LatencyPoint` once it is summarised (eager, then graph), after the
             rounds.
+        host_target: a host speed (`graphlab.core.modes.HostTarget`) to collect pairs at: after the
+            `pairs` rounds, more rounds run until every batch size has `host_target.min_pairs` pairs
+            at that speed, for at most `max_extra_s` seconds (`graphlab repro` passes its recording's).
 
     Returns:
         A `Sweep` with an eager and a graph point per batch size; every block median is kept. In recorded
@@ -212,7 +219,8 @@ def sweep(
     cases = [Case(b, lambda seed, b=b: _call_make_inputs(maker, b, seed)) for b in batch_sizes]
     result = sweep_cases(model, cases, name=name, pairs=runs if runs is not None else pairs, block_ms=block_ms,
                          warmup=warmup, warmup_max_ms=warmup_max_ms, repetitions=repetitions, profile=profile,
-                         count_kernels=count_kernels, progress=progress, on_point=on_point)
+                         count_kernels=count_kernels, progress=progress, on_point=on_point,
+                         host_target=host_target, max_extra_s=max_extra_s)
     if not (check_weights and hasattr(model, "parameters")):
         return result
     from graphlab.gpu.weights import probe_weight_update
@@ -228,7 +236,8 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
                 block_ms: float = blocks.BLOCK_MS, warmup: int = blocks.WARMUP_CALLS,
                 warmup_max_ms: float = blocks.WARMUP_MAX_MS, repetitions: int | None = None, profile: bool = True,
                 count_kernels: bool = True, progress: bool = True,
-                on_point: Callable[[LatencyPoint], None] | None = None) -> Sweep:
+                on_point: Callable[[LatencyPoint], None] | None = None, host_target: HostTarget | None = None,
+                max_extra_s: float = 0.0) -> Sweep:
     """The paired method over any list of sizes (`Case`s: a batch size, optionally a sequence length).
 
     `sweep()` calls this with one case per batch size; a sweep over sequence length passes one case
@@ -246,7 +255,9 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
     if hasattr(model, "eval"):
         model.eval()
     name = name or type(model).__name__
-    clocks = ClockReader(torch.cuda.current_device())
+    if max_extra_s < 0:
+        raise TimingError(f"max_extra_s must be >= 0, got {max_extra_s}")
+    clocks = ClockReader(torch.cuda.current_device(), torch)
     bar = progress_bar(2 * len(cases) + pairs, f"{name}: prepare, paired rounds, summarise", unit="step", show=progress)
     prepared: list[_Prepared] = []
     events: list[Any] = []  # one pool of CUDA event pairs for every timer of the sweep
@@ -264,8 +275,11 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
             prepared.append(_Prepared(case, cg, plan, input_sets[0], eager_first, graph_first))
             _step(bar, f"{case.label}: captured, warmed up")
         # 2. time: round r times one pair at every case
-        rounds_s = time_rounds([p.plan for p in prepared], pairs, clocks,
-                               progress=lambda r: _step(bar, f"round {r + 1}/{pairs}"))
+        plans = [p.plan for p in prepared]
+        until = None if host_target is None else (lambda: _enough_at(plans, host_target))
+        rounds_s = time_rounds(plans, pairs, clocks, progress=lambda r: _step(bar, f"round {r + 1}/{pairs}"),
+                               until=until, max_extra_s=max_extra_s)
+        rounds = len(plans[0].series["eager"].block_p50_us)
         points: list[LatencyPoint] = []
         for p in prepared:  # 3. summarise; profile last (it slows the launches of everything after it)
             where = {"seq_len": p.case.seq_len} if p.case.seq_len is not None else {}
@@ -287,12 +301,28 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
         bar.close()
     return Sweep(model=name, points=tuple(points), conditions=_conditions(
         torch, clocks, pairs=pairs, block_ms=block_ms, repetitions=repetitions, warmup=warmup,
-        warmup_max_ms=warmup_max_ms, sweep_s=time.perf_counter() - started, rounds_s=rounds_s))
+        warmup_max_ms=warmup_max_ms, sweep_s=time.perf_counter() - started, rounds_s=rounds_s,
+        rounds=rounds, host_target=host_target, max_extra_s=max_extra_s))
+
+
+def _enough_at(plans: Sequence[PairPlan], target: HostTarget) -> bool:
+    """True once every plan has `target.min_pairs` pairs whose two blocks both ran at the target speed."""
+    name = READINGS[target.reading]
+    for plan in plans:
+        eager, graph = plan.series["eager"], plan.series["graph"]
+        if len(target.matching(getattr(eager, name), getattr(graph, name))) < target.min_pairs:
+            return False
+    return True
 
 
 def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float, repetitions: int | None,
-                warmup: int, warmup_max_ms: float, sweep_s: float, rounds_s: float) -> dict[str, Any]:
+                warmup: int, warmup_max_ms: float, sweep_s: float, rounds_s: float, rounds: int,
+                host_target: HostTarget | None, max_extra_s: float) -> dict[str, Any]:
     """How a sweep was measured, stored with it (docs/latency-method.md explains each entry)."""
+    extra = {} if host_target is None else {
+        "host_target": {**host_target.to_dict(), "max_extra_s": max_extra_s,
+                        "rule": "after the planned pairs, whole rounds until every batch size has min_pairs pairs "
+                                "whose eager and graph readings both lie in the band, or max_extra_s"}}
     return {
         **run_conditions(torch),
         **clocks.describe(),
@@ -321,7 +351,7 @@ def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float,
         "graph_peak_bytes": "peak torch.cuda.memory_allocated() growth during the capture",
         "order": "per batch size: cold eager call, capture, cold graph call, warm-up; then the rounds of paired "
                  "blocks over all batch sizes; then one profiled call per point (profiling last)",
-        "sweep_s": round(sweep_s, 2), "rounds_s": round(rounds_s, 2),
+        "sweep_s": round(sweep_s, 2), "rounds_s": round(rounds_s, 2), "rounds": rounds, **extra,
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
 
