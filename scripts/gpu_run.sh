@@ -32,10 +32,16 @@ step() {  # step NAME LIMIT_S COMMAND...
 record() { step "record_$1" "$2" python3 -m graphlab record --out "$REC" --models "${@:3}"; }
 
 case "$PHASE" in
-  timing)
-    step repro_check 330 env OUT="$OUT/repro" MODELS="${MODELS:-mlp cnn gpt encoder resnet18}" bash scripts/gpu_repro_check.sh
+  timing)  # SKIP_TRAFFIC=1 leaves the traffic replay out; TESTS="tests/gpu/x.py ..." runs those test files after
+    step repro_check "${REPRO_LIMIT_S:-420}" env OUT="$OUT/repro" EXTRA_S="${EXTRA_S:-25}" \
+      MODELS="${MODELS:-mlp cnn gpt encoder resnet18}" bash scripts/gpu_repro_check.sh
     record cache 100 cache
-    record traffic 170 traffic
+    [ -z "${SKIP_TRAFFIC:-}" ] && record traffic 170 traffic
+    for f in ${TESTS:-}; do
+      n=$(basename "$f" .py)
+      step "$n" 90 python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
+      grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
+    done
     ;;
   records)
     record overhead 120 overhead

@@ -187,8 +187,11 @@ def test_resnet18_image_requests_with_graphs():
 
 
 def test_a_short_load_test_with_graphs_keeps_up_and_fills_the_timeline():
-    result = run_loadtest("gpt", settings=["graphs+batching"], rates=[2000], duration_s=1.0, progress=False,
-                          timeline_rates=[2000])
+    # 800 req/s: well under what graphs+batching sustains on the H200 (1,500 recorded), so a host in its slow
+    # state still keeps up; the capacity itself is a benchmark (graphlab loadtest), not this test's business.
+    # At 2,000 req/s the test failed once (1,590 of 2,004 answered) on a host in its slow state.
+    result = run_loadtest("gpt", settings=["graphs+batching"], rates=[800], duration_s=1.0, progress=False,
+                          timeline_rates=[800])
     (point,) = result.points
     assert point.sustained, point
     assert point.gpu_busy_pct > 0 and point.gpu_us_per_batch["p50"] > 0 and point.mean_batch_rows > 1
