@@ -334,5 +334,40 @@ def test_sweep_reads_the_dispatcher_after_every_block_and_stores_its_host_target
     assert c["rounds"] == 3 and c["host_target"]["level_us"] == 1e9 and c["host_target"]["max_extra_s"] == 0.0
     assert "dispatcher" in c["dispatch_speed"]
     assert result.at_host_speed(1, never).pairs == 0
-    with pytest.raises(TimingError, match="max_extra_s must be >= 0"):
+    with pytest.raises(TimingError, match="max_extra_s and min_rounds_s must be >= 0"):
         sweep(model, make_inputs, [1], pairs=1, profile=False, check_weights=False, progress=False, max_extra_s=-1)
+
+
+def test_rounds_last_at_least_min_s():
+    plans = _plans(1)
+    took = time_rounds(plans, pairs=1, min_s=0.05)
+    assert took >= 0.05 and len(plans[0].series["eager"].block_p50_us) > 1
+
+
+def test_the_fastest_target_follows_the_fastest_readings_seen_so_far():
+    from graphlab.gpu.timing import FASTEST, _enough_at, _target_now
+
+    plans = _plans(1)
+    # 4 rounds in the slow state, then the host turns fast: the target moves down to the fast level and the
+    # rounds go on until 8 pairs ran there
+    clocks = SpeedStates([120.0] * 2 * 4 + [60.0] * 1000)
+    time_rounds(plans, pairs=4, clocks=clocks, until=lambda: _enough_at(plans, _target_now(plans, FASTEST)),
+                max_extra_s=30.0)
+    readings = plans[0].series["eager"].block_host_us
+    assert readings[:4] == [120.0] * 4 and readings.count(60.0) >= 8
+    assert _target_now(plans, FASTEST).level_us == 60.0 and _target_now(plans, FASTEST).reading == "host"
+
+
+def test_sweep_with_the_fastest_target_stores_the_rule(fake_gpu):
+    from graphlab.gpu.timing import sweep
+
+    model, make_inputs = _mlp()
+    result = sweep(model, make_inputs, [1], name="tiny", pairs=2, repetitions=2, warmup=2, warmup_max_ms=0.0,
+                   profile=False, check_weights=False, progress=False, host_target="fastest", max_extra_s=0.5,
+                   min_rounds_s=0.01)
+    c = result.conditions
+    assert c["host_target"]["reading"] == "dispatch" and "fastest seen" in c["host_target"]["level"]
+    assert c["min_rounds_s"] == 0.01
+    with pytest.raises(TimingError, match="host_target must be"):
+        sweep(model, make_inputs, [1], pairs=1, profile=False, check_weights=False, progress=False,
+              host_target="slowest")

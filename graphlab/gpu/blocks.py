@@ -192,7 +192,7 @@ def prepare_pair(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequen
 
 def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = None,
                 progress: Callable[[int], None] | None = None, *, until: Callable[[], bool] | None = None,
-                max_extra_s: float = 0.0) -> float:
+                max_extra_s: float = 0.0, min_s: float = 0.0) -> float:
     """Time `pairs` rounds; in each, one (eager, graph) pair of blocks per plan.
 
     Plans are visited forwards in even rounds and backwards in odd ones; within a pair, eager goes
@@ -200,7 +200,8 @@ def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = Non
     outside the timing. Python's garbage collector is off during the rounds (as `timeit` does).
     With `until`, more rounds follow the `pairs` planned ones, each a whole round, until `until()`
     says enough or `max_extra_s` more seconds have passed (`graphlab repro` waits this way for the
-    host speed its recording ran at). Returns the seconds the rounds took.
+    host speed its recording ran at). With `min_s`, rounds go on for at least that long in all (a
+    recording gives the host time to show its states). Returns the seconds the rounds took.
     """
     if pairs < 1:
         raise TimingError(f"pairs must be at least 1, got {pairs}")
@@ -212,7 +213,7 @@ def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = Non
         r = 0
         deadline = None
         while True:
-            if r >= pairs:
+            if r >= pairs and time.perf_counter() - t0 >= min_s:
                 if until is None or until():
                     break
                 deadline = deadline or time.perf_counter() + max_extra_s

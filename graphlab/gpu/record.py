@@ -151,14 +151,25 @@ def record_model(torch: Any, name: str, batch_sizes: list[int], out_root: Path, 
     return folder
 
 
+#: a recording's paired rounds last at least this long, so that the host can show its speed states
+RECORD_MIN_ROUNDS_S = 15.0
+#: and then go on for up to this long until every batch size has 8 pairs at the fastest speed seen
+RECORD_MAX_EXTRA_S = 20.0
+
+
 def _timings(torch: Any, model: Any, zoo_model: Any, batch_sizes: list[int], repeats: int | None) -> dict[str, Any]:
-    """The paired latency sweep (`graphlab.gpu.timing.sweep`), then a kernel timeline (profiling last)."""
+    """The paired latency sweep (`graphlab.gpu.timing.sweep`), then a kernel timeline (profiling last).
+
+    The rounds last at least `RECORD_MIN_ROUNDS_S` and collect pairs at the fastest host speed seen
+    (`host_target="fastest"`): the speed `graphlab repro` compares at later (docs/latency-method.md).
+    """
     from graphlab.gpu.timeline import record_timeline
-    from graphlab.gpu.timing import sweep
+    from graphlab.gpu.timing import FASTEST, sweep
 
     print(f"[record]   {zoo_model.name}: paired latency sweep over {batch_sizes}", flush=True)
     result = sweep(model, lambda b, seed=0: zoo_model.make_inputs(b, device="cuda", seed=seed), list(batch_sizes),
-                   name=zoo_model.name, repetitions=repeats, progress=False)
+                   name=zoo_model.name, repetitions=repeats, progress=False, host_target=FASTEST,
+                   min_rounds_s=RECORD_MIN_ROUNDS_S, max_extra_s=RECORD_MAX_EXTRA_S)
     print(result.table(), result.modes_report(), f"[record]   sweep took {result.conditions['sweep_s']} s",
           sep="\n", flush=True)
     inputs = zoo_model.make_inputs(batch_sizes[0], device="cuda")
@@ -266,5 +277,5 @@ def _record_each_in_fresh_process(args: argparse.Namespace, names: list[str]) ->
     return 0
 
 
-__all__ = ["EXTRA_RECORDERS", "RECORD_DOT_FLAGS", "git_commit", "provenance", "record_main", "record_model",
+__all__ = ["EXTRA_RECORDERS", "RECORD_DOT_FLAGS", "RECORD_MAX_EXTRA_S", "RECORD_MIN_ROUNDS_S", "git_commit", "provenance", "record_main", "record_model",
            "record_pitfalls", "recorded_command"]

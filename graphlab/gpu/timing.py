@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 from graphlab.core import modes as host_modes
 from graphlab.core.modes import READINGS, HostTarget
 from graphlab.core.results import DEFAULT_BATCH_SIZES, LatencyPoint, Sweep
-from graphlab.core.stats import overhead_share_pct, run_spread_pct, summarize
+from graphlab.core.stats import overhead_share_pct, percentile, run_spread_pct, summarize
 from graphlab.errors import TimingError
 from graphlab.gpu import blocks
 from graphlab.gpu.blocks import BlockSeries, PairPlan, prepare_pair, time_rounds
@@ -168,8 +168,9 @@ def sweep(
     count_kernels: bool = True,
     progress: bool = True,
     on_point: Callable[[LatencyPoint], None] | None = None,
-    host_target: HostTarget | None = None,
+    host_target: HostTarget | str | None = None,
     max_extra_s: float = 0.0,
+    min_rounds_s: float = 0.0,
 ) -> Sweep:
     """Measure eager and graph latency of `model` at each batch size, in interleaved pairs of blocks.
 
@@ -193,6 +194,11 @@ def sweep(
         host_target: a host speed (`graphlab.core.modes.HostTarget`) to collect pairs at: after the
             `pairs` rounds, more rounds run until every batch size has `host_target.min_pairs` pairs
             at that speed, for at most `max_extra_s` seconds (`graphlab repro` passes its recording's).
+            "fastest": the fastest speed seen so far (the 10th percentile of the dispatcher readings,
+            ±10%), so that a host that shows a faster state late still gets enough pairs in it
+            (`graphlab record` uses this).
+        min_rounds_s: time the rounds for at least this long (a recording gives the host time to
+            show its states; default 0).
 
     Returns:
         A `Sweep` with an eager and a graph point per batch size; every block median is kept. In recorded
@@ -220,7 +226,7 @@ def sweep(
     result = sweep_cases(model, cases, name=name, pairs=runs if runs is not None else pairs, block_ms=block_ms,
                          warmup=warmup, warmup_max_ms=warmup_max_ms, repetitions=repetitions, profile=profile,
                          count_kernels=count_kernels, progress=progress, on_point=on_point,
-                         host_target=host_target, max_extra_s=max_extra_s)
+                         host_target=host_target, max_extra_s=max_extra_s, min_rounds_s=min_rounds_s)
     if not (check_weights and hasattr(model, "parameters")):
         return result
     from graphlab.gpu.weights import probe_weight_update
@@ -236,8 +242,9 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
                 block_ms: float = blocks.BLOCK_MS, warmup: int = blocks.WARMUP_CALLS,
                 warmup_max_ms: float = blocks.WARMUP_MAX_MS, repetitions: int | None = None, profile: bool = True,
                 count_kernels: bool = True, progress: bool = True,
-                on_point: Callable[[LatencyPoint], None] | None = None, host_target: HostTarget | None = None,
-                max_extra_s: float = 0.0) -> Sweep:
+                on_point: Callable[[LatencyPoint], None] | None = None,
+                host_target: HostTarget | str | None = None, max_extra_s: float = 0.0,
+                min_rounds_s: float = 0.0) -> Sweep:
     """The paired method over any list of sizes (`Case`s: a batch size, optionally a sequence length).
 
     `sweep()` calls this with one case per batch size; a sweep over sequence length passes one case
@@ -255,8 +262,10 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
     if hasattr(model, "eval"):
         model.eval()
     name = name or type(model).__name__
-    if max_extra_s < 0:
-        raise TimingError(f"max_extra_s must be >= 0, got {max_extra_s}")
+    if max_extra_s < 0 or min_rounds_s < 0:
+        raise TimingError(f"max_extra_s and min_rounds_s must be >= 0, got {max_extra_s} and {min_rounds_s}")
+    if isinstance(host_target, str) and host_target != FASTEST:
+        raise TimingError(f"host_target must be a HostTarget, {FASTEST!r} or None, got {host_target!r}")
     clocks = ClockReader(torch.cuda.current_device(), torch)
     bar = progress_bar(2 * len(cases) + pairs, f"{name}: prepare, paired rounds, summarise", unit="step", show=progress)
     prepared: list[_Prepared] = []
@@ -276,9 +285,9 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
             _step(bar, f"{case.label}: captured, warmed up")
         # 2. time: round r times one pair at every case
         plans = [p.plan for p in prepared]
-        until = None if host_target is None else (lambda: _enough_at(plans, host_target))
+        until = None if host_target is None else (lambda: _enough_at(plans, _target_now(plans, host_target)))
         rounds_s = time_rounds(plans, pairs, clocks, progress=lambda r: _step(bar, f"round {r + 1}/{pairs}"),
-                               until=until, max_extra_s=max_extra_s)
+                               until=until, max_extra_s=max_extra_s, min_s=min_rounds_s)
         rounds = len(plans[0].series["eager"].block_p50_us)
         points: list[LatencyPoint] = []
         for p in prepared:  # 3. summarise; profile last (it slows the launches of everything after it)
@@ -302,7 +311,23 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
     return Sweep(model=name, points=tuple(points), conditions=_conditions(
         torch, clocks, pairs=pairs, block_ms=block_ms, repetitions=repetitions, warmup=warmup,
         warmup_max_ms=warmup_max_ms, sweep_s=time.perf_counter() - started, rounds_s=rounds_s,
-        rounds=rounds, host_target=host_target, max_extra_s=max_extra_s))
+        rounds=rounds, host_target=None if host_target is None else _target_now(plans, host_target),
+        target_rule=host_target if isinstance(host_target, str) else "given", max_extra_s=max_extra_s,
+        min_rounds_s=min_rounds_s))
+
+
+FASTEST = "fastest"
+
+
+def _target_now(plans: Sequence[PairPlan], target: HostTarget | str) -> HostTarget:
+    """`target` itself, or for "fastest" the fastest host speed seen so far: the 10th percentile of every
+    block's dispatcher reading (the pure-Python one where there is none), ±10%."""
+    if isinstance(target, HostTarget):
+        return target
+    reading = "dispatch" if all(p.series["eager"].block_dispatch_us for p in plans) else "host"
+    name = READINGS[reading]
+    values = [v for p in plans for mode in ("eager", "graph") for v in getattr(p.series[mode], name)]
+    return HostTarget(reading, round(percentile(values, 10.0), 2))
 
 
 def _enough_at(plans: Sequence[PairPlan], target: HostTarget) -> bool:
@@ -317,12 +342,16 @@ def _enough_at(plans: Sequence[PairPlan], target: HostTarget) -> bool:
 
 def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float, repetitions: int | None,
                 warmup: int, warmup_max_ms: float, sweep_s: float, rounds_s: float, rounds: int,
-                host_target: HostTarget | None, max_extra_s: float) -> dict[str, Any]:
+                host_target: HostTarget | None, target_rule: str, max_extra_s: float,
+                min_rounds_s: float) -> dict[str, Any]:
     """How a sweep was measured, stored with it (docs/latency-method.md explains each entry)."""
-    extra = {} if host_target is None else {
-        "host_target": {**host_target.to_dict(), "max_extra_s": max_extra_s,
-                        "rule": "after the planned pairs, whole rounds until every batch size has min_pairs pairs "
-                                "whose eager and graph readings both lie in the band, or max_extra_s"}}
+    extra: dict[str, Any] = {"min_rounds_s": min_rounds_s} if min_rounds_s else {}
+    if host_target is not None:
+        level = ("the fastest seen: 10th percentile of the readings so far" if target_rule == FASTEST
+                 else "given by the caller")
+        extra["host_target"] = {**host_target.to_dict(), "level": level, "max_extra_s": max_extra_s,
+                                "rule": "after the planned pairs, whole rounds until every batch size has min_pairs "
+                                        "pairs whose eager and graph readings both lie in the band, or max_extra_s"}
     return {
         **run_conditions(torch),
         **clocks.describe(),
@@ -362,4 +391,4 @@ def _step(bar: Any, text: str) -> None:
         bar.update(1)
 
 
-__all__ = ["DEFAULT_BATCH_SIZES", "Case", "TimingError", "run_conditions", "sweep", "sweep_cases"]
+__all__ = ["DEFAULT_BATCH_SIZES", "FASTEST", "Case", "TimingError", "run_conditions", "sweep", "sweep_cases"]

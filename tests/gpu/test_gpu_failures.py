@@ -108,3 +108,29 @@ def test_raw_torch_failures_are_explained_and_recover_repairs_the_process():
             pass
     assert explain(info.value).cause.key == "graph_context"
     assert_process_usable()
+
+
+def test_failed_captures_give_their_memory_back():
+    """A capture that fails after allocating (a GEMM's output, and since each capture makes its own cuBLAS
+    workspace inside its pool, that too) must not keep its private pool: 20 failures, no growth."""
+    x = torch.randn(1024, 1024, device="cuda")
+    w = torch.randn(1024, 1024, device="cuda")
+
+    def fails(a):
+        y = a @ w  # 4 MiB output, in the capture's private pool
+        return y.sum().item()  # a host sync: the capture fails here
+
+    def reserved_now() -> int:
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        return torch.cuda.memory_reserved()
+
+    with pytest.raises(gl.CaptureError):
+        capture(fails, x)  # the first failure may set up lazily allocated state (cuBLAS, the side stream)
+    before = reserved_now()
+    for _ in range(20):
+        with pytest.raises(gl.CaptureError):
+            capture(fails, x)
+    grown = reserved_now() - before
+    assert grown <= 8 * 2**20, f"20 failed captures kept {grown / 2**20:.0f} MiB"
+    assert_process_usable()
