@@ -35,7 +35,7 @@ case "$PHASE" in
   timing)  # SKIP_TRAFFIC=1 leaves the traffic replay out; TESTS="tests/gpu/x.py ..." runs those test files after
     step repro_check "${REPRO_LIMIT_S:-420}" env OUT="$OUT/repro" EXTRA_S="${EXTRA_S:-25}" \
       MODELS="${MODELS:-mlp cnn gpt encoder resnet18}" bash scripts/gpu_repro_check.sh
-    record cache 100 cache
+    [ -z "${SKIP_CACHE:-}" ] && record cache 100 cache
     [ -z "${SKIP_TRAFFIC:-}" ] && record traffic 170 traffic
     for f in ${TESTS:-}; do
       n=$(basename "$f" .py)
