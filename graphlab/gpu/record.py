@@ -277,5 +277,5 @@ def _record_each_in_fresh_process(args: argparse.Namespace, names: list[str]) ->
     return 0
 
 
-__all__ = ["EXTRA_RECORDERS", "RECORD_DOT_FLAGS", "RECORD_MAX_EXTRA_S", "RECORD_MIN_ROUNDS_S", "git_commit", "provenance", "record_main", "record_model",
-           "record_pitfalls", "recorded_command"]
+__all__ = ["EXTRA_RECORDERS", "RECORD_DOT_FLAGS", "RECORD_MAX_EXTRA_S", "RECORD_MIN_ROUNDS_S", "git_commit",
+           "provenance", "record_main", "record_model", "record_pitfalls", "recorded_command"]
