@@ -29,7 +29,8 @@ from graphlab.errors import GraphlabError
 from graphlab.gpu.cublas_workspace import clear_cublas_workspaces
 from graphlab.gpu.diagnose import capture_error, diagnose, empty_capture_error
 from graphlab.gpu.dot_export import has_cuda_bindings, raw_graph_handle
-from graphlab.gpu.recovery import clear_cuda_error, end_allocate_to_pool, end_stray_capture, settle_rng
+from graphlab.gpu.recovery import (clear_cuda_error, end_stray_capture, pool_use_count, release_failed_pool,
+                                   settle_rng)
 from graphlab.gpu.streams import device_index, resolve_stream
 
 CAPTURE_ERROR_MODES = ("global", "thread_local", "relaxed")
@@ -95,7 +96,8 @@ class CaptureEngine:
         self.torch = torch
         self.device_index = device_index(torch, device)
         self.stream = resolve_stream(torch, stream, self.device_index)
-        self.pool = pool_id(pool)
+        # a private pool gets a handle here, so that a capture that fails can give it back (recovery.py)
+        self.pool = pool_id(pool) if pool is not None else torch.cuda.graph_pool_handle()
         self.capture_error_mode = capture_error_mode
         self.prefer_filename = prefer_filename
         self.keep_graph = torch_keeps_graphs(torch)
@@ -103,6 +105,8 @@ class CaptureEngine:
             self.graph = torch.cuda.CUDAGraph(keep_graph=True) if self.keep_graph else torch.cuda.CUDAGraph()
         self.cost: CaptureCost | None = None
         self._contexts: contextlib.ExitStack | None = None
+        self._began = self._ended = False  # capture_begin returned; capture_end succeeded
+        self._use_count0: int | None = None
 
     # -- the steps ----------------------------------------------------------------------------------------
     def warm_up(self, run: Callable[[], Any], times: int) -> None:
@@ -139,10 +143,12 @@ class CaptureEngine:
         self._contexts.enter_context(torch.cuda.device(self.device_index))
         self._contexts.enter_context(torch.cuda.stream(self.stream))
         self._t0 = time.perf_counter()
+        self._use_count0 = pool_use_count(torch, self.device_index, self.pool)
         try:
             self.graph.capture_begin(pool=self.pool, capture_error_mode=self.capture_error_mode)
         except Exception as exc:
             raise self.abandon(exc) from None
+        self._began = True
 
     def end(self) -> CaptureCost:
         """Finish the capture, instantiate, and measure; raise CaptureError if it failed or is empty."""
@@ -152,8 +158,8 @@ class CaptureEngine:
                 warnings.simplefilter("always")
                 self.graph.capture_end()
         except Exception as exc:
-            end_allocate_to_pool(torch, self.device_index, self._pool_or_none())
             raise self.abandon(exc) from None
+        self._ended = True
         capture_ms = (time.perf_counter() - self._t0) * 1e3
         clear_cublas_workspaces(torch)  # no later eager GEMM on this stream may use the graph's workspace
         self._exit_contexts()
@@ -195,17 +201,20 @@ class CaptureEngine:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # "The CUDA Graph is empty": expected after a failure
                     self.graph.capture_end()
+                self._ended = True
             except Exception:
-                end_allocate_to_pool(torch, self.device_index, self._pool_or_none())
+                pass
         if self._contexts is not None:
             end_stray_capture(torch)
         self._exit_contexts()
         clear_cuda_error()
         with contextlib.suppress(Exception):
             clear_cublas_workspaces(torch)
-        self._discard()
+        self._discard()  # reset() gives the pool back only after a successful capture_end
         with contextlib.suppress(Exception):
             torch.cuda.synchronize(self.device_index)
+        if not self._ended and (self._began or self._use_count0 is not None):
+            release_failed_pool(torch, self.device_index, self.pool, self._use_count0)
         with torch.cuda.device(self.device_index):
             settle_rng(torch, self.stream if self.stream != torch.cuda.default_stream() else
                        resolve_stream(torch, None, self.device_index))
@@ -232,19 +241,15 @@ class CaptureEngine:
         self.end()
 
     # -- internals -----------------------------------------------------------------------------------------
-    def _pool_or_none(self) -> Any:
-        with contextlib.suppress(Exception):
-            return self.graph.pool()
-        return self.pool
-
     def _exit_contexts(self) -> None:
         if self._contexts is not None:
             contexts, self._contexts = self._contexts, None
             contexts.close()
 
     def _discard(self) -> None:
-        """Drop a graph that will never replay. torch's reset() gives its pool back to the allocator (also
-        after a failed capture, on 2.11: releasing it again here tripped the allocator's use-count assert)."""
+        """Drop a graph that will never replay. torch's reset() gives its pool back only when capture_end
+        succeeded; `abandon` gives back the pool of a capture that did not end (releasing it after a
+        successful capture_end as well tripped the allocator's use-count assert)."""
         with contextlib.suppress(Exception):
             self.graph.reset()
 

@@ -53,6 +53,40 @@ def end_allocate_to_pool(torch: Any, device_index: int, pool: Any) -> None:
         torch._C._cuda_endAllocateToPool(device_index, pool)
 
 
+def pool_use_count(torch: Any, device_index: int, pool: Any) -> int | None:
+    """How many graphs (and captures under way) hold memory pool `pool`; None where torch does not say."""
+    get = getattr(torch._C, "_cuda_getPoolUseCount", None)
+    if get is None:
+        return None
+    try:
+        return int(get(device_index, pool))
+    except Exception:  # an unknown pool, or another signature
+        return None
+
+
+def release_failed_pool(torch: Any, device_index: int, pool: Any, use_count_before: int | None) -> bool:
+    """Give back the pool reference a capture took when its capture_end never succeeded; True if released.
+
+    torch's `CUDAGraph.reset()` releases a graph's pool only after a successful `capture_end`
+    (CUDAGraph.cpp: `if (capture_ended_) releasePool(...)`), so a failed capture kept its private pool,
+    and with it every block allocated during the capture: 55 MiB per failed capture of a 1024x1024
+    GEMM on the H200 (tests/gpu/test_gpu_failures.py). Where torch reports use counts, the reference
+    is given back only if the capture really took one; else the caller says whether capture_begin ran.
+    """
+    end_allocate_to_pool(torch, device_index, pool)
+    now = pool_use_count(torch, device_index, pool)
+    if now is not None and use_count_before is not None and now <= use_count_before:
+        return False
+    release = getattr(torch._C, "_cuda_releasePool", None)
+    if release is None:
+        return False
+    try:
+        release(device_index, pool)
+    except Exception:  # torch already gave it back
+        return False
+    return True
+
+
 def end_stray_capture(torch: Any) -> bool:
     """End a capture still running on the current stream (through cuda-bindings); True if one was."""
     if not torch.cuda.is_current_stream_capturing():
@@ -83,4 +117,5 @@ def recover(torch: Any | None = None) -> bool:
     return repaired
 
 
-__all__ = ["clear_cuda_error", "end_allocate_to_pool", "end_stray_capture", "recover", "settle_rng"]
+__all__ = ["clear_cuda_error", "end_allocate_to_pool", "end_stray_capture", "pool_use_count", "recover",
+           "release_failed_pool", "settle_rng"]
