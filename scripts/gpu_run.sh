@@ -8,6 +8,7 @@
 #   OUT=/tmp/out PHASE=tests   bash scripts/gpu_run.sh   # every GPU test, pitfalls + cells, notebooks live
 #   OUT=/tmp/out PHASE=validate bash scripts/gpu_run.sh  # each GPU test file alone, multigpu, notebooks live
 #   OUT=/tmp/out PHASE=replicas bash scripts/gpu_run.sh  # replica probe, multi-GPU bench + record, each test file
+#   OUT=/tmp/out PHASE=gputests bash scripts/gpu_run.sh  # each GPU test file in its own process, nothing else
 #
 # Timing-sensitive steps run alone, one after another (a second process on the GPU would disturb them).
 set -uo pipefail
@@ -70,6 +71,13 @@ case "$PHASE" in
       if [ $(( $(date +%s) - started )) -gt "${BUDGET_S:-200}" ]; then
         echo "step $n skipped: the phase's time budget is spent" | tee -a "$LOGS/summary.txt"; continue
       fi
+      step "$n" "${TEST_S:-90}" python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
+      grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
+    done
+    ;;
+  gputests)  # every GPU test file in its own process, nothing else
+    for f in tests/gpu/test_*.py; do
+      n=$(basename "$f" .py)
       step "$n" "${TEST_S:-90}" python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
       grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
     done
