@@ -31,6 +31,19 @@ step() {  # step NAME LIMIT_S COMMAND...
   tail -3 "$LOGS/$name.log"
 }
 record() { step "record_$1" "$2" python3 -m graphlab record --out "$REC" --models "${@:3}"; }
+test_files() {  # test_files LIMIT_S BUDGET_S FILE...: each GPU test file once, in its own pytest process, while
+  local limit=$1 budget=$2 started n; shift 2  # the phase has time left (BUDGET_S 0: no budget)
+  started=$(date +%s)
+  for f in "$@"; do
+    n=$(basename "$f" .py)
+    grep -q "^step $n " "$LOGS/summary.txt" 2>/dev/null && continue
+    if [ "$budget" -gt 0 ] && [ $(( $(date +%s) - started )) -gt "$budget" ]; then
+      echo "step $n skipped: the phase's time budget is spent" | tee -a "$LOGS/summary.txt"; continue
+    fi
+    step "$n" "$limit" python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
+    grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
+  done
+}
 
 case "$PHASE" in
   timing)  # SKIP_TRAFFIC=1 leaves the traffic replay out; TESTS="tests/gpu/x.py ..." runs those test files after
@@ -38,11 +51,8 @@ case "$PHASE" in
       MODELS="${MODELS:-mlp cnn gpt encoder resnet18}" bash scripts/gpu_repro_check.sh
     [ -z "${SKIP_CACHE:-}" ] && record cache 100 cache
     [ -z "${SKIP_TRAFFIC:-}" ] && record traffic 170 traffic
-    for f in ${TESTS:-}; do
-      n=$(basename "$f" .py)
-      step "$n" 90 python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
-      grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
-    done
+    # shellcheck disable=SC2086 # TESTS is a list of paths
+    test_files 90 0 ${TESTS:-}
     ;;
   records)
     record overhead 120 overhead
@@ -63,35 +73,15 @@ case "$PHASE" in
       --scenarios "${SCENARIOS:-pool_cost,two,inline,graphs2,full}"
     step bench_multigpu 120 python3 bench/bench_multigpu.py --out "$LOGS/bench"
     record multigpu 100 multigpu
-    started=$(date +%s)
-    for f in tests/gpu/test_gpu_cublas_workspace.py tests/gpu/test_gpu_multigpu.py tests/gpu/test_gpu_graph_cache.py \
-             tests/gpu/test_gpu_capture.py tests/gpu/test_gpu_serve.py tests/gpu/test_gpu_failures.py tests/gpu/test_*.py; do
-      n=$(basename "$f" .py)
-      grep -q "^step $n " "$LOGS/summary.txt" 2>/dev/null && continue
-      if [ $(( $(date +%s) - started )) -gt "${BUDGET_S:-200}" ]; then
-        echo "step $n skipped: the phase's time budget is spent" | tee -a "$LOGS/summary.txt"; continue
-      fi
-      step "$n" "${TEST_S:-90}" python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
-      grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
-    done
+    test_files "${TEST_S:-90}" "${BUDGET_S:-200}" tests/gpu/test_gpu_cublas_workspace.py tests/gpu/test_gpu_multigpu.py \
+      tests/gpu/test_gpu_graph_cache.py tests/gpu/test_gpu_capture.py tests/gpu/test_gpu_serve.py \
+      tests/gpu/test_gpu_failures.py tests/gpu/test_*.py
     ;;
   gputests)  # every GPU test file in its own process, nothing else
-    for f in tests/gpu/test_*.py; do
-      n=$(basename "$f" .py)
-      step "$n" "${TEST_S:-90}" python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
-      grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
-    done
+    test_files "${TEST_S:-90}" 0 tests/gpu/test_*.py
     ;;
   validate)  # every GPU test file in its own process (a crash in one cannot hide the others' results)
-    started=$(date +%s)
-    for f in tests/gpu/test_*.py; do
-      n=$(basename "$f" .py)
-      if [ $(( $(date +%s) - started )) -gt "${BUDGET_S:-400}" ]; then
-        echo "step $n skipped: the phase's time budget is spent" | tee -a "$LOGS/summary.txt"; continue
-      fi
-      step "$n" "${TEST_S:-110}" python3 -m pytest -m gpu "$f" -q -rfE --tb=short -p no:cacheprovider
-      grep -E "passed|failed|error" "$LOGS/$n.log" | tail -1 | sed "s/^/  $n: /" | tee -a "$LOGS/summary.txt"
-    done
+    test_files "${TEST_S:-110}" "${BUDGET_S:-400}" tests/gpu/test_*.py
     record multigpu 90 multigpu
     record watch 60 watch
     step notebooks_live 60 python3 scripts/run_notebooks_live.py notebooks/00_start_here.ipynb \
