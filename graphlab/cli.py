@@ -97,6 +97,7 @@ def _cmd_loadtest(args: argparse.Namespace) -> int:
     return loadtest_main(args)
 
 
+# graphlab.core.repro_report.REPRO_MAX_EXTRA_S (not imported: `graphlab --help` stays light)
 REPRO_MAX_EXTRA_S = 40.0
 
 

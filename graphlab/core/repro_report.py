@@ -32,6 +32,8 @@ from graphlab.errors import ResultsError
 
 GRAPH_TOLERANCE_PCT = 3.0
 SPEEDUP_TOLERANCE_PCT = 10.0
+#: how long `graphlab repro` goes on by default waiting for the recording's host speed (s)
+REPRO_MAX_EXTRA_S = 40.0
 
 
 def _ratio(now: float | None, then: float | None) -> float | None:
@@ -283,5 +285,5 @@ def compare_sweeps(now: Sweep, recorded: Sweep, target: HostTarget | None = None
                        target)
 
 
-__all__ = ["GRAPH_TOLERANCE_PCT", "SPEEDUP_TOLERANCE_PCT", "ReproReport", "ReproRow", "compare_sweeps",
-           "recorded_target"]
+__all__ = ["GRAPH_TOLERANCE_PCT", "REPRO_MAX_EXTRA_S", "SPEEDUP_TOLERANCE_PCT", "ReproReport", "ReproRow",
+           "compare_sweeps", "recorded_target"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphlab.core.recordings import load_recording
-from graphlab.core.repro_report import ReproReport, compare_sweeps, recorded_target
+from graphlab.core.repro_report import REPRO_MAX_EXTRA_S, ReproReport, compare_sweeps, recorded_target
 from graphlab.core.results import Sweep
 from graphlab.errors import GraphlabError, RecordingError
 from graphlab.gpu import blocks
@@ -45,7 +45,7 @@ def sweep_arguments(conditions: dict[str, Any]) -> dict[str, Any]:
 
 
 def repro(name: str, *, gpu: str | None = None, key: str = "sweep", pairs: int | None = None,
-          max_extra_s: float = 40.0, progress: bool = True) -> tuple[ReproReport, Sweep]:
+          max_extra_s: float = REPRO_MAX_EXTRA_S, progress: bool = True) -> tuple[ReproReport, Sweep]:
     """Re-run recording `name`'s sweep (results `key`) on this GPU; return (the comparison, the new sweep).
 
     After the recording's number of pairs, the re-run goes on in whole rounds until every batch size has
@@ -106,7 +106,7 @@ def repro_main(args: Any) -> int:
     from pathlib import Path
 
     report, now = repro(args.name, gpu=args.gpu, key=args.key, pairs=args.pairs,
-                        max_extra_s=getattr(args, "max_extra_s", 40.0), progress=not args.quiet)
+                        max_extra_s=args.max_extra_s, progress=not args.quiet)
     print(report.table())
     print(report.matched_table())
     print(now.modes_report())
