@@ -81,11 +81,12 @@ def test_block_timer_rotates_inputs_and_puts_events_on_every_other_call():
     seen = []
     events: list = []
     timer = BlockTimer(fake, lambda xs: seen.append(xs[0]), [("a",), ("b",), ("c",)], max_calls=10, events=events)
-    wall, gpu = timer.block(5)
+    wall, gpu, submit = timer.block(5)
     assert seen == ["a", "b", "c", "a", "b"]
     assert len(wall) == 3 and gpu == [4.0, 4.0]  # calls 0, 2, 4 wall-timed; 1 and 3 carry events
+    assert len(submit) == 3 and all(0 <= s <= w for s, w in zip(submit, wall))  # host part of the same calls
     assert len(events) == 2
-    wall, gpu = timer.block(2, gpu_time=False, lead_in=1)
+    wall, gpu, _ = timer.block(2, gpu_time=False, lead_in=1)
     assert seen[5:] == ["c", "a", "b"] and len(wall) == 2 and gpu == []  # rotation goes on; lead-in untimed
     timer.block(4)
     assert len(events) == 2  # reused
@@ -93,6 +94,22 @@ def test_block_timer_rotates_inputs_and_puts_events_on_every_other_call():
         timer.block(11)
     with pytest.raises(TimingError, match="at least one input set"):
         BlockTimer(fake, lambda xs: None, [], 3)
+
+
+def test_block_timer_splits_each_call_into_submit_and_wait():
+    import time as _time
+
+    class SlowSync(FakeCuda):  # the "GPU" takes 3 ms after the host work returns
+        def synchronize(self):
+            _time.sleep(0.003)
+
+    fake = FakeTorch()
+    fake.cuda = SlowSync()
+    timer = BlockTimer(fake, lambda xs: _time.sleep(0.001), [(1,)], max_calls=10)
+    wall, gpu, submit = timer.block(3, gpu_time=False)
+    assert len(submit) == len(wall) == 3 and gpu == []
+    for s, w in zip(submit, wall):
+        assert 1000 <= s < 2500 and w >= s + 3000  # submit: the call only; wall: call + wait
 
 
 def test_calls_for_sizes_a_block():
@@ -328,8 +345,9 @@ def test_sweep_reads_the_dispatcher_after_every_block_and_stores_its_host_target
     result = sweep(model, make_inputs, [1, 2], name="tiny", pairs=3, repetitions=2, warmup=2, warmup_max_ms=0.0,
                    profile=False, check_weights=False, progress=False, host_target=never, max_extra_s=0.0)
     for p in result.points:
-        assert len(p.block_dispatch_us) == len(p.block_host_us) == p.runs == 3
+        assert len(p.block_dispatch_us) == len(p.block_host_us) == len(p.block_submit_us) == p.runs == 3
         assert all(v > 0 for v in p.block_dispatch_us)
+        assert all(0 < s <= w for s, w in zip(p.block_submit_us, p.block_p50_us))
     c = result.conditions
     assert c["rounds"] == 3 and c["host_target"]["level_us"] == 1e9 and c["host_target"]["max_extra_s"] == 0.0
     assert "dispatcher" in c["dispatch_speed"]

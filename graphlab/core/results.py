@@ -29,7 +29,7 @@ DEFAULT_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 #: /2 adds the paired-block fields (block_p50_us, ...); /1 files load unchanged
 SWEEP_SCHEMA = "graphlab.sweep/2"
 _TUPLES = ("run_p50_us", "block_p50_us", "block_start_ms", "block_gpu_mhz", "block_cpu_mhz", "block_host_us",
-           "block_dispatch_us")
+           "block_dispatch_us", "block_submit_us")
 TIMELINE_SCHEMA = "graphlab.timeline/1"
 
 
@@ -110,6 +110,7 @@ class LatencyPoint:
     block_cpu_mhz: tuple[float, ...] = ()
     block_host_us: tuple[float, ...] = ()
     block_dispatch_us: tuple[float, ...] = ()
+    block_submit_us: tuple[float, ...] = ()
     warmup_calls: int | None = None
 
     def __post_init__(self) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import gc
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from graphlab.core.modes import pair_order
 from graphlab.core.stats import median
@@ -42,6 +42,14 @@ SETTLE_PCT = 5.0
 Call = Callable[[Sequence[Any]], Any]
 
 
+class BlockTimes(NamedTuple):
+    """The timed calls of one block, in µs."""
+
+    wall_us: list[float]    # call to `torch.cuda.synchronize()` returning, the calls without events
+    gpu_us: list[float]     # CUDA-event time of the calls with events
+    submit_us: list[float]  # call to the call returning (host work, before the wait), same calls as wall_us
+
+
 class BlockTimer:
     """Times blocks of synchronised calls of one callable, rotating through the input sets.
 
@@ -57,11 +65,12 @@ class BlockTimer:
         self._events: list[Any] = [] if events is None else events
         self._next = 0  # which input set the next call uses (continues across blocks)
 
-    def block(self, calls: int, gpu_time: bool = True, lead_in: int = 0) -> tuple[list[float], list[float]]:
+    def block(self, calls: int, gpu_time: bool = True, lead_in: int = 0) -> BlockTimes:
         """Run `lead_in` untimed calls, then `calls` synchronised timed ones.
 
-        Returns (host wall µs of the calls without events, CUDA-event µs of the calls with events).
-        With `gpu_time`, odd-numbered calls carry the event pair; without, every call is wall-timed.
+        Returns the host wall µs and the submit µs (until the call returned, before the wait) of the
+        calls without events, and the CUDA-event µs of the calls with events. With `gpu_time`,
+        odd-numbered calls carry the event pair; without, every call is wall-timed.
         """
         if not 1 <= calls <= self.max_calls:
             raise TimingError(f"a block needs 1 to {self.max_calls} calls, got {calls}")
@@ -74,6 +83,7 @@ class BlockTimer:
             call(sets[(offset + i) % count])
         offset += lead_in
         wall: list[float] = []
+        submit: list[float] = []
         used: list[Any] = []
         clock = time.perf_counter_ns
         sync()
@@ -89,10 +99,12 @@ class BlockTimer:
                 continue
             t0 = clock()
             call(inputs)
+            t1 = clock()
             sync()
             wall.append((clock() - t0) / 1e3)
+            submit.append((t1 - t0) / 1e3)
         self._next = (offset + calls) % count
-        return wall, [s.elapsed_time(e) * 1e3 for s, e in used]
+        return BlockTimes(wall, [s.elapsed_time(e) * 1e3 for s, e in used], submit)
 
 
 @dataclass
@@ -110,11 +122,15 @@ class BlockSeries:
     block_cpu_mhz: list[float] = field(default_factory=list)
     block_host_us: list[float] = field(default_factory=list)
     block_dispatch_us: list[float] = field(default_factory=list)
+    block_submit_us: list[float] = field(default_factory=list)
 
-    def add(self, start_ms: float, wall: list[float], gpu: list[float], readings: dict[str, float | None]) -> None:
+    def add(self, start_ms: float, times: BlockTimes, readings: dict[str, float | None]) -> None:
+        wall = times.wall_us
         self.wall_us += wall
-        self.gpu_us += gpu
+        self.gpu_us += times.gpu_us
         self.block_p50_us.append(round(median(wall), 3))
+        if times.submit_us:
+            self.block_submit_us.append(round(median(times.submit_us), 3))
         self.block_start_ms.append(round(start_ms, 3))
         for key, values in (("gpu_mhz", self.block_gpu_mhz), ("cpu_mhz", self.block_cpu_mhz),
                             ("host_us", self.block_host_us), ("dispatch_us", self.block_dispatch_us)):
@@ -139,13 +155,13 @@ def warm_up(timer: BlockTimer, *, min_calls: int = WARMUP_CALLS, max_ms: float =
     Returns (calls made, the last block's median µs per call), which sizes the timed blocks.
     """
     start = time.perf_counter()
-    wall, _ = timer.block(max(1, min(min_calls, timer.max_calls)), gpu_time=False)
+    wall = timer.block(max(1, min(min_calls, timer.max_calls)), gpu_time=False).wall_us
     calls = len(wall)
     per_call = median(wall[len(wall) // 2:])
     medians: list[float] = []
     while (time.perf_counter() - start) * 1e3 < max_ms:
         n = calls_for(per_call, block_ms, 3, timer.max_calls)
-        wall, _ = timer.block(n, gpu_time=False)
+        wall = timer.block(n, gpu_time=False).wall_us
         calls += n
         per_call = median(wall)
         medians.append(per_call)
@@ -222,8 +238,8 @@ def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = Non
             for plan in (plans if r % 2 == 0 else list(reversed(plans))):
                 for mode in pair_order(r):
                     start_ms = (time.perf_counter() - t0) * 1e3
-                    wall, gpu = plan.timers[mode].block(plan.series[mode].calls_per_block, lead_in=1)
-                    plan.series[mode].add(start_ms, wall, gpu, _readings(clocks))
+                    times = plan.timers[mode].block(plan.series[mode].calls_per_block, lead_in=1)
+                    plan.series[mode].add(start_ms, times, _readings(clocks))
             if progress is not None:
                 progress(r)
             r += 1
@@ -253,5 +269,5 @@ def time_pairs(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequence
     return plan.series
 
 
-__all__ = ["BLOCK_MS", "PAIRS", "BlockSeries", "BlockTimer", "PairPlan", "calls_for", "prepare_pair",
+__all__ = ["BLOCK_MS", "PAIRS", "BlockSeries", "BlockTimer", "BlockTimes", "PairPlan", "calls_for", "prepare_pair",
            "time_pairs", "time_rounds", "warm_up"]

@@ -96,7 +96,7 @@ def _point(series: BlockSeries, batch_size: int, first_call_us: float, **extra: 
         block_p50_us=tuple(series.block_p50_us), block_start_ms=tuple(series.block_start_ms),
         block_gpu_mhz=tuple(series.block_gpu_mhz), block_cpu_mhz=tuple(series.block_cpu_mhz),
         block_host_us=tuple(series.block_host_us), block_dispatch_us=tuple(series.block_dispatch_us),
-        warmup_calls=series.warmup_calls, **extra,
+        block_submit_us=tuple(series.block_submit_us), warmup_calls=series.warmup_calls, **extra,
     )
 
 
@@ -363,6 +363,8 @@ def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float,
                        f"medians lie within {blocks.SETTLE_PCT:g}%, or warmup_max_ms",
         "input_sets": INPUT_SETS, "graph_call": "graphlab.capture: CapturedGraph.__call__ (copy in, replay)",
         "wall_time": "host perf_counter from call to torch.cuda.synchronize() returning",
+        "submit_time": "host perf_counter from call to the call returning, before the synchronize (block_submit_us: "
+                       "its median per block, the calls without events)",
         "gpu_time": "CUDA events recorded on the current stream around the call",
         "pair_order": "eager block first in even rounds, graph block first in odd rounds",
         "round_order": "each round times one pair at every batch size, in order in even rounds and in reverse "
