@@ -2,7 +2,7 @@
 # How far do fresh processes of one sweep move apart? (issue 8: the mlp's graph median.)
 # Records MODEL once, then alternates `graphlab repro MODEL` (against that first recording) with new
 # `graphlab record` processes, N times: 2N fresh-process sweeps of one model in a few minutes, every raw block
-# kept ($OUT/rec*/h200/MODEL/sweep.json, $OUT/repro_*.json) for analysis offline.
+# kept (rec*/h200/MODEL/sweep.json, repro_*.json, packed as $OUT/probe.tgz) for analysis offline.
 #   OUT=/tmp/rp MODEL=mlp N=4 bash scripts/probes/repro_probe.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,4 +22,6 @@ for i in $(seq 1 "$N"); do
   fi
 done
 find "$OUT" -name '*.dot' -delete
-log "done"
+# the device tool brings back at most 8 files, two folders down: one archive
+tar -C "$OUT" --exclude=probe.tgz -czf "$OUT/probe.tgz" . && find "$OUT" -mindepth 1 ! -name probe.tgz ! -name probe.log -delete
+log "done: $OUT/probe.tgz"
