@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 from graphlab.core.modes import (READINGS, HostMatched, HostModes, HostTarget, PairedSpeedup, assign_modes,
                                  detect_modes, host_matched, paired_speedup)
-from graphlab.core.stats import latency_drop_pct, speedup
+from graphlab.core.stats import latency_drop_pct, median, speedup
 from graphlab.core.weight_update import WeightUpdate, as_weight_update
 from graphlab.errors import ResultsError
 
@@ -132,6 +132,23 @@ class LatencyPoint:
         figure a run comes back to when the host spends its time in other modes."""
         modes = self.host_modes
         return modes.fastest_us if modes is not None else None
+
+    @property
+    def submit_p50_us(self) -> float | None:
+        """Median over blocks of the host part of a call: from the call until it returned, before the wait
+        for the GPU (None for sweeps recorded without it). It moves with the host's speed, like eager."""
+        if not self.block_submit_us or len(self.block_submit_us) != len(self.block_p50_us):
+            return None
+        return median(self.block_submit_us)
+
+    @property
+    def wait_p50_us(self) -> float | None:
+        """Median over blocks of the wait part of a call (block median wall minus block median submit):
+        from the call returning until `torch.cuda.synchronize()` returned. For a graph replay this is
+        the GPU-bound part, which stays put when the host changes speed (docs/latency-method.md)."""
+        if self.submit_p50_us is None:
+            return None
+        return median([w - s for w, s in zip(self.block_p50_us, self.block_submit_us)])
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
