@@ -24,6 +24,7 @@ Example (hand-written block medians in µs, not measurements):
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -344,10 +345,21 @@ class HostTarget:
         if self.level_us <= 0 or self.band_pct <= 0 or self.min_pairs < 1:
             raise StatsError(f"a host target needs level_us > 0, band_pct > 0 and min_pairs >= 1, got {self}")
 
-    def matching(self, eager_readings: Sequence[float], graph_readings: Sequence[float]) -> list[int]:
-        """Indices of the pairs whose eager *and* graph block readings both lie in the band."""
+    def matching(self, eager_readings: Sequence[float], graph_readings: Sequence[float],
+                 before: Sequence[float | None] | None = None) -> list[int]:
+        """Indices of the pairs whose eager *and* graph block readings both lie in the band, and, given
+        `before` (the reading taken just before each pair, `readings_before_pairs`), that one too: the
+        host was at the target speed before, between and after the pair's two blocks, so a pair that
+        straddles a switch of host speed does not count.
+
+        >>> t = HostTarget("host", 63.0)
+        >>> t.matching([64, 110, 62], [63, 108, 65]), t.matching([64, 110, 62], [63, 108, 65], [None, 64, 109])
+        ([0, 2], [])
+        """
+        band = self.level_us, self.band_pct
         return [i for i, (e, g) in enumerate(zip(eager_readings, graph_readings))
-                if in_band(e, self.level_us, self.band_pct) and in_band(g, self.level_us, self.band_pct)]
+                if in_band(e, *band) and in_band(g, *band)
+                and (before is None or (before[i] is not None and in_band(before[i], *band)))]
 
     def describe(self) -> str:
         return f"{self.reading} reading {self.level_us:.1f} µs ±{self.band_pct:g}%"
@@ -367,13 +379,40 @@ class HostMatched:
     eager_us: float | None
     graph_us: float | None
 
+    @property
+    def enough(self) -> bool:
+        """True when the run has the target's `min_pairs` pairs at that speed: enough to compare."""
+        return self.pairs >= self.target.min_pairs
+
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target.to_dict(), "pairs": self.pairs, "speedup": self.speedup,
                 "eager_us": self.eager_us, "graph_us": self.graph_us}
 
 
+def readings_before_pairs(eager_start_ms: Sequence[float], graph_start_ms: Sequence[float],
+                          timeline: Sequence[tuple[float, float]]) -> list[float | None]:
+    """For each pair of one batch size: the reading taken just before the pair's first block began.
+
+    `timeline` is (block start ms, the reading taken after that block) for every block of the sweep,
+    at every batch size (one clock); the reading before a block is the one after the block before it
+    in time. None for a pair that opened the sweep.
+
+    >>> readings_before_pairs([10.0, 50.0], [20.0, 40.0], [(0, 60.0), (10, 61.0), (20, 62.0), (30, 99.0),
+    ...                                                      (40, 63.0), (50, 64.0)])
+    [60.0, 99.0]
+    """
+    ordered = sorted(timeline)
+    starts = [t for t, _ in ordered]
+    out: list[float | None] = []
+    for e, g in zip(eager_start_ms, graph_start_ms):
+        first = bisect_left(starts, min(e, g))
+        out.append(ordered[first - 1][1] if first > 0 else None)
+    return out
+
+
 def host_matched(eager_blocks_us: Sequence[float], graph_blocks_us: Sequence[float],
-                 eager_readings: Sequence[float], graph_readings: Sequence[float], target: HostTarget) -> HostMatched:
+                 eager_readings: Sequence[float], graph_readings: Sequence[float], target: HostTarget,
+                 before: Sequence[float | None] | None = None) -> HostMatched:
     """Speedup, eager and graph block medians over the pairs that ran at `target`'s host speed.
 
     >>> t = HostTarget("host", 63.0)
@@ -385,7 +424,7 @@ def host_matched(eager_blocks_us: Sequence[float], graph_blocks_us: Sequence[flo
         raise StatsError("blocks and readings pair up one to one: got "
                          f"{len(eager_blocks_us)}/{len(graph_blocks_us)} blocks and "
                          f"{len(eager_readings)}/{len(graph_readings)} readings")
-    idx = target.matching(eager_readings, graph_readings)
+    idx = target.matching(eager_readings, graph_readings, before)
     if not idx:
         return HostMatched(target, 0, None, None, None)
     eager = [eager_blocks_us[i] for i in idx]
@@ -395,4 +434,4 @@ def host_matched(eager_blocks_us: Sequence[float], graph_blocks_us: Sequence[flo
 
 __all__ = ["HOST_BAND_PCT", "MIN_MATCHED_PAIRS", "READINGS", "HostMatched", "HostModes", "HostTarget",
            "PairedSpeedup", "assign_modes", "detect_modes", "host_matched", "in_band", "optimal_partition",
-           "pair_order", "paired_speedup"]
+           "pair_order", "paired_speedup", "readings_before_pairs"]

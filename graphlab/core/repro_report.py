@@ -86,15 +86,23 @@ class ReproRow:
         return _ratio(self.graph_submit_now_us, self.graph_submit_recorded_us)
 
     @property
+    def matched_enough(self) -> bool:
+        """Both runs have the target's `min_pairs` pairs at the recording's host speed (else the
+        matched figures rest on a block or two, and the comparison is not made)."""
+        return (self.matched_now is not None and self.matched_recorded is not None
+                and self.matched_now.enough and self.matched_recorded.enough)
+
+    @property
     def matched_speedup_ratio(self) -> float | None:
-        """Paired speedup now / recorded, both over the pairs at the recording's host speed."""
-        if self.matched_now is None or self.matched_recorded is None:
+        """Paired speedup now / recorded, both over the pairs at the recording's host speed (None unless
+        both runs have enough such pairs)."""
+        if not self.matched_enough:
             return None
         return _ratio(self.matched_now.speedup, self.matched_recorded.speedup)
 
     @property
     def matched_graph_ratio(self) -> float | None:
-        if self.matched_now is None or self.matched_recorded is None:
+        if not self.matched_enough:
             return None
         return _ratio(self.matched_now.graph_us, self.matched_recorded.graph_us)
 
@@ -166,17 +174,21 @@ class ReproReport:
             known = [v for v in values if v is not None]
             return all(known) if known else None
 
+        def every_point(values: list[bool | None]) -> bool | None:  # None unless every batch size has it
+            return None if any(v is None for v in values) else all(values)
+
         return {
             "graph_p50_within_3pct": every([_within(r.graph_ratio, GRAPH_TOLERANCE_PCT) for r in self.rows]),
-            "graph_wait_within_3pct": every([_within(r.graph_wait_ratio, GRAPH_TOLERANCE_PCT) for r in self.rows]),
+            "graph_wait_within_3pct": every_point(
+                [_within(r.graph_wait_ratio, GRAPH_TOLERANCE_PCT) for r in self.rows]),
             "graph_p50_in_fastest_mode_within_3pct": every(
                 [_within(r.graph_fastest_ratio, GRAPH_TOLERANCE_PCT) for r in self.rows]),
             "paired_speedup_within_10pct": every([_within(r.speedup_ratio, SPEEDUP_TOLERANCE_PCT) for r in self.rows]),
             "fastest_mode_speedup_within_10pct": every(
                 [_within(r.fastest_speedup_ratio, SPEEDUP_TOLERANCE_PCT) for r in self.rows]),
-            "graph_p50_at_recorded_host_speed_within_3pct": every(
+            "graph_p50_at_recorded_host_speed_within_3pct": every_point(
                 [_within(r.matched_graph_ratio, GRAPH_TOLERANCE_PCT) for r in self.rows]),
-            "speedup_at_recorded_host_speed_within_10pct": every(
+            "speedup_at_recorded_host_speed_within_10pct": every_point(
                 [_within(r.matched_speedup_ratio, SPEEDUP_TOLERANCE_PCT) for r in self.rows]),
         }
 
@@ -198,14 +210,16 @@ class ReproReport:
             if a is None or b is None:
                 continue
             flag = "" if _within(r.matched_speedup_ratio, SPEEDUP_TOLERANCE_PCT) in (True, None) else "!"
+            eager_ratio = _ratio(a.eager_us, b.eager_us) if r.matched_enough else None
             lines.append(f"{r.batch_size:>5} | {a.pairs:>4} {b.pairs:>4} | {fmt(a.graph_us, '>6.1f')} "
                          f"{fmt(b.graph_us, '>6.1f')} {fmt(r.matched_graph_ratio, '>7.3f')} | "
                          f"{fmt(a.eager_us, '>6.1f')} {fmt(b.eager_us, '>6.1f')} "
-                         f"{fmt(_ratio(a.eager_us, b.eager_us), '>7.3f')} | {fmt(a.speedup, '>5.2f')}x "
-                         f"{fmt(b.speedup, '>5.2f')}x {fmt(r.matched_speedup_ratio, '>6.3f')}{flag}")
-        if all(r.matched_now is None or r.matched_now.pairs == 0 for r in self.rows):
-            lines.append("  the re-run never ran at the recording's host speed: the two runs saw different machine "
-                         "states, and no speedup of one can be compared with the other's")
+                         f"{fmt(eager_ratio, '>7.3f')} | {fmt(a.speedup, '>5.2f')}x "
+                         f"{fmt(b.speedup, '>5.2f')}x {fmt(r.matched_speedup_ratio, '>6.3f')}{flag}"
+                         f"{'' if r.matched_enough else f'  (fewer than {self.target.min_pairs} pairs: not compared)'}")
+        if not any(r.matched_enough for r in self.rows):
+            lines.append("  the re-run never ran long enough at the recording's host speed: the two runs saw "
+                         "different machine states, and no speedup of one can be compared with the other's")
         return "\n".join(lines)
 
     def split_table(self) -> str:
@@ -290,7 +304,7 @@ def check_verdict(goals: dict[str, bool | None]) -> str:
     >>> check_verdict({"graph_wait_within_3pct": False, "speedup_at_recorded_host_speed_within_10pct": True})
     'failed: graph wait (GPU part) not within 3%'
     >>> check_verdict({"graph_wait_within_3pct": True, "speedup_at_recorded_host_speed_within_10pct": None})
-    "not comparable: the re-run never ran at the recording's host speed"
+    "not comparable: too few pairs at the recording's host speed (fewer than the target's min_pairs at some batch size)"
     """
     graph_key = "graph_wait_within_3pct"
     graph_what = "graph wait (GPU part)"
@@ -298,7 +312,8 @@ def check_verdict(goals: dict[str, bool | None]) -> str:
         graph_key, graph_what = "graph_p50_at_recorded_host_speed_within_3pct", "graph p50 at the recorded host speed"
     speed_ok = goals.get("speedup_at_recorded_host_speed_within_10pct")
     if speed_ok is None or goals.get(graph_key) is None:
-        return "not comparable: the re-run never ran at the recording's host speed"
+        return ("not comparable: too few pairs at the recording's host speed (fewer than the target's min_pairs at "
+                "some batch size)")
     missed = [what for what, ok in ((f"{graph_what} not within 3%", goals[graph_key]),
                                     ("speedup at the recorded host speed not within 10%", speed_ok)) if not ok]
     return "failed: " + "; ".join(missed) if missed else "passed"

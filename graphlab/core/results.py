@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterator
 
 from graphlab.core.modes import (READINGS, HostMatched, HostModes, HostTarget, PairedSpeedup, assign_modes,
-                                 detect_modes, host_matched, paired_speedup)
+                                 detect_modes, host_matched, paired_speedup, readings_before_pairs)
 from graphlab.core.stats import latency_drop_pct, median, speedup
 from graphlab.core.weight_update import WeightUpdate, as_weight_update
 from graphlab.errors import ResultsError
@@ -280,7 +280,8 @@ class Sweep:
 
     def at_host_speed(self, batch_size: int, target: HostTarget, seq_len: int | None = None) -> HostMatched:
         """Speedup, eager and graph medians over the pairs that ran at `target`'s host speed (both blocks'
-        readings in its band): the figures to compare with another run at the same host speed."""
+        readings in its band, and the reading just before the pair too: a pair that straddles a switch
+        of host speed does not count): the figures to compare with another run at the same host speed."""
         if not self.is_paired(batch_size, seq_len):
             raise ResultsError(f"{self.model}: batch size {batch_size} has no paired blocks")
         field_name = self._reading_field(target.reading)
@@ -289,8 +290,11 @@ class Sweep:
                 len(getattr(graph, field_name)) != len(graph.block_p50_us):
             raise ResultsError(f"{self.model}: no {target.reading} reading after every block at batch size "
                                f"{batch_size}")
+        timeline = [(t, v) for p in self.points if len(getattr(p, field_name)) == len(p.block_start_ms)
+                    for t, v in zip(p.block_start_ms, getattr(p, field_name))]
+        before = readings_before_pairs(eager.block_start_ms, graph.block_start_ms, timeline)
         return host_matched(eager.block_p50_us, graph.block_p50_us, getattr(eager, field_name),
-                            getattr(graph, field_name), target)
+                            getattr(graph, field_name), target, before)
 
     @staticmethod
     def _reading_field(reading: str) -> str:

@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 from graphlab.core import modes as host_modes
-from graphlab.core.modes import READINGS, HostTarget
+from graphlab.core.modes import READINGS, HostTarget, readings_before_pairs
 from graphlab.core.results import DEFAULT_BATCH_SIZES, LatencyPoint, Sweep
 from graphlab.core.stats import overhead_share_pct, percentile, run_spread_pct, summarize
 from graphlab.errors import TimingError
@@ -331,11 +331,15 @@ def _target_now(plans: Sequence[PairPlan], target: HostTarget | str) -> HostTarg
 
 
 def _enough_at(plans: Sequence[PairPlan], target: HostTarget) -> bool:
-    """True once every plan has `target.min_pairs` pairs whose two blocks both ran at the target speed."""
+    """True once every plan has `target.min_pairs` pairs that ran at the target speed: both blocks' readings
+    and the reading just before the pair in the band (`HostTarget.matching`, as `Sweep.at_host_speed`)."""
     name = READINGS[target.reading]
+    timeline = [(t, v) for plan in plans for s in plan.series.values()
+                for t, v in zip(s.block_start_ms, getattr(s, name))]
     for plan in plans:
         eager, graph = plan.series["eager"], plan.series["graph"]
-        if len(target.matching(getattr(eager, name), getattr(graph, name))) < target.min_pairs:
+        before = readings_before_pairs(eager.block_start_ms, graph.block_start_ms, timeline)
+        if len(target.matching(getattr(eager, name), getattr(graph, name), before)) < target.min_pairs:
             return False
     return True
 
@@ -351,7 +355,8 @@ def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float,
                  else "given by the caller")
         extra["host_target"] = {**host_target.to_dict(), "level": level, "max_extra_s": max_extra_s,
                                 "rule": "after the planned pairs, whole rounds until every batch size has min_pairs "
-                                        "pairs whose eager and graph readings both lie in the band, or max_extra_s"}
+                                        "pairs whose eager and graph readings, and the reading just before the "
+                                        "pair, lie in the band, or max_extra_s"}
     return {
         **run_conditions(torch),
         **clocks.describe(),
