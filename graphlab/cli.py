@@ -170,8 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-extra-s", type=float, default=REPRO_MAX_EXTRA_S,
                    help="seconds of extra rounds to wait for the recording's host speed (default %(default)g; 0: none)")
     p.add_argument("--check", action="store_true",
-                   help="exit 1 unless graph p50 and the paired speedup at the recording's host speed came back "
-                        "(3%%, 10%%), or when the re-run never ran at that speed")
+                   help="exit 1 unless the graph call's wait (GPU) part came back within 3%% and the paired speedup "
+                        "at the recording's host speed within 10%%, or when too few pairs ran at that speed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_repro)
 
