@@ -8,7 +8,7 @@ What is compared, per batch size (ratio = now / recorded):
   the call returns: copy in, launch) and the *wait* part (until the GPU is done). The wait is GPU-bound
   and comes back (goal: within `GRAPH_TOLERANCE_PCT`, 3%); the submit part moves with the host's speed
   as eager does, so the whole graph p50 of a small, host-bound graph moves with it
-  (docs/latency-method.md, "What moves between two processes"); also graph p50 over the pairs in the
+  (docs/latency-method.md, "The graph call in two parts"); also graph p50 over the pairs in the
   fastest host mode;
 - eager p50: host-bound at small batch, so it moves with the host's speed state; shown, not judged;
 - paired speedup, the median over block pairs (goal: within `SPEEDUP_TOLERANCE_PCT`, 10%), and the
@@ -224,10 +224,10 @@ class ReproReport:
 
     def split_table(self) -> str:
         """Point by point, the graph call in its two parts: submit (host work until the call returned) and
-        wait (until the GPU was done); now / recorded. Empty when a sweep was recorded without them."""
+        wait (until the GPU was done); now / recorded. One line saying so when a sweep has no split."""
         rows = [r for r in self.rows if r.graph_wait_ratio is not None]
         if not rows:
-            return "  no submit/wait split: a sweep was recorded without block_submit_us (before 2026-12-01 12:00)"
+            return "  no submit/wait split: a sweep was recorded without block_submit_us (an older recording)"
         lines = [f"{self.model}: the graph call in two parts (median over blocks; goal: wait within "
                  f"{GRAPH_TOLERANCE_PCT:g}%)",
                  f"{'batch':>5} | {'graph p50 µs':^22} | {'submit (host) µs':^22} | {'wait (GPU) µs':^22}",
