@@ -134,19 +134,22 @@ class LatencyPoint:
         return modes.fastest_us if modes is not None else None
 
     @property
+    def _has_split(self) -> bool:
+        """One submit time per block (sweeps recorded before the split have none)."""
+        return bool(self.block_submit_us) and len(self.block_submit_us) == len(self.block_p50_us)
+
+    @property
     def submit_p50_us(self) -> float | None:
         """Median over blocks of the host part of a call: from the call until it returned, before the wait
         for the GPU (None for sweeps recorded without it). It moves with the host's speed, like eager."""
-        if not self.block_submit_us or len(self.block_submit_us) != len(self.block_p50_us):
-            return None
-        return median(self.block_submit_us)
+        return median(self.block_submit_us) if self._has_split else None
 
     @property
     def wait_p50_us(self) -> float | None:
         """Median over blocks of the wait part of a call (block median wall minus block median submit):
         from the call returning until `torch.cuda.synchronize()` returned. For a graph replay this is
         the GPU-bound part, which stays put when the host changes speed (docs/latency-method.md)."""
-        if self.submit_p50_us is None:
+        if not self._has_split:
             return None
         return median([w - s for w, s in zip(self.block_p50_us, self.block_submit_us)])
 
@@ -267,9 +270,7 @@ class Sweep:
             reading: "host" (`block_host_us`, a fixed pure-Python workload) or "dispatch"
                 (`block_dispatch_us`, tiny torch CPU ops through the dispatcher; newer sweeps).
         """
-        field_name = self._reading_field(reading)
-        readings = sorted((t, v) for p in self.points if len(getattr(p, field_name)) == len(p.block_start_ms)
-                          for t, v in zip(p.block_start_ms, getattr(p, field_name)))
+        readings = self._timeline(self._reading_field(reading))
         return detect_modes([v for _, v in readings]) if readings else None
 
     def has_readings(self, reading: str = "host") -> bool:
@@ -290,11 +291,14 @@ class Sweep:
                 len(getattr(graph, field_name)) != len(graph.block_p50_us):
             raise ResultsError(f"{self.model}: no {target.reading} reading after every block at batch size "
                                f"{batch_size}")
-        timeline = [(t, v) for p in self.points if len(getattr(p, field_name)) == len(p.block_start_ms)
-                    for t, v in zip(p.block_start_ms, getattr(p, field_name))]
-        before = readings_before_pairs(eager.block_start_ms, graph.block_start_ms, timeline)
+        before = readings_before_pairs(eager.block_start_ms, graph.block_start_ms, self._timeline(field_name))
         return host_matched(eager.block_p50_us, graph.block_p50_us, getattr(eager, field_name),
                             getattr(graph, field_name), target, before)
+
+    def _timeline(self, field_name: str) -> list[tuple[float, float]]:
+        """(block start ms, reading) of every block of every point that has the reading, in time order."""
+        return sorted((t, v) for p in self.points if len(getattr(p, field_name)) == len(p.block_start_ms)
+                      for t, v in zip(p.block_start_ms, getattr(p, field_name)))
 
     @staticmethod
     def _reading_field(reading: str) -> str:

@@ -56,7 +56,7 @@ def host_speed_us(iterations: int = HOST_WORK_ITERATIONS) -> float:
 DISPATCH_CALLS = 100
 
 
-def dispatch_speed_us(torch: Any, scratch: Any, calls: int = DISPATCH_CALLS) -> float:
+def dispatch_speed_us(scratch: Any, calls: int = DISPATCH_CALLS) -> float:
     """Time of `calls` in-place adds on a one-element CPU tensor (µs): how fast torch's dispatcher runs now.
 
     The pure-Python workload (`host_speed_us`) fits in the core's L1 cache; an eager CUDA call spends
@@ -100,8 +100,7 @@ class ClockReader:
     """
 
     def __init__(self, device_index: int = 0, torch: Any = None):
-        self._torch = torch
-        self._scratch = torch.zeros(1) if torch is not None else None
+        self._scratch = torch.zeros(1) if torch is not None else None  # the dispatcher reading's tensor
         self._nvml: Any = None
         self._handle: Any = None
         self.gpu_source = "none (nvidia-ml-py not installed)"
@@ -147,7 +146,7 @@ class ClockReader:
         """The dispatcher reading now (`dispatch_speed_us`); None when made without torch."""
         if self._scratch is None:
             return None
-        return round(dispatch_speed_us(self._torch, self._scratch), 2)
+        return round(dispatch_speed_us(self._scratch), 2)
 
     def describe(self) -> dict[str, str]:
         out = {"gpu_clock": self.gpu_source, "cpu_clock": self.cpu_source,
