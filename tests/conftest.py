@@ -1,7 +1,9 @@
-"""Shared test set-up: GPU tests skip themselves where no CUDA GPU is visible."""
+"""Shared test set-up: GPU tests skip themselves where no CUDA GPU is visible; a helper for thread tests."""
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any, Callable, Iterable
 
 import pytest
 
@@ -19,3 +21,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _run_threads(work: Callable[[Any], None], args: Iterable[Any], timeout_s: float) -> list[BaseException]:
+    """Run `work(arg)` in one thread per arg, all at once; the exceptions they raised, in no order.
+
+    Fails the test if a thread is still running `timeout_s` after the joins began (a hang or deadlock).
+    """
+    failures: list[BaseException] = []
+
+    def guarded(arg: Any) -> None:
+        try:
+            work(arg)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            failures.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(arg,)) for arg in args]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout_s)
+    hung = sum(t.is_alive() for t in threads)
+    assert not hung, f"{hung} of {len(threads)} threads still running after {timeout_s:g} s: a hang or deadlock"
+    return failures
+
+
+@pytest.fixture
+def run_threads() -> Callable[[Callable[[Any], None], Iterable[Any], float], list[BaseException]]:
+    """`run_threads(work, args, timeout_s)`: see `_run_threads`."""
+    return _run_threads

@@ -2,7 +2,6 @@
 buckets and padding, the padding check, fallback, keys, limits, stats, thread safety."""
 from __future__ import annotations
 
-import threading
 import warnings
 
 import pytest
@@ -247,7 +246,7 @@ def test_copy_outputs_false_returns_views_of_the_static_outputs():
     assert torch.equal(first, torch.ones(4, 2))
 
 
-def test_sixteen_threads_get_eager_answers_and_no_key_is_captured_twice():
+def test_sixteen_threads_get_eager_answers_and_no_key_is_captured_twice(run_threads):
     model = rowwise()
     captured = []
     from graphlab.gpu.cache_backend import EagerBackend
@@ -258,26 +257,16 @@ def test_sixteen_threads_get_eager_answers_and_no_key_is_captured_twice():
             return super().capture(fn, static_inputs, **kw)
 
     cache = gl.GraphCache(model, buckets=[1, 2, 4, 8], max_size=None, backend=Counting())
-    errors = []
 
     def worker(seed):
         gen = torch.Generator().manual_seed(seed)
-        try:
-            with torch.no_grad():
-                for _ in range(20):
-                    n = int(torch.randint(1, 9, (1,), generator=gen))
-                    x = torch.randn(n, 8, generator=gen)
-                    torch.testing.assert_close(cache(x), model(x))
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
+        with torch.no_grad():
+            for _ in range(20):
+                n = int(torch.randint(1, 9, (1,), generator=gen))
+                x = torch.randn(n, 8, generator=gen)
+                torch.testing.assert_close(cache(x), model(x))
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not any(t.is_alive() for t in threads), "deadlock"
-    assert errors == []
+    assert run_threads(worker, range(16), 60) == []
     assert sorted(captured) == sorted(set(captured)) and cache.stats().calls == 16 * 20
 
 

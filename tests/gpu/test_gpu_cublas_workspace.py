@@ -6,8 +6,6 @@ here can take the process down with it: run this file in its own pytest process 
 """
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -35,31 +33,22 @@ def _gpt_graphs(count: int) -> tuple[list, list, list]:
     return graphs, inputs, want
 
 
-def test_two_graphs_replay_at_once_on_two_streams_and_stay_exact():
+def test_two_graphs_replay_at_once_on_two_streams_and_stay_exact(run_threads):
     graphs, inputs, want = _gpt_graphs(2)
     streams = [torch.cuda.Stream() for _ in graphs]
     errors: list[float] = []
-    failures: list[BaseException] = []
 
     def serve(k: int) -> None:
-        try:
-            torch.cuda.set_device(0)
-            with torch.no_grad(), torch.cuda.stream(streams[k]):
-                for i in range(1500):
-                    y = graphs[k](inputs[i % 4]).clone()
-                    if i % 100 == 0:
-                        streams[k].synchronize()
-                        errors.append(float((y - want[k][i % 4]).abs().max()))
-                streams[k].synchronize()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            failures.append(exc)
+        torch.cuda.set_device(0)
+        with torch.no_grad(), torch.cuda.stream(streams[k]):
+            for i in range(1500):
+                y = graphs[k](inputs[i % 4]).clone()
+                if i % 100 == 0:
+                    streams[k].synchronize()
+                    errors.append(float((y - want[k][i % 4]).abs().max()))
+            streams[k].synchronize()
 
-    threads = [threading.Thread(target=serve, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a replay thread hung"
+    failures = run_threads(serve, range(2), 120)
     assert not failures, failures
     assert len(errors) == 30 and max(errors) < 1e-3
 

@@ -2,8 +2,6 @@
 devices. Figures (hot path, pools) are measured in bench/bench_cache.py, not asserted here."""
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -46,29 +44,20 @@ def test_padding_a_bidirectional_encoder_is_caught_on_the_gpu():
         cache(torch.randint(1, 512, (2, 20), device="cuda"))
 
 
-def test_sixteen_threads_with_mixed_sizes():
+def test_sixteen_threads_with_mixed_sizes(run_threads):
     zoo = get_model("mlp")
     model = zoo.build()
     cache = gl.GraphCache(model, buckets="pow2", max_size=64)
-    errors = []
 
     def work(seed):
         gen = torch.Generator().manual_seed(seed)
-        try:
-            with torch.no_grad():
-                for i in range(30):
-                    n = int(torch.randint(1, 65, (1,), generator=gen))
-                    (x,) = zoo.make_inputs(n, seed=seed * 100 + i)
-                    torch.testing.assert_close(cache(x), model(x), rtol=1e-4, atol=1e-5)
-        except Exception as exc:  # noqa: BLE001
-            errors.append(exc)
+        with torch.no_grad():
+            for i in range(30):
+                n = int(torch.randint(1, 65, (1,), generator=gen))
+                (x,) = zoo.make_inputs(n, seed=seed * 100 + i)
+                torch.testing.assert_close(cache(x), model(x), rtol=1e-4, atol=1e-5)
 
-    pool = [threading.Thread(target=work, args=(s,)) for s in range(16)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in pool) and errors == []
+    assert run_threads(work, range(16), 120) == []
     assert cache.stats().captures <= 7 and cache.stats().calls == 16 * 30
 
 
