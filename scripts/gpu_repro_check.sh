@@ -57,8 +57,14 @@ lines = ["# Paired timing: two fresh processes, now vs recorded", "",
          "| model | batch | graph p50 now / rec (ratio) | graph p50, fastest mode | eager p50 now / rec (ratio) | "
          "paired speedup now / rec (ratio) | fastest-mode speedup now / rec (ratio) | modes now / rec |",
          "|---|---|---|---|---|---|---|---|"]
-for path in sorted((out / "repro").glob("*.json")):
-    data = json.loads(path.read_text())
+runs = [json.loads(path.read_text()) for path in sorted((out / "repro").glob("*.json"))]
+
+
+def pair(x, y, spec=".1f"):
+    return "-" if x is None or y is None else f"{x:{spec}} / {y:{spec}} ({x / y:.3f})"
+
+
+for data in runs:
     summary["models"][data["model"]] = {"goals": data["goals"], "host_now": data["host_now"],
                                         "host_recorded": data["host_recorded"], "rows": data["rows"]}
     for r in data["rows"]:
@@ -70,19 +76,14 @@ for path in sorted((out / "repro").glob("*.json")):
                      f"{trio(r['speedup_now'], r['speedup_recorded'], r['speedup_ratio'], '.2f')} | "
                      f"{trio(r['fastest_speedup_now'], r['fastest_speedup_recorded'], r['fastest_speedup_ratio'] or 0, '.2f')} | "
                      f"{r['modes_now']} / {r['modes_recorded']} |")
-lines += ["", "At the recording's host speed (pairs whose two blocks both read within the band of the recording's "
-          "fastest host level; the re-run waits up to --max-extra-s for them):", "",
+lines += ["", "At the recording's host speed (pairs whose two blocks, and the reading just before them, read within "
+          "the band of the recording's fastest host level; the re-run waits up to --max-extra-s for them):", "",
           "| model | batch | target | pairs now / rec | graph now / rec (ratio) | eager now / rec (ratio) | "
           "speedup now / rec (ratio) |", "|---|---|---|---|---|---|---|"]
-for path in sorted((out / "repro").glob("*.json")):
-    data = json.loads(path.read_text())
+for data in runs:
     t = data.get("target") or {}
     for r in data["rows"]:
         a, b = r.get("matched_now") or {}, r.get("matched_recorded") or {}
-        def pair(x, y, spec=".1f"):
-            if x is None or y is None:
-                return "-"
-            return f"{x:{spec}} / {y:{spec}} ({x / y:.3f})"
         lines.append(f"| {data['model']} | {r['batch_size']} | {t.get('reading', '-')} {t.get('level_us', 0):.1f} µs "
                      f"±{t.get('band_pct', 0):g}% | {a.get('pairs', 0)} / {b.get('pairs', 0)} | "
                      f"{pair(a.get('graph_us'), b.get('graph_us'))} | {pair(a.get('eager_us'), b.get('eager_us'))} | "
@@ -91,14 +92,11 @@ lines += ["", "The graph call in two parts (median over blocks): submit = host w
           "wait = until the GPU was done:", "",
           "| model | batch | graph p50 now / rec (ratio) | submit now / rec (ratio) | wait now / rec (ratio) |",
           "|---|---|---|---|---|"]
-for path in sorted((out / "repro").glob("*.json")):
-    data = json.loads(path.read_text())
+for data in runs:
     for r in data["rows"]:
-        def part(x, y):
-            return "-" if x is None or y is None else f"{x:.1f} / {y:.1f} ({x / y:.3f})"
-        lines.append(f"| {data['model']} | {r['batch_size']} | {part(r['graph_p50_now_us'], r['graph_p50_recorded_us'])} | "
-                     f"{part(r.get('graph_submit_now_us'), r.get('graph_submit_recorded_us'))} | "
-                     f"{part(r.get('graph_wait_now_us'), r.get('graph_wait_recorded_us'))} |")
+        lines.append(f"| {data['model']} | {r['batch_size']} | {pair(r['graph_p50_now_us'], r['graph_p50_recorded_us'])} | "
+                     f"{pair(r.get('graph_submit_now_us'), r.get('graph_submit_recorded_us'))} | "
+                     f"{pair(r.get('graph_wait_now_us'), r.get('graph_wait_recorded_us'))} |")
 from graphlab.core.repro_report import check_verdict
 lines += ["", "| model | graph p50 within 3% | graph wait within 3% | graph p50 in the fastest mode within 3% | "
           "paired speedup within 10% | fastest-mode speedup within 10% | graph at the recorded host speed within 3% | "
