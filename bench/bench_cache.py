@@ -4,14 +4,14 @@ pool memory (goal: a shared pool of every bucket within 1.1x the largest graph a
     PYTHONPATH=. python3 bench/bench_cache.py [--json OUT.json]        # about 40 s on an H200
 
 The same measurements are recorded with provenance by `graphlab record --models cache`
-(data/recordings/<gpu>/cache/); they live in graphlab/gpu/cache_bench.py so both use one copy.
+(data/recordings/<gpu>/cache/); they live in graphlab/studies/cache_bench.py so both use one copy.
 """
 from __future__ import annotations
 
 import argparse
 import json
 
-from graphlab.gpu import cache_bench
+from graphlab.studies import cache_bench
 
 
 def main() -> None:

@@ -34,9 +34,9 @@ def main() -> int:
                         help="early_exit decode_loop bucket_switch routes (default: all)")
     args = parser.parse_args()
     from graphlab.env import require_cuda
-    from graphlab.gpu.conditional_record import run_studies, strip_paths
-    from graphlab.conditional_detect import conditional_support
-    from graphlab.gpu.record import git_commit
+    from graphlab.studies.conditional.record import run_studies, strip_paths
+    from graphlab.conditional.support import conditional_support
+    from graphlab.studies.record import git_commit
 
     torch = require_cuda("bench_conditional.py")
     out = Path(args.out)

@@ -4,10 +4,10 @@
 
 1. Replica throughput (this process, every visible GPU): requests/s with replicas vs one GPU, by batch
    size, for the zoo's gpt and mlp, and the same with single-thread ("inline") dispatch
-   (`graphlab.gpu.replicas_bench`; the goal on 2 GPUs is >= 1.9x for gpt at the larger batch sizes).
+   (`graphlab.studies.replica_throughput`; the goal on 2 GPUs is >= 1.9x for gpt at the larger batch sizes).
 2. Tensor-parallel GPT layer latency, eager vs graph (all-reduces inside), by batch size, for each
    world size (default: 1, 2, 4, ... up to the GPUs here): one torchrun job per world size, launched
-   by this script on itself (`--worker`), rank 0 writing the merged rows (`graphlab.gpu.distributed_timing`).
+   by this script on itself (`--worker`), rank 0 writing the merged rows (`graphlab.studies.multigpu_timing`).
 3. Host launch time per device: one `replay()` per rank (TP graphs) and per device (replica graphs).
 
 Writes DIR/bench_multigpu.json (everything) and DIR/bench_multigpu.txt (the tables). Runs in about
@@ -32,8 +32,8 @@ TORCHRUN_TIMEOUT_S = 120
 
 def worker(out: Path, batch_sizes: list[int], repetitions: int) -> int:
     """One rank of the tensor-parallel timing job; rank 0 writes tp_ws<N>.json."""
-    from graphlab.gpu.distributed import init_distributed, shutdown
-    from graphlab.gpu.distributed_timing import gather_points, time_tensor_parallel
+    from graphlab.distributed.comm import init_distributed, shutdown
+    from graphlab.studies.multigpu_timing import gather_points, time_tensor_parallel
 
     ctx = init_distributed()
     rows = gather_points(time_tensor_parallel(ctx, batch_sizes, repetitions=repetitions), ctx)
@@ -74,9 +74,9 @@ def main() -> int:
     import torch
 
     from graphlab.env import require_cuda
-    from graphlab.gpu.distributed_launch import run_torchrun
-    from graphlab.gpu.distributed_results import ReplicaThroughput
-    from graphlab.gpu.replicas_bench import measure_replica_throughput
+    from graphlab.distributed.launch import run_torchrun
+    from graphlab.distributed.results import ReplicaThroughput
+    from graphlab.studies.replica_throughput import measure_replica_throughput
 
     require_cuda("bench_multigpu")
     gpus = torch.cuda.device_count()

@@ -38,10 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="out/overhead", help="folder for overhead.json and overhead.md")
     args = parser.parse_args(argv)
 
-    from graphlab.core.overhead_report import overhead_markdown
+    from graphlab.studies.overhead_report import overhead_markdown
     from graphlab.env import require_cuda
     from graphlab.errors import GraphlabError
-    from graphlab.gpu.overhead import run_overhead
+    from graphlab.studies.overhead import run_overhead
 
     try:
         torch = require_cuda("bench_overhead")

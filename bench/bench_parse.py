@@ -29,10 +29,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from graphlab.core import dot_labels  # noqa: E402
-from graphlab.core.demangle import demangle  # noqa: E402
-from graphlab.core.dot_parser import parse_dot  # noqa: E402
-from graphlab.core.kernel_names import describe_kernel  # noqa: E402
+from graphlab.graph import dot_labels  # noqa: E402
+from graphlab.graph.demangle import demangle  # noqa: E402
+from graphlab.graph.dot_parser import parse_dot  # noqa: E402
+from graphlab.graph.kernel_names import describe_kernel  # noqa: E402
 
 SOURCES = [
     REPO / "tests/fixtures/h200/models/gpt_b1__verbose.dot",

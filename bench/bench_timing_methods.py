@@ -4,9 +4,9 @@ For each model (zoo, batch 1 by default), `--repeats` times, alternating the two
   benchmark   torch.utils.benchmark.Timer("f()").adaptive_autorange(threshold=0.1, min_run_time=0.2,
               max_run_time=1.0) for eager and for the graph, f = call + torch.cuda.synchronize() (so
               both time latency, not queued throughput); the figure is Measurement.median
-  paired      graphlab.gpu.blocks.time_pairs: 15 pairs of ~20 ms eager/graph blocks, alternating
+  paired      graphlab.timing.blocks.time_pairs: 15 pairs of ~20 ms eager/graph blocks, alternating
               order; eager and graph p50 over all calls, the median pair speedup, and the median
-              pair speedup in the fastest host mode (graphlab.core.modes)
+              pair speedup in the fastest host mode (graphlab.timing.host_modes)
 Then the run-to-run spread of each figure over the repeats: (max - min) / median in %. The method
 whose figures agree from run to run measures better; docs/latency-method.md says which and why.
 
@@ -25,7 +25,7 @@ from typing import Any
 
 
 def _spread(values: list[float]) -> float:
-    from graphlab.core.stats import median
+    from graphlab.stats import median
 
     return 100.0 * (max(values) - min(values)) / median(values)
 
@@ -33,12 +33,12 @@ def _spread(values: list[float]) -> float:
 def compare(torch: Any, name: str, batch_size: int, repeats: int) -> dict[str, Any]:
     import torch.utils.benchmark as tub
 
-    from graphlab.core.modes import paired_speedup
-    from graphlab.core.stats import median
-    from graphlab.gpu.blocks import time_pairs
-    from graphlab.gpu.capture import capture
-    from graphlab.gpu.conditions import ClockReader
-    from graphlab.gpu.zoo import get_model
+    from graphlab.timing.host_modes import paired_speedup
+    from graphlab.stats import median
+    from graphlab.timing.blocks import time_pairs
+    from graphlab.capture.api import capture
+    from graphlab.timing.machine import ClockReader
+    from graphlab.zoo import get_model
 
     zm = get_model(name)
     model = zm.build(device="cuda")
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from graphlab.env import require_cuda
     from graphlab.errors import GraphlabError
-    from graphlab.gpu.conditions import run_conditions
+    from graphlab.timing.machine import run_conditions
 
     try:
         torch = require_cuda("bench_timing_methods")

@@ -4,7 +4,7 @@ Two measurements, both in one process, in short interleaved blocks paired by nei
 flips between CPU speed modes every few hundred ms, so only neighbouring blocks are comparable):
 
 1. reduce-overhead: `torch.compile(mode="reduce-overhead")` on the zoo GPT, one copy recorded with no
-   watch, one under gl.watch (graphlab.gpu.watch_overhead.measure_watch_overhead): outputs compared
+   watch, one under gl.watch (graphlab.studies.watch_overhead.measure_watch_overhead): outputs compared
    with torch.equal, replay latency per synchronised call, ratio watched / unwatched per pair.
 2. keep_graph control: what gl.watch changes underneath, alone. Four raw torch.cuda.CUDAGraph graphs of
    the same small function captured in the order default, kept, kept, default (kept = keep_graph=True
@@ -34,8 +34,8 @@ CONTROL_PAIRS = 60
 
 def keep_graph_control(torch: Any, pairs: int = CONTROL_PAIRS) -> dict[str, Any]:
     """Replay time of keep_graph=True+instantiate graphs vs default ones, capture order ABBA."""
-    from graphlab.core.modes import paired_speedup
-    from graphlab.core.stats import median
+    from graphlab.timing.host_modes import paired_speedup
+    from graphlab.stats import median
 
     x = torch.randn(64, 256, device="cuda")
     w = torch.randn(256, 256, device="cuda")
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
-    from graphlab.gpu.watch_overhead import measure_watch_overhead
+    from graphlab.studies.watch_overhead import measure_watch_overhead
 
     if not torch.cuda.is_available():
         print("bench_watch: needs a CUDA GPU", file=sys.stderr)

@@ -26,7 +26,7 @@ import make_fixtures as mf  # noqa: E402
 from cuda.bindings import driver as dr  # noqa: E402
 from cuda.bindings import runtime as rt  # noqa: E402
 
-from graphlab.core.dot_parser import read_dot  # noqa: E402
+from graphlab.graph.dot_parser import read_dot  # noqa: E402
 from graphlab.errors import DotParseError  # noqa: E402
 
 FLAGS = sorted(set(mf.RUNTIME_FLAGS.values()) | set(mf.DRIVER_ONLY_FLAGS.values()))

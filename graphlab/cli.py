@@ -37,8 +37,8 @@ class _UsageError(Exception):
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    from graphlab.core.dot_parser import read_dot
-    from graphlab.core.model import node_field_names
+    from graphlab.graph.dot_parser import read_dot
+    from graphlab.graph.model import node_field_names
 
     graph = read_dot(args.file)
     data = graph.to_dict()
@@ -56,7 +56,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from graphlab.core.dot_parser import read_dot
+    from graphlab.graph.dot_parser import read_dot
     from graphlab.viz.drawing import render
 
     out = Path(args.output)
@@ -74,7 +74,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _cmd_about(args: argparse.Namespace) -> int:
-    from graphlab.env import environment
+    from graphlab.about import environment
 
     env = environment()
     if args.json:
@@ -86,7 +86,7 @@ def _cmd_about(args: argparse.Namespace) -> int:
 
 
 def _cmd_record(args: argparse.Namespace) -> int:
-    from graphlab.gpu.record import record_main
+    from graphlab.studies.record import record_main
 
     return record_main(args)
 
@@ -97,12 +97,12 @@ def _cmd_loadtest(args: argparse.Namespace) -> int:
     return loadtest_main(args)
 
 
-# graphlab.core.repro_report.REPRO_MAX_EXTRA_S (not imported: `graphlab --help` stays light)
+# graphlab.timing.repro_report.REPRO_MAX_EXTRA_S (not imported: `graphlab --help` stays light)
 REPRO_MAX_EXTRA_S = 40.0
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
-    from graphlab.gpu.repro import repro_main
+    from graphlab.timing.repro import repro_main
 
     return repro_main(args)
 

@@ -1,5 +1,6 @@
-"""What this machine can do: Python, torch and its CUDA build, GPUs, driver, cuda-bindings, graph
-features of the installed torch, and the Graphviz `dot` binary.
+"""Machine facts: is there a CUDA GPU, which driver, which cuda-bindings, which graph features torch has.
+
+`gl.about()` (`graphlab/about.py`) gathers these with each feature's own support check into one report.
 
 Imports torch only inside functions, and survives its absence. Features are detected, never inferred
 from version strings.
@@ -12,7 +13,6 @@ import inspect
 import platform
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from graphlab.errors import GPUUnavailableError
@@ -21,48 +21,6 @@ RECORDED_HINT = (
     "To work from recordings made on a GPU instead, call gl.set_mode('recorded') (the notebooks do this "
     "for you), or open one directly: gl.list_recordings(), gl.load_recording('mlp').graph()."
 )
-
-
-@dataclass
-class Environment:
-    """A snapshot of the machine, as `about()` reports it."""
-
-    python: str
-    torch: str | None
-    torch_cuda: str | None
-    cuda_available: bool
-    gpus: list[str] = field(default_factory=list)
-    driver: str | None = None
-    cuda_bindings: str | None = None
-    graph_features: dict[str, bool] = field(default_factory=dict)
-    graphviz_dot: str | None = None
-
-    @property
-    def live(self) -> bool:
-        """True when graphs can be captured here (a CUDA build of torch and a visible GPU)."""
-        return self.cuda_available
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        feats = ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in self.graph_features.items()) or "n/a"
-        rows = [
-            ("python", self.python),
-            ("torch", self.torch or "not installed"),
-            ("torch CUDA build", self.torch_cuda or "none (CPU build)"),
-            ("GPUs", ", ".join(self.gpus) if self.gpus else "none visible"),
-            ("driver", self.driver or "n/a"),
-            ("cuda-bindings", self.cuda_bindings or "not installed"),
-            ("graph features", feats),
-            ("graphviz dot", self.graphviz_dot or "not found (apt-get install graphviz)"),
-            ("mode", "live (GPU)" if self.live else "recorded (no GPU: notebooks load recordings)"),
-        ]
-        width = max(len(k) for k, _ in rows)
-        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
 
 
 def _cuda_bindings_version() -> str | None:
@@ -124,38 +82,6 @@ def torch_graph_features(torch: Any) -> dict[str, bool]:
     }
 
 
-def environment() -> Environment:
-    """Collect the `Environment` of this machine (imports torch if it is installed)."""
-    env = Environment(
-        python=platform.python_version(),
-        torch=None,
-        torch_cuda=None,
-        cuda_available=False,
-        cuda_bindings=_cuda_bindings_version(),
-        graphviz_dot=_dot_version(),
-    )
-    if importlib.util.find_spec("torch") is None:
-        return env
-    import torch
-
-    env.torch = torch.__version__
-    env.torch_cuda = getattr(torch.version, "cuda", None)
-    env.graph_features = torch_graph_features(torch)
-    from graphlab.conditional_detect import conditional_features
-
-    env.graph_features.update(conditional_features())
-    env.cuda_available = bool(torch.cuda.is_available())
-    if env.cuda_available:
-        env.gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        env.driver = _driver_version()
-    return env
-
-
-def about() -> Environment:
-    """Report what this machine can do; shows as a table in a notebook and prints in a terminal."""
-    return environment()
-
-
 def has_cuda() -> bool:
     """True when torch is installed with CUDA and sees a GPU. Never raises."""
     if importlib.util.find_spec("torch") is None:
@@ -166,6 +92,15 @@ def has_cuda() -> bool:
         return bool(torch.cuda.is_available())
     except Exception:
         return False
+
+
+def gpu_names() -> list[str]:
+    """The names of the visible CUDA GPUs ([] without torch or a GPU). Never raises."""
+    if not has_cuda():
+        return []
+    import torch
+
+    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
 
 def require_cuda(what: str) -> Any:
@@ -183,5 +118,4 @@ def require_cuda(what: str) -> Any:
     return torch
 
 
-__all__ = ["Environment", "RECORDED_HINT", "about", "environment", "has_cuda", "require_cuda",
-           "torch_graph_features"]
+__all__ = ["RECORDED_HINT", "gpu_names", "has_cuda", "require_cuda", "torch_graph_features"]

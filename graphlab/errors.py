@@ -70,7 +70,7 @@ class CaptureError(GraphlabError, RuntimeError):
     """Stream capture failed; the message names the cause, the line and the fix.
 
     Attributes:
-        diagnosis: the `graphlab.gpu.diagnose.Diagnosis` (cause, user line, detail, fix), or None.
+        diagnosis: the `graphlab.capture.diagnose.Diagnosis` (cause, user line, detail, fix), or None.
         cause: the cause's key, e.g. "host_sync" ("unknown" when nothing matched).
         original: PyTorch's own exception, or None.
         original_traceback: that exception's formatted traceback ("" when there is none).

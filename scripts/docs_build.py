@@ -39,13 +39,20 @@ GUIDE_ORDER = [
     "reading-a-drawing", "capture", "inspector", "latency-method", "overhead", "architecture",
     "gpu-validation", "docs-site",
 ]
-# API pages: subpackages of graphlab by layer; top-level modules go to "environment", errors last.
+# API pages: one per feature package of graphlab; top-level modules go to "environment", errors last.
 API_GROUPS = {
-    "core": "Core: graphs, DOT, structure, results, recordings",
+    "graph": "The graph: model, DOT, kernel names, structure, diff",
+    "capture": "Capture: the engine, captured graphs, diagnosis",
+    "timing": "Timing: sweeps, blocks, timelines, results",
+    "cache": "The graph cache: buckets, padding, advisor",
+    "conditional": "Conditional nodes",
+    "watch": "Watching other libraries' graphs",
+    "distributed": "Several GPUs",
     "viz": "Drawings and plots",
-    "gpu": "GPU: capture, timing, diagnosis",
     "ui": "Notebook UI: inspector, latency lab",
-    "environment": "Environment and mode",
+    "serve": "Serving",
+    "studies": "Studies: the experiments behind the recordings",
+    "environment": "Environment, mode, recordings, the zoo",
     "errors": "Errors",
 }
 

@@ -97,7 +97,7 @@ for data in runs:
         lines.append(f"| {data['model']} | {r['batch_size']} | {pair(r['graph_p50_now_us'], r['graph_p50_recorded_us'])} | "
                      f"{pair(r.get('graph_submit_now_us'), r.get('graph_submit_recorded_us'))} | "
                      f"{pair(r.get('graph_wait_now_us'), r.get('graph_wait_recorded_us'))} |")
-from graphlab.core.repro_report import check_verdict
+from graphlab.timing.repro_report import check_verdict
 lines += ["", "| model | graph p50 within 3% | graph wait within 3% | graph p50 in the fastest mode within 3% | "
           "paired speedup within 10% | fastest-mode speedup within 10% | graph at the recorded host speed within 3% | "
           "speedup at the recorded host speed within 10% | --check | host speed now | host speed recorded |",

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from conftest import FIXTURES
 
-from graphlab.core.dot_parser import parse_dot
-from graphlab.core.recordings import write_recording
-from graphlab.gpu.distributed_results import NAME, machine_slug
+from graphlab.graph.dot_parser import parse_dot
+from graphlab.recordings import write_recording
+from graphlab.distributed.results import NAME, machine_slug
 
 REAL_DOT = FIXTURES / "h200" / "models" / "gpt_b1__verbose.dot"
 

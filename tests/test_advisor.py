@@ -7,8 +7,8 @@ import random
 import pytest
 
 import graphlab as gl
-from graphlab.core.advisor import CostModel, histogram, optimal_buckets, score
-from graphlab.core.results import LatencyPoint, Sweep
+from graphlab.cache.advisor import CostModel, histogram, optimal_buckets, score
+from graphlab.timing.results import LatencyPoint, Sweep
 from graphlab.errors import GraphlabError
 
 

@@ -9,14 +9,15 @@ import pytest
 import torch
 
 from conftest import FIXTURES
-from graphlab.core.dot_parser import parse_dot
+from graphlab.graph.dot_parser import parse_dot
 from graphlab.errors import GPUUnavailableError, GraphlabError
-from graphlab.gpu import capture as cap
-from graphlab.gpu import cell_capture, tensors
-from graphlab.gpu import dot_export
-from graphlab.gpu.census import Census, CensusNode
-from graphlab.gpu.engine import CaptureCost
-from graphlab.gpu.zoo import ZOO, get_model
+from graphlab.capture import api as cap
+from graphlab.capture import cell as cell_capture
+from graphlab.capture import tensors
+from graphlab.graph import export as dot_export
+from graphlab.graph.census import Census, CensusNode
+from graphlab.capture.engine import CaptureCost
+from graphlab.zoo import ZOO, get_model
 
 H200_MLP = FIXTURES / "h200" / "models" / "mlp_b8__verbose.dot"
 
@@ -289,7 +290,7 @@ def test_record_without_gpu_exits_2_with_one_line(capsys):
 
 
 def test_record_git_commit_prefers_the_environment_then_git(monkeypatch):
-    from graphlab.gpu import record
+    from graphlab.studies import record
 
     monkeypatch.setenv("GRAPHLAB_GIT_COMMIT", "abc123")
     assert record.git_commit() == "abc123"  # a GPU machine's copy may carry a stale .git: the caller knows better
@@ -299,14 +300,14 @@ def test_record_git_commit_prefers_the_environment_then_git(monkeypatch):
 
 
 def test_record_command_keeps_the_output_folder_out():
-    from graphlab.gpu.record import recorded_command
+    from graphlab.studies.record import recorded_command
 
     assert recorded_command(["record", "--out", "/root/out/rec", "--models", "gpt"]) == "graphlab record --models gpt"
     assert recorded_command(["record", "--out=/x", "--models", "a b"]) == "graphlab record --models 'a b'"
 
 
 def test_record_main_rejects_unknown_models(monkeypatch):
-    from graphlab.gpu import record
+    from graphlab.studies import record
 
     monkeypatch.setattr("graphlab.env.require_cuda", lambda what: torch)
     args = argparse.Namespace(out="x", models=["vgg"], batch_sizes=None, no_sweep=True, repeats=None)
@@ -316,7 +317,7 @@ def test_record_main_rejects_unknown_models(monkeypatch):
 
 def test_record_main_records_each_model_in_a_fresh_process(monkeypatch):
     """Profiling and failed captures slow later eager launches in a process: one process per model."""
-    from graphlab.gpu import record
+    from graphlab.studies import record
 
     monkeypatch.setattr("graphlab.env.require_cuda", lambda what: torch)
     calls = []

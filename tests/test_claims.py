@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from graphlab.core.claims import DEPENDS, FAILS, HOLDS, UNSETTLED, check_claims, claims_markdown
-from graphlab.core.recordings import list_recordings, write_recording
-from graphlab.core.results import LatencyPoint, Sweep
+from graphlab.timing.claims import DEPENDS, FAILS, HOLDS, UNSETTLED, check_claims, claims_markdown
+from graphlab.recordings import list_recordings, write_recording
+from graphlab.timing.results import LatencyPoint, Sweep
 
 PROBE_REAL = {
     "tolerance_rel": 1e-3, "output_change_rel": 0.8,
@@ -75,7 +75,7 @@ def test_nothing_recorded_is_unsettled_not_false():
 
 
 def test_claims_read_recordings_from_disk(tmp_path):
-    from graphlab.core.model import CudaGraph
+    from graphlab.graph.model import CudaGraph
 
     provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
                   "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}

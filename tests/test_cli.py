@@ -190,6 +190,6 @@ def test_render_unknown_suffix_exits_2_before_reading_anything(tmp_path: Path, t
 
 def test_the_cli_repro_wait_is_the_libraries() -> None:
     from graphlab import cli
-    from graphlab.core import repro_report
+    from graphlab.timing import repro_report
 
     assert cli.REPRO_MAX_EXTRA_S == repro_report.REPRO_MAX_EXTRA_S

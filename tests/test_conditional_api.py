@@ -10,9 +10,9 @@ import pytest
 
 import graphlab as gl
 from graphlab.errors import ConditionalUnsupportedError, GraphlabError
-from graphlab.gpu import conditional
-from graphlab.gpu.conditional_kernel import SOURCES, flag_kind, include_dirs
-from graphlab.conditional_detect import ConditionalFacts, ConditionalSupport
+from graphlab.conditional import api as conditional
+from graphlab.conditional.kernel import SOURCES, flag_kind, include_dirs
+from graphlab.conditional.support import ConditionalFacts, ConditionalSupport
 
 torch = pytest.importorskip("torch")
 
@@ -22,8 +22,8 @@ H200 = ConditionalFacts(cuda_available=True, torch_version="2.11.0+cu130", drive
 
 
 def test_light_modules_import_no_torch():
-    code = ("import sys, graphlab.conditional_detect, graphlab.gpu.conditional_results, "
-            "graphlab.gpu.conditional_kernel, graphlab.gpu.conditional_builder, graphlab.gpu.conditional; "
+    code = ("import sys, graphlab.conditional.support, graphlab.conditional.results, "
+            "graphlab.conditional.kernel, graphlab.conditional.builder, graphlab.conditional.api; "
             "print('torch' in sys.modules, 'cuda.bindings' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
@@ -74,7 +74,7 @@ def test_the_kernel_source_declares_the_device_runtime_call_and_compiles_where_n
         nvrtc.nvrtcVersion()
     except Exception:  # noqa: BLE001
         pytest.skip("cuda-bindings with NVRTC is not installed here")
-    from graphlab.gpu.conditional_kernel import compile_image
+    from graphlab.conditional.kernel import compile_image
 
     assert len(compile_image(SOURCES["declared"], ["--gpu-architecture=sm_90"], cubin=True)) > 1000
     ptx = compile_image(SOURCES["declared"], ["--gpu-architecture=compute_90"], cubin=False).decode()

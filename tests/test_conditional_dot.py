@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES
 
-from graphlab.core.dot_parser import read_dot
-from graphlab.core.model import NodeKind
+from graphlab.graph.dot_parser import read_dot
+from graphlab.graph.model import NodeKind
 
 COND = FIXTURES / "h200" / "conditional"
 SET_KERNEL = "graphlab_set_conditional"

@@ -8,11 +8,11 @@ import json
 import pytest
 from conftest import FIXTURES, REPO
 
-from graphlab.core.dot_parser import parse_dot
-from graphlab.core.recordings import write_recording
-from graphlab.gpu import conditional_results as cr
-from graphlab.gpu.conditional_buckets import PAD_TO_MAX
-from graphlab.conditional_detect import ConditionalFacts, ConditionalSupport
+from graphlab.graph.dot_parser import parse_dot
+from graphlab.recordings import write_recording
+from graphlab.conditional import results as cr
+from graphlab.studies.conditional.bucket_switch import PAD_TO_MAX
+from graphlab.conditional.support import ConditionalFacts, ConditionalSupport
 
 NOTEBOOK = REPO / "notebooks" / "08_conditional_nodes.ipynb"
 COND = FIXTURES / "h200" / "conditional"

@@ -8,11 +8,11 @@ import pytest
 from conftest import FIXTURES
 
 import graphlab as gl
-from graphlab.core.dot_parser import parse_dot
-from graphlab.core.recordings import write_recording
+from graphlab.graph.dot_parser import parse_dot
+from graphlab.recordings import write_recording
 from graphlab.errors import RecordingError
-from graphlab.gpu import conditional_results as cr
-from graphlab.gpu.conditional_record import strip_paths
+from graphlab.conditional import results as cr
+from graphlab.studies.conditional.record import strip_paths
 
 DOT = (FIXTURES / "h200" / "conditional" / "route_b_gpt_while.dot").read_text()
 PROV = {"gpu": "NVIDIA H200", "driver": "580.159.04", "torch": "2.11.0+cu130", "cuda": "13.0",

@@ -8,7 +8,7 @@ import pytest
 
 import graphlab as gl
 from graphlab.errors import ConditionalUnsupportedError, GPUUnavailableError
-from graphlab.conditional_detect import (ConditionalFacts, ConditionalSupport, conditional_features,
+from graphlab.conditional.support import (ConditionalFacts, ConditionalSupport, conditional_features,
                                               conditional_support, detect_facts, driver_version_text)
 
 H200 = ConditionalFacts(cuda_available=True, torch_version="2.11.0+cu130", driver_version=13000,

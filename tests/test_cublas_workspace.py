@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from graphlab.gpu.cublas_workspace import clear_cublas_workspaces, workspace_clearer
+from graphlab.capture.cublas_workspace import clear_cublas_workspaces, workspace_clearer
 
 
 def _torch(public: bool, private: bool, calls: list[str]) -> SimpleNamespace:

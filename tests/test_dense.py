@@ -16,13 +16,13 @@ def cpu_zoo(monkeypatch):
     from test_timing_cpu import FakeGraph, FakeTorch
 
     import graphlab.env
-    import graphlab.gpu.capture
-    import graphlab.gpu.dense as dense
-    import graphlab.gpu.zoo
+    from graphlab.capture import api as capture_api
+    import graphlab.studies.dense as dense
+    import graphlab.zoo
 
     fake = FakeTorch()
     monkeypatch.setattr(graphlab.env, "require_cuda", lambda what: fake)
-    monkeypatch.setattr(graphlab.gpu.capture, "capture", lambda fn, *xs, **kw: FakeGraph(fn, *xs))
+    monkeypatch.setattr(capture_api, "capture", lambda fn, *xs, **kw: FakeGraph(fn, *xs))
 
     def stand_in(name, width):
         net = torch.nn.Sequential(torch.nn.Linear(width, 4)).eval()
@@ -31,13 +31,13 @@ def cpu_zoo(monkeypatch):
             make_inputs=lambda b, device="cuda", seed=0: (
                 torch.randn(b, width, generator=torch.Generator().manual_seed(seed + 1)),))
 
-    for name in list(graphlab.gpu.zoo.ZOO):
-        monkeypatch.setitem(graphlab.gpu.zoo.ZOO, name, stand_in(name, 8))
+    for name in list(graphlab.zoo.ZOO):
+        monkeypatch.setitem(graphlab.zoo.ZOO, name, stand_in(name, 8))
     emb = torch.nn.Embedding(512, 8)
     gpt = types.SimpleNamespace(name="gpt", needs=(), available=lambda: True,
                                 build=lambda device="cuda": (lambda ids: emb(ids).sum(1)),
                                 make_inputs=None)
-    monkeypatch.setitem(graphlab.gpu.zoo.ZOO, "gpt", gpt)
+    monkeypatch.setitem(graphlab.zoo.ZOO, "gpt", gpt)
     monkeypatch.setattr(dense, "BATCH_SIZES", (1, 2, 3))
     monkeypatch.setattr(dense, "SEQ_LENS", (8, 16))
     monkeypatch.setattr(dense, "SEQ_BATCH_SIZES", (1, 4))
@@ -51,15 +51,15 @@ def cpu_zoo(monkeypatch):
 
 
 def test_dense_recording_has_a_sweep_per_model_and_the_seq_sweep(cpu_zoo, tmp_path, monkeypatch):
-    from graphlab.core.recordings import load_recording
-    from graphlab.core.results import Sweep
+    from graphlab.recordings import load_recording
+    from graphlab.timing.results import Sweep
 
     provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
                   "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}
     folder = cpu_zoo.record_dense(torch, tmp_path, provenance)
     assert folder == tmp_path / "test-gpu" / "dense"
     rec = load_recording("dense", root=tmp_path)
-    from graphlab.gpu.zoo import ZOO
+    from graphlab.zoo import ZOO
 
     for name in ZOO:
         sweep = Sweep.from_dict(rec.results(name))
@@ -76,7 +76,7 @@ def test_dense_recording_has_a_sweep_per_model_and_the_seq_sweep(cpu_zoo, tmp_pa
 
 def test_gpt_ids_refuse_a_sequence_the_model_cannot_take():
     from graphlab.errors import GraphlabError
-    from graphlab.gpu.dense import gpt_ids
+    from graphlab.studies.dense import gpt_ids
 
     with pytest.raises(GraphlabError, match="1 to 64 tokens"):
         gpt_ids(1, 65, device="cpu")

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from graphlab.errors import CaptureError, GraphlabError
-from graphlab.gpu import diagnose as dg
-from graphlab.gpu import pitfalls
+from graphlab.capture import diagnose as dg
+from graphlab.capture import pitfalls
 
 # The exact text torch 2.11 raised on the H200 (reference notes, section 6), with its CUDA boilerplate.
 BOILERPLATE = (

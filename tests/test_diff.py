@@ -6,8 +6,8 @@ from collections import Counter
 import pytest
 from conftest import FIXTURES
 
-from graphlab.core.diff import diff
-from graphlab.core.model import ConditionalType, CudaGraph, Edge, Graph, Node, NodeKind
+from graphlab.graph.diff import diff
+from graphlab.graph.model import ConditionalType, CudaGraph, Edge, Graph, Node, NodeKind
 
 MODELS = FIXTURES / "h200" / "models"
 
@@ -126,7 +126,7 @@ def test_repr_is_one_short_line_and_the_html_stays(read):
 
 @pytest.fixture(scope="module")
 def read():
-    from graphlab.core.dot_parser import read_dot
+    from graphlab.graph.dot_parser import read_dot
 
     return read_dot
 

@@ -13,9 +13,9 @@ from conftest import FIXTURES, REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphlab.core import dot_labels
-from graphlab.core.dot_parser import _build
-from graphlab.core.dot_syntax import DotReader
+from graphlab.graph import dot_labels
+from graphlab.graph.dot_parser import _build
+from graphlab.graph.dot_syntax import DotReader
 from graphlab.errors import DotParseError
 
 DUMPS = sorted(FIXTURES.glob("**/*.dot")) + sorted((REPO / "data" / "recordings").glob("*/*/*.dot"))

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, PUBLIC_SAMPLES
 
-from graphlab.core.dot_parser import read_dot
-from graphlab.core.model import ConditionalType, CudaGraph, NodeKind
+from graphlab.graph.dot_parser import read_dot
+from graphlab.graph.model import ConditionalType, CudaGraph, NodeKind
 from graphlab.errors import DotParseError
 
 H200 = FIXTURES / "h200"
@@ -235,6 +235,6 @@ def test_windows_line_endings_read_the_same() -> None:
     text = (PUBLIC_SAMPLES / "candle_mlp2_3kernels_c47e52a.dot").read_text() if PUBLIC_SAMPLES.is_dir() else None
     if text is None:
         pytest.skip("public samples are not there")
-    from graphlab.core.dot_parser import parse_dot
+    from graphlab.graph.dot_parser import parse_dot
 
     assert parse_dot(text.replace("\n", "\r\n")).to_dict()["graphs"] == parse_dot(text).to_dict()["graphs"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphlab.core.dot_parser import parse_dot, read_dot
-from graphlab.core.model import ConditionalType, CudaGraph, NodeKind
+from graphlab.graph.dot_parser import parse_dot, read_dot
+from graphlab.graph.model import ConditionalType, CudaGraph, NodeKind
 from graphlab.errors import DotParseError
 
 GELU = (

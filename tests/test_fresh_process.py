@@ -5,11 +5,11 @@ import subprocess
 
 import pytest
 
-from graphlab.gpu.fresh_process import run_in_fresh_process
+from graphlab.fresh_process import run_in_fresh_process
 
 
 def test_the_last_result_line_comes_back():
-    code = "from graphlab.gpu.fresh_process import result_line; print('noise'); print(result_line({'a': 1})); " \
+    code = "from graphlab.fresh_process import result_line; print('noise'); print(result_line({'a': 1})); " \
            "print(result_line({'a': 2, 'b': [1, 2]}))"
     assert run_in_fresh_process(code, timeout_s=60) == {"a": 2, "b": [1, 2]}
 

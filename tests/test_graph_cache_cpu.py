@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import graphlab as gl
-from graphlab.core.buckets import BucketTable, bucket_list, pow2_buckets, vllm_buckets
+from graphlab.cache.buckets import BucketTable, bucket_list, pow2_buckets, vllm_buckets
 from graphlab.errors import CacheMissError, GraphlabError, PaddingError
 
 
@@ -214,7 +214,7 @@ def test_memory_budget_evicts_until_it_fits():
 
 def test_warmup_captures_every_bucket_largest_first():
     captured = []
-    from graphlab.gpu.cache_backend import EagerBackend
+    from graphlab.cache.backends import EagerBackend
 
     class Spy(EagerBackend):
         def capture(self, fn, static_inputs, **kw):
@@ -249,7 +249,7 @@ def test_copy_outputs_false_returns_views_of_the_static_outputs():
 def test_sixteen_threads_get_eager_answers_and_no_key_is_captured_twice(run_threads):
     model = rowwise()
     captured = []
-    from graphlab.gpu.cache_backend import EagerBackend
+    from graphlab.cache.backends import EagerBackend
 
     class Counting(EagerBackend):
         def capture(self, fn, static_inputs, **kw):

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import graphlab as gl
-from graphlab.core import structure
-from graphlab.core.model import CudaGraph
+from graphlab.graph import structure
+from graphlab.graph.model import CudaGraph
 from graphlab.ui.drawing_widget import _safe_stem
 from graphlab.ui.inspector import (
     DiffInspector,
@@ -279,7 +279,7 @@ def test_rankdir(w: Inspector) -> None:
 
 
 def test_a_big_drawing_is_capped_and_the_status_says_so() -> None:
-    from graphlab.core.model import Edge, Graph, Node, NodeKind
+    from graphlab.graph.model import Edge, Graph, Node, NodeKind
     from graphlab.ui.inspector import INSPECTOR_MAX_NODES
 
     nodes = tuple(Node(f"graph_1_node_{i}", "graph_1", i, NodeKind.KERNEL, name=f"kernel_{i}", short_name=f"op{i}",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphlab.core.demangle import demangle, demangler_available
-from graphlab.core.kernel_names import FAMILIES, classify_kernel, describe_kernel, function_path, short_kernel_name
+from graphlab.graph.demangle import demangle, demangler_available
+from graphlab.graph.kernel_names import FAMILIES, classify_kernel, describe_kernel, function_path, short_kernel_name
 
 needs_demangler = pytest.mark.skipif(not demangler_available(), reason="no C++ runtime with __cxa_demangle")
 
@@ -252,7 +252,7 @@ def test_demangle_leaves_other_names_alone() -> None:
 
 
 def test_demangle_falls_back_without_a_cpp_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
-    import graphlab.core.demangle as module
+    import graphlab.graph.demangle as module
 
     monkeypatch.setattr(module, "_loaded", True)
     monkeypatch.setattr(module, "_demangler", None)

@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
-from graphlab.core.recordings import write_recording  # noqa: E402
-from graphlab.core.results import LatencyPoint, Sweep  # noqa: E402
+from graphlab.recordings import write_recording  # noqa: E402
+from graphlab.timing.results import LatencyPoint, Sweep  # noqa: E402
 from graphlab.errors import GraphlabError  # noqa: E402
 from graphlab.ui.latency_lab import LatencyLab, latency_lab, parse_batch_sizes  # noqa: E402
 

@@ -58,7 +58,7 @@ def test_without_gpu_the_magic_says_what_is_missing_and_how_to_explore_a_recordi
 def test_magic_passes_its_options_and_stores_the_graph(shell, monkeypatch):
     import torch
 
-    from graphlab.gpu import cell_capture
+    from graphlab.capture import cell as cell_capture
 
     seen = {}
 
@@ -91,7 +91,7 @@ def test_pool_must_name_an_existing_variable(shell, monkeypatch):
 
 
 def test_a_capture_error_shows_as_cause_where_why_fix_not_a_long_traceback(shell, capsys):
-    from graphlab.gpu.diagnose import CAUSES, Diagnosis, UserLine, capture_error
+    from graphlab.capture.diagnose import CAUSES, Diagnosis, UserLine, capture_error
 
     line = UserLine("<cudagraph cell step>", 2, "if y.sum().item() > 0:")
     shell.user_ns["err"] = capture_error(Diagnosis(CAUSES["host_sync"], "CUDA error: ...", line, "`.item()`"))

@@ -8,9 +8,9 @@ import json
 import pytest
 from conftest import FIXTURES
 
-from graphlab.core.dot_labels import NodeFields
-from graphlab.core.dot_parser import read_dot
-from graphlab.core.model import (
+from graphlab.graph.dot_labels import NodeFields
+from graphlab.graph.dot_parser import read_dot
+from graphlab.graph.model import (
     ConditionalType,
     CudaGraph,
     Node,
@@ -82,7 +82,7 @@ def test_every_reader_of_the_schema_follows_node() -> None:
         *node_field_names(source="identity"), *label_fields, *node_field_names(source="derived"),
         *node_field_names(source="structure")}
     assert node_field_names(kind="kernel", census=True) == ("name", "grid", "block", "shared_bytes")
-    census = pytest.importorskip("graphlab.gpu.census")
+    census = pytest.importorskip("graphlab.graph.census")
     shared = [f.name for f in dataclasses.fields(census.CensusNode)][3:-1]
     assert ["kind", *shared] == list(node_field_names(census=True))
     assert census.CensusNode(0, 1, "kernel", "k", (1, 1, 1)).grid == (1, 1, 1)  # positional order kept
@@ -97,7 +97,7 @@ def test_node_field_names_filters() -> None:
 
 def test_reprs_are_one_short_line() -> None:
     """In a terminal `graph` must not print every node (the dataclass repr was tens of KB)."""
-    from graphlab.core.recordings import load_recording
+    from graphlab.recordings import load_recording
 
     graph = load_recording("resnet18").graph("b64")
     assert len(str(graph.to_dict())) > 50_000

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from graphlab.core.modes import (HostModes, PairedSpeedup, assign_modes, detect_modes, optimal_partition, pair_order,
+from graphlab.timing.host_modes import (HostModes, PairedSpeedup, assign_modes, detect_modes, optimal_partition, pair_order,
                                  paired_speedup)
 from graphlab.errors import StatsError
 
@@ -229,7 +229,7 @@ def test_paired_speedup_says_when_the_fastest_mode_was_not_seen():
 
 
 def test_a_host_target_band_is_symmetric_on_a_log_scale_and_checks_its_arguments():
-    from graphlab.core.modes import HostTarget, host_matched, in_band
+    from graphlab.timing.host_modes import HostTarget, host_matched, in_band
 
     assert in_band(69.3, 63.0) and in_band(57.3, 63.0) and not in_band(69.4, 63.0) and not in_band(57.2, 63.0)
     target = HostTarget("host", 63.0, band_pct=10.0, min_pairs=2)

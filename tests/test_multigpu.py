@@ -13,17 +13,17 @@ import torch
 from multigpu_synthetic import write_multigpu
 
 import graphlab as gl
-from graphlab.core.kernel_names import describe_kernel
-from graphlab.core.model import CudaGraph, Node, NodeKind
-from graphlab.core.recordings import Recording
+from graphlab.graph.kernel_names import describe_kernel
+from graphlab.graph.model import CudaGraph, Node, NodeKind
+from graphlab.recordings import Recording
 from graphlab.errors import CaptureError, DistributedError, RecordingError
-from graphlab.gpu import diagnose as dg
-from graphlab.gpu.distributed import BucketAgreement, bucket_for, common_bucket
-from graphlab.gpu.distributed_capture import rule_error
-from graphlab.gpu.distributed_launch import launch_command, path_free, run_torchrun, torchrun_argv
-from graphlab.gpu.distributed_results import load_multigpu, machine_slug, multigpu_recordings, split_machine_slug
-from graphlab.gpu.distributed_timing import merge_rank_points
-from graphlab.gpu.replicas import Replicas, normalize_devices, replicate
+from graphlab.capture import diagnose as dg
+from graphlab.distributed.comm import BucketAgreement, bucket_for, common_bucket
+from graphlab.distributed.capture import rule_error
+from graphlab.distributed.launch import launch_command, path_free, run_torchrun, torchrun_argv
+from graphlab.distributed.results import load_multigpu, machine_slug, multigpu_recordings, split_machine_slug
+from graphlab.studies.multigpu_timing import merge_rank_points
+from graphlab.distributed.replicas import Replicas, normalize_devices, replicate
 
 
 # -- bucket agreement (pure) ----------------------------------------------------------------------------
@@ -215,7 +215,7 @@ def test_split_cuts_a_batch_over_replicas_and_joins_it():
 
 
 def test_replicas_with_the_eager_graph_cache_match_the_model():
-    pytest.importorskip("graphlab.gpu.graph_cache")
+    pytest.importorskip("graphlab.cache.graph_cache")
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(), torch.nn.Linear(8, 3)).eval()
     x = torch.randn(5, 8)
     with torch.no_grad(), replicate(model, devices=["cpu", "cpu"], backend="eager", buckets=[1, 2, 4, 8],
@@ -256,7 +256,7 @@ def test_launch_commands_hold_no_absolute_path():
     assert path_free("/somewhere/else/out") == "out"
     line = launch_command(["-m", "graphlab", "record", "--out", "/abs/out"], 2)
     assert line == "torchrun --nproc-per-node 2 -m graphlab record --out out"
-    from graphlab.gpu.distributed_record import launch_line
+    from graphlab.studies.multigpu import launch_line
 
     assert "/" not in launch_line(2).replace("--nproc-per-node", "")
 
@@ -283,7 +283,7 @@ def _state(pid: int) -> str:
 
 
 def test_multigpu_recorder_is_registered():
-    from graphlab.gpu.record import EXTRA_RECORDERS
+    from graphlab.studies.record import EXTRA_RECORDERS
 
     module, function = EXTRA_RECORDERS["multigpu"].split(":")
     assert callable(getattr(__import__(module, fromlist=[function]), function))

@@ -36,10 +36,10 @@ def _rank_main(rank: int, world_size: int, port: int, out: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world_size),
                       LOCAL_RANK=str(rank))
     from graphlab.errors import CaptureError
-    from graphlab.gpu import capture as capture_module
-    from graphlab.gpu import tensor_parallel as tp
-    from graphlab.gpu.distributed import agree_bucket, gather_ints, global_size, init_distributed, shutdown
-    from graphlab.gpu.distributed_capture import capture_collective, check_rules, rule_error
+    from graphlab.capture import api as capture_module
+    from graphlab.distributed import tensor_parallel as tp
+    from graphlab.distributed.comm import agree_bucket, gather_ints, global_size, init_distributed, shutdown
+    from graphlab.distributed.capture import capture_collective, check_rules, rule_error
 
     ctx = init_distributed("gloo")
     result: dict = {"rank": ctx.rank, "world_size": ctx.world_size, "backend": ctx.backend}
@@ -131,7 +131,7 @@ def test_tensor_parallel_layers_equal_the_dense_ones(ranks):
 
 def test_a_layer_that_does_not_split_is_one_clear_error():
     from graphlab.errors import DistributedError
-    from graphlab.gpu import tensor_parallel as tp
+    from graphlab.distributed import tensor_parallel as tp
 
     with pytest.raises(DistributedError, match="heads .* not divisible by the world size 3"):
         tp.shard_gpt_layer(tp.dense_gpt_layer(64, 4), rank=0, world_size=3)
@@ -140,7 +140,7 @@ def test_a_layer_that_does_not_split_is_one_clear_error():
 
 
 def test_without_a_process_group_the_sharded_world_of_one_is_the_dense_layer():
-    from graphlab.gpu import tensor_parallel as tp
+    from graphlab.distributed import tensor_parallel as tp
 
     with torch.no_grad():
         dense = tp.dense_gpt_layer(64, 4)
@@ -150,7 +150,7 @@ def test_without_a_process_group_the_sharded_world_of_one_is_the_dense_layer():
 
 def test_init_distributed_outside_torchrun_says_how_to_launch(monkeypatch):
     from graphlab.errors import DistributedError
-    from graphlab.gpu.distributed import init_distributed
+    from graphlab.distributed.comm import init_distributed
 
     for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
         monkeypatch.delenv(var, raising=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphlab.core.overhead_report import (WAYS, call_gaps, gaps_markdown, load_overhead, overhead_markdown,
+from graphlab.studies.overhead_report import (WAYS, call_gaps, gaps_markdown, load_overhead, overhead_markdown,
                                            paired_gap_us, summarize_blocks)
 from graphlab.errors import RecordingError, ResultsError
 
@@ -75,7 +75,7 @@ def test_a_missing_recording_names_the_command(tmp_path, monkeypatch):
 
 
 def test_load_overhead_reads_a_recording(tmp_path, monkeypatch, data):
-    from graphlab.core.recordings import write_recording
+    from graphlab.recordings import write_recording
 
     provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
                   "git_commit": "x", "command": "graphlab record --models overhead", "date": "2026-01-01T00:00:00Z"}
@@ -91,7 +91,7 @@ def test_time_case_rotates_ways_and_keeps_every_block():
     pytest.importorskip("torch")
     from test_timing_cpu import FakeTorch
 
-    from graphlab.gpu.overhead import time_case
+    from graphlab.studies.overhead import time_case
 
     order = []
     ways = {w: {"call": (lambda w=w: order.append(w)), "notes": {"max_abs_err": 0.0}}
@@ -118,9 +118,9 @@ def test_time_case_rotates_ways_and_keeps_every_block():
 
 def test_verify_counts_graph_launches_and_judges_compile(monkeypatch):
     pytest.importorskip("torch")
-    import graphlab.gpu.timeline as timeline
-    from graphlab.core.results import Span, Trace
-    from graphlab.gpu.overhead import verify_graph_launches
+    import graphlab.timing.timeline as timeline
+    from graphlab.timing.results import Span, Trace
+    from graphlab.studies.overhead import verify_graph_launches
 
     monkeypatch.setattr(timeline, "profile_call", lambda call, mode, calls=2: Trace(
         mode, (Span("k", 1.0, 2.0),), (Span("cudaGraphLaunch", 0.0, 1.0),)))

@@ -12,8 +12,8 @@ from conftest import FIXTURES, PUBLIC_SAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphlab.core.dot_parser import parse_dot, read_dot
-from graphlab.core.model import CudaGraph
+from graphlab.graph.dot_parser import parse_dot, read_dot
+from graphlab.graph.model import CudaGraph
 from graphlab.errors import DotParseError
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphlab.core.results import LatencyPoint, Span, Sweep, Timeline, Trace
+from graphlab.timing.results import LatencyPoint, Span, Sweep, Timeline, Trace
 
 pytest.importorskip("plotly")
 from graphlab.viz import plots  # noqa: E402

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from graphlab.core.model import CudaGraph, Edge, Graph, Node, NodeKind
-from graphlab.core.recordings import (
+from graphlab.graph.model import CudaGraph, Edge, Graph, Node, NodeKind
+from graphlab.recordings import (
     REQUIRED_PROVENANCE,
     Recording,
     gpu_slug,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, PUBLIC_SAMPLES, REPO
 
-from graphlab.core.model import CudaGraph, Edge, Graph, Node, NodeKind
+from graphlab.graph.model import CudaGraph, Edge, Graph, Node, NodeKind
 from graphlab.errors import GraphlabError
 from graphlab.viz.diff_drawing import render_diff
 from graphlab.viz.drawing import Drawing, render
@@ -43,7 +43,7 @@ def twelve_layers() -> CudaGraph:
 
 
 def read(path: Path) -> CudaGraph:
-    from graphlab.core.dot_parser import read_dot
+    from graphlab.graph.dot_parser import read_dot
 
     return read_dot(path)
 

@@ -10,9 +10,9 @@ import types
 
 import pytest
 
-from graphlab.core.modes import HostTarget
-from graphlab.core.repro_report import ReproReport, compare_sweeps, recorded_target
-from graphlab.core.results import LatencyPoint, Sweep
+from graphlab.timing.host_modes import HostTarget
+from graphlab.timing.repro_report import ReproReport, compare_sweeps, recorded_target
+from graphlab.timing.results import LatencyPoint, Sweep
 from graphlab.errors import ResultsError
 
 
@@ -66,7 +66,7 @@ def _split_sweep(submit_scale=1.0, wait_scale=1.0, eager_scale=1.0):
 
 
 def test_the_graph_call_is_compared_in_its_two_parts():
-    from graphlab.core.repro_report import check_verdict
+    from graphlab.timing.repro_report import check_verdict
 
     # the host ran 8% slower in the re-run: eager and the graph's submit part moved, its wait part did not
     report = compare_sweeps(_split_sweep(submit_scale=1.08, eager_scale=1.08), _split_sweep())
@@ -87,7 +87,7 @@ def test_the_graph_call_is_compared_in_its_two_parts():
 
 
 def test_a_recording_without_the_split_is_judged_on_graph_p50_at_its_host_speed():
-    from graphlab.core.repro_report import check_verdict
+    from graphlab.timing.repro_report import check_verdict
 
     old = _split_sweep()
     old = Sweep(old.model, tuple(LatencyPoint.from_dict({**p.to_dict(), "block_submit_us": []}) for p in old.points),
@@ -195,7 +195,7 @@ def test_nothing_in_common_is_an_error():
 
 
 def test_sweep_arguments_carry_the_recorded_conditions():
-    from graphlab.gpu.repro import sweep_arguments
+    from graphlab.timing.repro import sweep_arguments
 
     assert sweep_arguments({"method": "paired blocks", "pairs": 7, "block_ms": 10.0, "warmup": 5,
                             "warmup_max_ms": 30.0, "repetitions": 12}) == {
@@ -219,21 +219,21 @@ def cpu_repro(monkeypatch, tmp_path):
     from test_timing_cpu import FakeGraph, FakeTorch
 
     import graphlab.env
-    import graphlab.gpu.capture
-    import graphlab.gpu.zoo
-    from graphlab.core.recordings import write_recording
+    from graphlab.capture import api as capture_api
+    import graphlab.zoo
+    from graphlab.recordings import write_recording
 
     fake = FakeTorch()
     fake.cuda.is_initialized = lambda: False
     monkeypatch.setattr(graphlab.env, "require_cuda", lambda what: fake)
-    monkeypatch.setattr(graphlab.gpu.capture, "capture", lambda fn, *xs, **kw: FakeGraph(fn, *xs))
+    monkeypatch.setattr(capture_api, "capture", lambda fn, *xs, **kw: FakeGraph(fn, *xs))
     net = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()).eval()
     stand_in = types.SimpleNamespace(
         name="mlp", needs=(), available=lambda: True, build=lambda device="cuda": net,
         make_inputs=lambda b, device="cuda", seed=0: (
             torch.randn(b, 8, generator=torch.Generator().manual_seed(seed + 1)),))
-    monkeypatch.setitem(graphlab.gpu.zoo.ZOO, "mlp", stand_in)
-    from graphlab.gpu.timing import sweep
+    monkeypatch.setitem(graphlab.zoo.ZOO, "mlp", stand_in)
+    from graphlab.timing.sweep import sweep
 
     recorded = sweep(net, lambda b, seed=0: stand_in.make_inputs(b, seed=seed), [1, 2], name="mlp", pairs=4,
                      repetitions=3, warmup=2, warmup_max_ms=0.0, profile=False, check_weights=False, progress=False)
@@ -266,9 +266,9 @@ def test_repro_reruns_with_the_recorded_conditions(cpu_repro, tmp_path, capsys):
 
 
 def test_repro_refuses_a_recording_of_a_model_outside_the_zoo(cpu_repro, tmp_path):
-    from graphlab.core.recordings import write_recording
+    from graphlab.recordings import write_recording
     from graphlab.errors import RecordingError
-    from graphlab.gpu.repro import repro
+    from graphlab.timing.repro import repro
 
     provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
                   "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}

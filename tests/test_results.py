@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from graphlab.core.results import LatencyPoint, ResultsError, Span, Sweep, Timeline, Trace
+from graphlab.timing.results import LatencyPoint, ResultsError, Span, Sweep, Timeline, Trace
 
 
 def _point(batch_size: int, mode: str, p50: float, **kw) -> LatencyPoint:
@@ -116,7 +116,7 @@ def test_timeline_round_trip():
 
 
 def test_trace_from_chrome_cuts_the_last_marked_call():
-    from graphlab.gpu.timeline import ANNOTATION, TimelineError, kernel_count, trace_from_chrome
+    from graphlab.timing.timeline import ANNOTATION, TimelineError, kernel_count, trace_from_chrome
 
     def ev(cat, name, ts, dur):
         return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur}
@@ -149,7 +149,7 @@ def test_trace_from_chrome_reads_a_real_profiler_trace_on_cpu(tmp_path):
     torch = pytest.importorskip("torch")
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    from graphlab.gpu.timeline import ANNOTATION, trace_from_chrome
+    from graphlab.timing.timeline import ANNOTATION, trace_from_chrome
 
     model = torch.nn.Linear(8, 8)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -164,7 +164,7 @@ def test_trace_from_chrome_reads_a_real_profiler_trace_on_cpu(tmp_path):
 
 
 def test_load_merges_recording_provenance(tmp_path, monkeypatch, sweep):
-    from graphlab.core.recordings import write_recording
+    from graphlab.recordings import write_recording
 
     provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
                   "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}

@@ -12,7 +12,7 @@ from conftest import REPO
 
 import graphlab.mode as mode
 from graphlab.cli import main as cli_main
-from graphlab.core.recordings import write_recording
+from graphlab.recordings import write_recording
 from graphlab.errors import GraphlabError, RecordingError, ResultsError
 from graphlab.serve.loadgen import (ClientRecord, LoadSpec, make_bodies, poisson_arrivals, run_in_fresh_loop,
                                     run_open_loop)
@@ -237,7 +237,7 @@ def test_the_gpu_parts_import_without_the_http_stack_and_the_pure_parts_without_
         import sys
         for name in ("starlette", "uvicorn", "httpx", "fastapi", "pydantic"):
             sys.modules[name] = None
-        import graphlab.serve.service, graphlab.serve.loadtest, graphlab.serve.record, graphlab.serve.worker
+        import graphlab.serve.service, graphlab.serve.loadtest, graphlab.studies.serving, graphlab.serve.worker
         from graphlab.serve.app import create_app
         from graphlab.serve.config import ServeConfig
         from graphlab.errors import GraphlabError

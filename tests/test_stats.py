@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphlab.core import stats
-from graphlab.core.stats import StatsError
+from graphlab import stats
+from graphlab.stats import StatsError
 
 finite = st.floats(min_value=0.001, max_value=1e7, allow_nan=False, allow_infinity=False)
 

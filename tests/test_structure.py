@@ -6,8 +6,8 @@ from conftest import FIXTURES, PUBLIC_SAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphlab.core.model import ConditionalType, CudaGraph, Edge, Graph, Node, NodeKind
-from graphlab.core.structure import (
+from graphlab.graph.model import ConditionalType, CudaGraph, Edge, Graph, Node, NodeKind
+from graphlab.graph.structure import (
     bridged_edges,
     GraphCycleError,
     analyze,
@@ -199,7 +199,7 @@ def test_detection_is_deterministic():
 
 
 def _read(path):
-    from graphlab.core.dot_parser import read_dot
+    from graphlab.graph.dot_parser import read_dot
 
     return read_dot(path)
 

@@ -14,10 +14,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graphlab.core.results import Sweep  # noqa: E402
+from graphlab.timing.results import Sweep  # noqa: E402
 from graphlab.errors import TimingError  # noqa: E402
-from graphlab.gpu import blocks  # noqa: E402
-from graphlab.gpu.blocks import BlockTimer, calls_for, prepare_pair, time_pairs, time_rounds, warm_up  # noqa: E402
+from graphlab.timing import blocks  # noqa: E402
+from graphlab.timing.blocks import BlockTimer, calls_for, prepare_pair, time_pairs, time_rounds, warm_up  # noqa: E402
 
 
 class FakeEvent:
@@ -205,13 +205,13 @@ def _plans(n=2):
 
 
 def _enough(plans, target):
-    from graphlab.gpu.timing import _enough_at
+    from graphlab.timing.sweep import _enough_at
 
     return lambda: _enough_at(plans, target)
 
 
 def test_rounds_go_on_in_whole_rounds_until_every_batch_size_has_pairs_at_the_target_speed():
-    from graphlab.core.modes import HostTarget
+    from graphlab.timing.host_modes import HostTarget
 
     plans = _plans(2)
     target = HostTarget("host", 50.0, min_pairs=2)
@@ -225,7 +225,7 @@ def test_rounds_go_on_in_whole_rounds_until_every_batch_size_has_pairs_at_the_ta
 
 
 def test_extra_rounds_stop_at_max_extra_s_when_the_target_speed_never_comes():
-    from graphlab.core.modes import HostTarget
+    from graphlab.timing.host_modes import HostTarget
 
     plans = _plans(1)
     target = HostTarget("host", 50.0)
@@ -247,7 +247,7 @@ def test_time_pairs_refuses_bad_arguments():
 @pytest.fixture
 def fake_gpu(monkeypatch):
     import graphlab.env
-    import graphlab.gpu.capture
+    from graphlab.capture import api as capture_api
 
     fake = FakeTorch()
     graphs: list[FakeGraph] = []
@@ -257,7 +257,7 @@ def fake_gpu(monkeypatch):
         return graphs[-1]
 
     monkeypatch.setattr(graphlab.env, "require_cuda", lambda what: fake)
-    monkeypatch.setattr(graphlab.gpu.capture, "capture", capture)
+    monkeypatch.setattr(capture_api, "capture", capture)
     return types.SimpleNamespace(torch=fake, graphs=graphs)
 
 
@@ -267,7 +267,7 @@ def _mlp():
 
 
 def test_sweep_runs_one_pass_per_batch_size(fake_gpu):
-    from graphlab.gpu.timing import sweep
+    from graphlab.timing.sweep import sweep
 
     model, make_inputs = _mlp()
     seen = []
@@ -294,9 +294,9 @@ def test_sweep_runs_one_pass_per_batch_size(fake_gpu):
 
 
 def test_sweep_keeps_graphs_for_profiling_last_and_then_frees_them(fake_gpu, monkeypatch):
-    import graphlab.gpu.timeline as timeline
-    from graphlab.core.results import Span, Trace
-    from graphlab.gpu.timing import sweep
+    import graphlab.timing.timeline as timeline
+    from graphlab.timing.results import Span, Trace
+    from graphlab.timing.sweep import sweep
 
     order = []
 
@@ -316,7 +316,7 @@ def test_sweep_keeps_graphs_for_profiling_last_and_then_frees_them(fake_gpu, mon
 
 
 def test_sweep_refuses_bad_arguments(fake_gpu):
-    from graphlab.gpu.timing import sweep
+    from graphlab.timing.sweep import sweep
 
     model, make_inputs = _mlp()
     with pytest.raises(TimingError, match="at least one batch size"):
@@ -330,7 +330,7 @@ def test_sweep_refuses_bad_arguments(fake_gpu):
 
 
 def test_runs_is_the_older_name_for_pairs(fake_gpu):
-    from graphlab.gpu.timing import sweep
+    from graphlab.timing.sweep import sweep
 
     model, make_inputs = _mlp()
     result = sweep(model, make_inputs, [1], runs=3, repetitions=2, warmup=1, warmup_max_ms=0.0, profile=False,
@@ -339,8 +339,8 @@ def test_runs_is_the_older_name_for_pairs(fake_gpu):
 
 
 def test_sweep_reads_the_dispatcher_after_every_block_and_stores_its_host_target(fake_gpu):
-    from graphlab.core.modes import HostTarget
-    from graphlab.gpu.timing import sweep
+    from graphlab.timing.host_modes import HostTarget
+    from graphlab.timing.sweep import sweep
 
     model, make_inputs = _mlp()
     never = HostTarget("host", 1e9)  # a speed this host never runs at: the extra rounds give up at once
@@ -365,7 +365,7 @@ def test_rounds_last_at_least_min_s():
 
 
 def test_the_fastest_target_follows_the_fastest_readings_seen_so_far():
-    from graphlab.gpu.timing import FASTEST, _enough_at, _target_now
+    from graphlab.timing.sweep import FASTEST, _enough_at, _target_now
 
     plans = _plans(1)
     # 4 rounds in the slow state, then the host turns fast: the target moves down to the fast level and the
@@ -379,7 +379,7 @@ def test_the_fastest_target_follows_the_fastest_readings_seen_so_far():
 
 
 def test_sweep_with_the_fastest_target_stores_the_rule(fake_gpu):
-    from graphlab.gpu.timing import sweep
+    from graphlab.timing.sweep import sweep
 
     model, make_inputs = _mlp()
     result = sweep(model, make_inputs, [1], name="tiny", pairs=2, repetitions=2, warmup=2, warmup_max_ms=0.0,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphlab.gpu.watch_frames import (CAPTURE_BEGIN, COMPILE, COMPILE_TREES, GRAPHLAB, MAKE_GRAPHED_CALLABLES,
+from graphlab.watch.frames import (CAPTURE_BEGIN, COMPILE, COMPILE_TREES, GRAPHLAB, MAKE_GRAPHED_CALLABLES,
                                        TORCH_CUDA_GRAPH, Frame, Roots, classify, display_path, origin,
                                        shapes_and_role, stack_frames)
 
@@ -35,7 +35,7 @@ class FakeTensor:
       torch_frame("_inductor/cudagraph_trees.py", "__init__"), torch_frame("_inductor/output_code.py", "__call__"),
       torch_frame("_dynamo/eval_frame.py", "_fn"), USER], COMPILE_TREES),
     ([GRAPH_ENTER, torch_frame("_inductor/cudagraph_utils.py", "cudagraphify"), USER], COMPILE),
-    ([Frame("/src/graphlab/gpu/engine.py", "begin", 140), Frame("/src/graphlab/gpu/capture.py", "capture", 80), USER],
+    ([Frame("/src/graphlab/capture/engine.py", "begin", 140), Frame("/src/graphlab/capture/api.py", "capture", 80), USER],
      GRAPHLAB),
     ([GRAPH_ENTER, Frame(f"{SITE}/vllm/worker/model_runner.py", "capture", 900),
       torch_frame("_dynamo/eval_frame.py", "_fn"), USER], "vllm"),
@@ -49,13 +49,13 @@ def test_the_innermost_frame_that_says_who_names_the_library(frames, library):
 
 
 def test_watch_internals_and_the_standard_library_are_skipped():
-    frames = [Frame("/src/graphlab/gpu/watch_patch.py", "capture_begin", 1), CONTEXTLIB, GRAPH_ENTER,
+    frames = [Frame("/src/graphlab/watch/patch.py", "capture_begin", 1), CONTEXTLIB, GRAPH_ENTER,
               Frame("<frozen runpy>", "_run_code", 1), USER]
     assert origin(frames, ROOTS).library == TORCH_CUDA_GRAPH
 
 
 def test_graphlab_worked_examples_stand_in_for_user_code():
-    example = Frame("/src/graphlab/gpu/watch_examples.py", "run_user_block", 77)
+    example = Frame("/src/graphlab/studies/watch_examples.py", "run_user_block", 77)
     found = origin([GRAPH_ENTER, example, Frame("/src/graphlab/cli.py", "main", 5)], ROOTS)
     assert found.library == TORCH_CUDA_GRAPH
     assert found.user_file == "watch_examples.py" and found.user_line == 77  # outside cwd: the file name only
@@ -73,7 +73,7 @@ def test_a_notebook_cell_is_user_code():
 
 def test_classify_and_display_path():
     assert classify(f"{SITE}/torch/cuda/graphs.py", ROOTS) == ("torch", "cuda/graphs.py")
-    assert classify("/src/graphlab/gpu/watch.py", ROOTS) == ("watch", "gpu/watch.py")
+    assert classify("/src/graphlab/watch/api.py", ROOTS) == ("watch", "watch/api.py")
     assert classify(f"{SITE}/numpy/core/x.py", ROOTS) == ("site", "numpy")
     assert classify("/usr/lib/python3.11/threading.py", ROOTS)[0] == "stdlib"
     assert classify("/home/me/proj/a/b.py", ROOTS) == ("user", "/home/me/proj/a/b.py")

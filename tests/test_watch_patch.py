@@ -11,9 +11,9 @@ from conftest import FIXTURES
 
 import graphlab as gl
 from graphlab.errors import GraphlabError, WatchUnsupportedError
-from graphlab.gpu.watch import Watch, is_patched
-from graphlab.gpu.watch_frames import CAPTURE_BEGIN
-from graphlab.gpu.watch_patch import PATCH, PATCHED, check_supported
+from graphlab.watch.api import Watch, is_patched
+from graphlab.watch.frames import CAPTURE_BEGIN
+from graphlab.watch.patch import PATCH, PATCHED, check_supported
 
 DOT = (FIXTURES / "h200" / "models" / "mlp_b1__verbose.dot").read_text()
 MiB = 2**20
@@ -296,7 +296,7 @@ def test_gl_watch_without_a_gpu_says_so(monkeypatch):
 
 
 def test_pool_size_is_unknown_without_segment_owners():
-    from graphlab.gpu.watch_patch import pool_size_bytes
+    from graphlab.watch.patch import pool_size_bytes
 
     bare = types.SimpleNamespace(cuda=types.SimpleNamespace(memory_snapshot=lambda: [{"total_size": 5}]))
     assert pool_size_bytes(bare, [0, 1], 0) is None
@@ -305,7 +305,7 @@ def test_pool_size_is_unknown_without_segment_owners():
 
 
 def test_a_forced_graph_is_instantiated_even_when_bookkeeping_fails(fake, monkeypatch):
-    from graphlab.gpu import watch_patch
+    from graphlab.watch import patch as watch_patch
 
     def broken(*args, **kwargs):
         raise RuntimeError("bookkeeping bug")

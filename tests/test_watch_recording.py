@@ -11,12 +11,13 @@ from conftest import FIXTURES, REPO
 import graphlab as gl
 import graphlab.mode
 from graphlab.errors import GraphlabError, RecordingError
-from graphlab.gpu import watch_examples, watch_overhead
-from graphlab.gpu.watch_examples import WatchExample, batch_of, load_example
-from graphlab.gpu.watch_frames import COMPILE_TREES, MAKE_GRAPHED_CALLABLES, TORCH_CUDA_GRAPH
-from graphlab.gpu.watch_overhead import WatchOverhead
-from graphlab.gpu.watch_record import record_watch
-from graphlab.gpu.watch_records import WatchedGraphs
+from graphlab.studies import watch_examples
+from graphlab.studies import watch_overhead
+from graphlab.studies.watch_examples import WatchExample, batch_of, load_example
+from graphlab.watch.frames import COMPILE_TREES, MAKE_GRAPHED_CALLABLES, TORCH_CUDA_GRAPH
+from graphlab.studies.watch_overhead import WatchOverhead
+from graphlab.studies.watch import record_watch
+from graphlab.watch.records import WatchedGraphs
 
 MODELS = FIXTURES / "h200" / "models"
 PROV = {"gpu": "NVIDIA H200", "driver": "synthetic", "torch": "synthetic", "cuda": "synthetic",
@@ -31,7 +32,7 @@ def dot(name: str) -> str:
 def seen_of(*items: dict) -> WatchedGraphs:
     seen = WatchedGraphs()
     for item in items:
-        seen.add({"device": "cuda:0", "capture_ms": 1.0, "user_file": "graphlab/gpu/watch_examples.py",
+        seen.add({"device": "cuda:0", "capture_ms": 1.0, "user_file": "graphlab/studies/watch_examples.py",
                   "user_line": 1, **item})
     return seen
 
@@ -134,9 +135,9 @@ def test_a_missing_recording_names_the_command(tmp_path, monkeypatch):
 
 
 def test_the_recorder_is_registered():
-    from graphlab.gpu.record import EXTRA_RECORDERS
+    from graphlab.studies.record import EXTRA_RECORDERS
 
-    assert EXTRA_RECORDERS["watch"] == "graphlab.gpu.watch_record:record_watch"
+    assert EXTRA_RECORDERS["watch"] == "graphlab.studies.watch:record_watch"
 
 
 def test_notebook_runs_on_the_synthetic_recording(recorded, tmp_path, monkeypatch):

@@ -9,8 +9,8 @@ from conftest import FIXTURES
 
 import graphlab as gl
 from graphlab.errors import GraphlabError
-from graphlab.gpu.watch_frames import COMPILE_TREES, MAKE_GRAPHED_CALLABLES, TORCH_CUDA_GRAPH
-from graphlab.gpu.watch_records import ROW_COLUMNS, WatchedGraph, WatchedGraphs, shapes_text
+from graphlab.watch.frames import COMPILE_TREES, MAKE_GRAPHED_CALLABLES, TORCH_CUDA_GRAPH
+from graphlab.watch.records import ROW_COLUMNS, WatchedGraph, WatchedGraphs, shapes_text
 
 MLP = (FIXTURES / "h200" / "models" / "mlp_b1__verbose.dot").read_text()
 MLP8 = (FIXTURES / "h200" / "models" / "mlp_b8__verbose.dot").read_text()

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from graphlab.core.recordings import load_recording
-from graphlab.core.results import Sweep
-from graphlab.core.weight_update import WeightUpdate, as_weight_update
+from graphlab.recordings import load_recording
+from graphlab.timing.results import Sweep
+from graphlab.timing.weight_update import WeightUpdate, as_weight_update
 
 
 @pytest.fixture(scope="module")

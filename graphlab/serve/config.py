@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from graphlab.core.buckets import bucket_list
+from graphlab.cache.buckets import bucket_list
 from graphlab.errors import GraphlabError
 
 #: setting -> (the worker calls the graph cache, the batcher merges requests)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from graphlab.errors import GraphlabError, ServeError
-from graphlab.core.traffic import poisson_arrivals  # one copy: request traces use it too
+from graphlab.cache.traces import poisson_arrivals  # one copy: request traces use it too
 
 Send = Callable[[dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]]
 #: rows per request -> weight: mostly single rows, a tail of larger requests (mean 2.0 rows)

@@ -205,7 +205,7 @@ def recorded_key(model: str, transport: str = "direct") -> str:
 
 def recorded_loadtest(model: str = "gpt", gpu: str | None = None, transport: str = "direct") -> LoadTest:
     """The sweep recorded for `model` on a GPU (`graphlab record --models serving`)."""
-    from graphlab.core.recordings import load_recording
+    from graphlab.recordings import load_recording
 
     try:
         rec = load_recording(RECORDING, gpu=gpu)

@@ -20,7 +20,7 @@ under 1% refused or failed; its knee is the highest offered rate it sustains.
     >>> LoadTest.from_dict({"model": "gpt", "points": []}).knees()
     {}
 
-Pure Python (graphlab.core.stats): no torch here.
+Pure Python (graphlab.stats): no torch here.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterable
 
-from graphlab.core.stats import percentile
+from graphlab.stats import percentile
 from graphlab.errors import ResultsError
 
 SUSTAINED_SHARE = 0.95

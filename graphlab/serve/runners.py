@@ -42,7 +42,7 @@ class EagerRunner:
         return rows
 
     def warm_up(self) -> None:
-        from graphlab.core.buckets import pow2_buckets
+        from graphlab.cache.buckets import pow2_buckets
 
         for rows in reversed(pow2_buckets(self.max_rows)):
             for _ in range(2):
@@ -94,8 +94,8 @@ def make_cache_runner(module: Any, example_inputs: ExampleInputs, *, max_rows: i
     copy_outputs=False: the worker copies each batch's scores to the host on the same stream right after
     the replay, so the next replay cannot overwrite them first; a clone would be one more kernel and buffer.
     """
-    from graphlab.core.buckets import bucket_list
-    from graphlab.gpu.graph_cache import GraphCache
+    from graphlab.cache.buckets import bucket_list
+    from graphlab.cache.graph_cache import GraphCache
 
     sizes = bucket_list(buckets, max_rows)
     backend = "eager" if getattr(device, "type", str(device)) == "cpu" else None

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphlab.errors import GraphlabError
-from graphlab.gpu.zoo import GPT_SEQ_LEN, GPT_VOCAB, get_model
+from graphlab.zoo import GPT_SEQ_LEN, GPT_VOCAB, get_model
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)

@@ -30,7 +30,7 @@ class DiffInspector(_DrawingWidget):
         rankdir: str = "TB",
         export_dir: str | Path = DEFAULT_EXPORT_DIR,
     ) -> None:
-        from graphlab.core.diff import diff
+        from graphlab.graph.diff import diff
 
         self.a, self.b = as_cuda_graph(a), as_cuda_graph(b)
         self.result = diff(self.a, self.b, names=names)

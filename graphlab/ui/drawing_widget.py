@@ -15,7 +15,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from graphlab.core.model import CudaGraph
+from graphlab.graph.model import CudaGraph
 from graphlab.errors import GraphlabError, GraphvizMissingError, InspectorError
 
 _HERE = Path(__file__).resolve().parent
@@ -38,7 +38,7 @@ def as_cuda_graph(obj: Any) -> CudaGraph:
     if isinstance(inner, CudaGraph):
         return inner
     if isinstance(obj, (str, Path)) and str(obj).endswith((".dot", ".gv")):
-        from graphlab.core.dot_parser import read_dot
+        from graphlab.graph.dot_parser import read_dot
 
         return read_dot(obj)
     if callable(inner) and hasattr(obj, "graph_names"):  # a Recording: which of its graphs?

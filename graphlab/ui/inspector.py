@@ -23,8 +23,8 @@ from typing import Any
 
 import traitlets
 
-from graphlab.core import structure
-from graphlab.core.model import CudaGraph, Node
+from graphlab.graph import structure
+from graphlab.graph.model import CudaGraph, Node
 from graphlab.ui.diff_inspector import DiffInspector, inspect_diff
 from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, InspectorError, _DrawingWidget, as_cuda_graph
 from graphlab.viz.style import body_label

@@ -1,7 +1,7 @@
 """The latency lab: eager vs CUDA-graph latency by batch size, live on a GPU or from recordings.
 
 Layer 3 (UI): ipywidgets + a plotly FigureWidget (needs anywidget). Everything it draws comes from
-`graphlab.viz.plots`, everything it measures from `graphlab.gpu.timing.sweep`.
+`graphlab.viz.plots`, everything it measures from `graphlab.timing.sweep.sweep`.
 
     >>> import graphlab as gl
     >>> lab = gl.latency_lab()              # pick a zoo model, batch sizes, repetitions; press Run
@@ -19,7 +19,8 @@ import html
 from pathlib import Path
 from typing import Any, Callable
 
-from graphlab.core.results import DEFAULT_BATCH_SIZES, LatencyPoint, Sweep
+from graphlab.timing.results import LatencyPoint, Sweep
+from graphlab.zoo import DEFAULT_BATCH_SIZES
 from graphlab.errors import GraphlabError
 
 REPETITION_CHOICES = (("auto", 0), ("100", 100), ("300", 300), ("1000", 1000))
@@ -41,7 +42,7 @@ def parse_batch_sizes(text: str) -> list[int]:
 
 def recorded_sweeps(root: str | Path | None = None) -> dict[str, dict[str, tuple[Sweep, Any]]]:
     """{model: {gpu folder: (Sweep, Recording)}} for every recording that holds a sweep."""
-    from graphlab.core.recordings import list_recordings
+    from graphlab.recordings import list_recordings
 
     found: dict[str, dict[str, tuple[Sweep, Any]]] = {}
     for rec in list_recordings(root):
@@ -127,7 +128,7 @@ class LatencyLab:
         import plotly.graph_objects as go
 
         from graphlab.env import has_cuda
-        from graphlab.gpu.zoo import ZOO
+        from graphlab.zoo import ZOO
 
         self.live = has_cuda() if live is None else live
         self.sweeps: list[Sweep] = []
@@ -198,7 +199,7 @@ class LatencyLab:
                 raise GraphlabError("pass make_inputs=lambda batch_size, seed=0: ... with your own model")
             name = type(model).__name__
         else:
-            from graphlab.gpu.zoo import get_model
+            from graphlab.zoo import get_model
 
             zoo_model = get_model(choice)
             model, make_inputs, name = zoo_model.build(), zoo_model.make_inputs, choice
@@ -214,7 +215,7 @@ class LatencyLab:
 
         runner = self._runner
         if runner is None:
-            from graphlab.gpu.timing import sweep as runner
+            from graphlab.timing.sweep import sweep as runner
         result = runner(model, make_inputs, batch_sizes, name=name, repetitions=self.repetitions_choice.value or None,
                         runs=self.runs_slider.value, progress=False, on_point=on_point)
         self._show([result])

@@ -59,7 +59,7 @@ class CudaGraphMagics(Magics):
         from graphlab.mode import is_recorded
 
         if is_recorded():  # the cell runs eagerly here; the graph is the one the GPU recorded for it
-            from graphlab.gpu.recorded import recorded_cell
+            from graphlab.capture.recorded import recorded_cell
 
             cg = recorded_cell(cell, self.shell.user_ns, args.name)
             self.shell.user_ns[args.name] = cg
@@ -69,8 +69,8 @@ class CudaGraphMagics(Magics):
         from graphlab.env import require_cuda
 
         require_cuda("%%cudagraph")
-        from graphlab.gpu.cell_capture import capture_cell
-        from graphlab.gpu.dot_export import DEFAULT_DOT_FLAGS, parse_flags
+        from graphlab.capture.cell import capture_cell
+        from graphlab.graph.export import DEFAULT_DOT_FLAGS, parse_flags
 
         namespace = self.shell.user_ns
         pool = None
@@ -101,7 +101,7 @@ def parse_cudagraph_args(line: str) -> Any:
     if args.warmup < 0:
         raise GraphlabError(f"%%cudagraph: --warmup must be 0 or more, got {args.warmup}")
     if args.flags is not None:
-        from graphlab.gpu.dot_export import parse_flags
+        from graphlab.graph.export import parse_flags
 
         parse_flags(args.flags)
     return args

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphlab.core.advisor import BucketAdvice
+from graphlab.cache.advisor import BucketAdvice
 
 GRAPH, EAGER, CHOSEN, PAID = "#2E86AB", "#E4572E", "#1B998B", "rgba(27,153,139,0.35)"
 

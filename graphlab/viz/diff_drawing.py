@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from graphlab.core.diff import GraphDiff, NodeMatch, diff
-from graphlab.core.model import CudaGraph
+from graphlab.graph.diff import GraphDiff, NodeMatch, diff
+from graphlab.graph.model import CudaGraph
 from graphlab.viz import style
 from graphlab.viz.drawing import Drawing, _new_digraph, _Options, _Painter
 

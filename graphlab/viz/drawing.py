@@ -17,9 +17,9 @@ from typing import Any, Callable, Iterable
 
 import graphviz
 
-from graphlab.core.diff import GraphDiff
-from graphlab.core.model import CudaGraph, Graph, Node, NodeKind
-from graphlab.core.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
+from graphlab.graph.diff import GraphDiff
+from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
+from graphlab.graph.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
 from graphlab.errors import GraphlabError, GraphvizMissingError
 from graphlab.viz import style
 

@@ -1,13 +1,13 @@
 """Plotly figures of latency results: latency and speedup by batch size, launch overhead, kernel timeline.
 
-Layer 1 (adapter): built from `graphlab.core.results` objects only, so they work from recordings on
+Layer 1 (adapter): built from `graphlab.timing.results` objects only, so they work from recordings on
 a machine without a GPU. plotly is imported inside functions.
 
 Colours stay fixed across figures: eager is orange, graph replay is blue; idle GPU time is grey.
 
 Example:
     >>> import graphlab as gl
-    >>> from graphlab.core.results import Sweep
+    >>> from graphlab.timing.results import Sweep
     >>> sweep = Sweep.from_dict(gl.load_recording("mlp").results("sweep"))   # doctest: +SKIP
     >>> gl.plot_latency(sweep)                                                # doctest: +SKIP
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence, Union
 
-from graphlab.core.results import MODES, Sweep, Timeline, Trace
+from graphlab.timing.results import MODES, Sweep, Timeline, Trace
 
 COLORS = {"eager": "#E4572E", "graph": "#2E86AB"}
 BANDS = {"eager": "rgba(228,87,46,0.18)", "graph": "rgba(46,134,171,0.18)"}
@@ -221,7 +221,7 @@ def _short(name: str) -> str:
     if name.startswith(("Memcpy", "Memset")):
         return name.split(" (")[0]
     try:
-        from graphlab.core.kernel_names import short_kernel_name
+        from graphlab.graph.kernel_names import short_kernel_name
 
         return short_kernel_name(name)
     except Exception:  # naming is cosmetic; never fail a figure over it

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-from graphlab.core.model import Node, NodeKind
+from graphlab.graph.model import Node, NodeKind
 
 # kernel family -> fill colour (legend order)
 FAMILY_COLORS: dict[str, str] = {

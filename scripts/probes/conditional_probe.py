@@ -23,8 +23,8 @@ Sections (the JSON has one entry per name):
   torch_cond       torch.cond captured into IF nodes (torch >= 2.12 only)
   timing           host launch time of an outer graph vs torch replay (small)
   route_b_pool_release  one pool reference per captured stage, released at the end: memory comes back
-  library          graphlab.gpu.conditional_selftest: every kind by every route, when that module exists
-  study_*          the worked uses (graphlab.gpu.conditional_*) with 3 repeats: code paths, not numbers
+  library          graphlab.conditional.selftest: every kind by every route, when that module exists
+  study_*          the worked uses (graphlab.studies.conditional) with 3 repeats: code paths, not numbers
 """
 from __future__ import annotations
 
@@ -216,7 +216,7 @@ def dump_dot(graph, name: str, values: dict) -> None:
     values["dot_file"] = f"conditional_probe_dot/{name}.dot"
     values["dot_bytes"] = path.stat().st_size
     try:
-        from graphlab.core.dot_parser import parse_dot
+        from graphlab.graph.dot_parser import parse_dot
 
         parsed = parse_dot(path.read_text(), source=path.name)
         values["parsed_graphs"] = len(parsed.graphs)
@@ -569,7 +569,7 @@ def probe_route_a(torch) -> None:
 
 
 def _gpt(torch):
-    from graphlab.gpu.zoo import get_model
+    from graphlab.zoo import get_model
 
     zoo = get_model("gpt")
     model = zoo.build(device="cuda")
@@ -960,10 +960,10 @@ def probe_pool_release(torch) -> None:
 
 def probe_library_studies(torch) -> None:
     """The worked uses end to end with tiny repeats (code paths, not numbers)."""
-    for name, module, function in (("study_early_exit", "graphlab.gpu.conditional_early_exit", "early_exit_study"),
-                                   ("study_decode_loop", "graphlab.gpu.conditional_decode", "decode_loop_study"),
-                                   ("study_bucket_switch", "graphlab.gpu.conditional_buckets", "bucket_switch_study"),
-                                   ("study_routes", "graphlab.gpu.conditional_routes", "conditional_route_study")):
+    for name, module, function in (("study_early_exit", "graphlab.studies.conditional.early_exit", "early_exit_study"),
+                                   ("study_decode_loop", "graphlab.studies.conditional.decode_loop", "decode_loop_study"),
+                                   ("study_bucket_switch", "graphlab.studies.conditional.bucket_switch", "bucket_switch_study"),
+                                   ("study_routes", "graphlab.studies.conditional.routes", "conditional_route_study")):
         with section(name) as v:
             if importlib.util.find_spec(module) is None:
                 raise RuntimeError(f"{module} is not in this checkout yet")
@@ -980,13 +980,13 @@ def probe_library_studies(torch) -> None:
 
 def probe_library(torch) -> None:
     with section("library") as v:
-        if importlib.util.find_spec("graphlab.gpu.conditional_selftest") is None:
-            raise RuntimeError("graphlab.gpu.conditional_selftest is not in this checkout yet")
-        support = importlib.import_module("graphlab.conditional_detect")
+        if importlib.util.find_spec("graphlab.conditional.selftest") is None:
+            raise RuntimeError("graphlab.conditional.selftest is not in this checkout yet")
+        support = importlib.import_module("graphlab.conditional.support")
         v["support"] = support.conditional_support().to_dict()
-        selftest = importlib.import_module("graphlab.gpu.conditional_selftest")
+        selftest = importlib.import_module("graphlab.conditional.selftest")
         v["self_test"] = selftest.self_test()
-        kernel = importlib.import_module("graphlab.gpu.conditional_kernel")
+        kernel = importlib.import_module("graphlab.conditional.kernel")
         v["kernel_how"] = kernel.set_condition_kernel(torch, torch.cuda.current_device()).how
         v["correct"] = all(r == "ok" for route in v["self_test"].values() for r in route.values())
 

@@ -73,7 +73,7 @@ def main() -> None:
     import torch
 
     import graphlab as gl
-    from graphlab.gpu.zoo import get_model
+    from graphlab.zoo import get_model
 
     @check("call_overhead")
     def _() -> dict[str, Any]:

@@ -13,7 +13,7 @@ from collections import Counter
 import torch
 
 import graphlab as gl
-from graphlab.gpu.capture import capture
+from graphlab.capture.api import capture
 
 
 def reserved() -> int:

@@ -72,7 +72,7 @@ class Checks:
 
 def _kernels_of(dot: str) -> dict[str, Any]:
     """Node kinds and kernel names/families of a DOT dump, through graphlab's parser."""
-    from graphlab.core.dot_parser import parse_dot
+    from graphlab.graph.dot_parser import parse_dot
 
     graph = parse_dot(dot)
     return {
@@ -86,7 +86,7 @@ def _kernels_of(dot: str) -> dict[str, Any]:
 
 
 def _dot_of(torch_graph: Any) -> str:
-    from graphlab.gpu.dot_export import dump_dot
+    from graphlab.graph.export import dump_dot
 
     return dump_dot(torch_graph, 1)
 
@@ -212,13 +212,13 @@ def worker(mode: str, out: Path) -> int:
             try:
                 return fn()
             except Exception as exc:
-                from graphlab.gpu.diagnose import diagnose
+                from graphlab.capture.diagnose import diagnose
 
                 diag = diagnose(exc)
                 after: dict[str, Any] = {}
                 try:
                     after["still_capturing"] = bool(torch.cuda.is_current_stream_capturing())
-                    from graphlab.gpu.recovery import recover
+                    from graphlab.capture.recovery import recover
 
                     after["recover_repaired"] = recover(torch)
                     t = torch.ones(4, device=device)
@@ -264,7 +264,7 @@ def worker(mode: str, out: Path) -> int:
         checks.run("capture_raw_warm_on_capture_stream", lambda: capture_allreduce(3, side, side, ""))
 
         def via_graphlab() -> Any:
-            from graphlab.gpu import capture as capture_module
+            from graphlab.capture import api as capture_module
 
             sig = inspect.signature(capture_module.capture).parameters
             kwargs = {"device": device} if "device" in sig else {}
@@ -283,7 +283,7 @@ def worker(mode: str, out: Path) -> int:
 
         def graph_cache_api() -> Any:
             try:
-                from graphlab.gpu import graph_cache
+                from graphlab.cache import graph_cache
             except ImportError as exc:
                 return f"not importable: {exc}"
             sig = inspect.signature(graph_cache.GraphCache).parameters
@@ -292,7 +292,7 @@ def worker(mode: str, out: Path) -> int:
         checks.run("graph_cache_api", graph_cache_api)
 
         def context() -> Any:
-            from graphlab.gpu.distributed import init_distributed
+            from graphlab.distributed.comm import init_distributed
 
             ctx = init_distributed()
             return {"origin": ctx.origin(), "eager_communicator": ctx.eager_communicator, "nccl": ctx.nccl_version}
@@ -300,7 +300,7 @@ def worker(mode: str, out: Path) -> int:
         checks.run("init_distributed_context", context)
 
         def via_capture_collective() -> Any:
-            from graphlab.gpu.distributed_capture import capture_collective
+            from graphlab.distributed.capture import capture_collective
 
             x = torch.arange(1, 4, device=device, dtype=torch.float32)
             cg = capture_collective(body, x, name="allreduce")
@@ -311,7 +311,7 @@ def worker(mode: str, out: Path) -> int:
         checks.run("capture_collective", via_capture_collective)
 
         def refuses_warmup0() -> Any:
-            from graphlab.gpu.distributed_capture import capture_collective
+            from graphlab.distributed.capture import capture_collective
 
             try:
                 capture_collective(body, torch.ones(3, device=device), warmup=0)
@@ -322,7 +322,7 @@ def worker(mode: str, out: Path) -> int:
         checks.run("capture_collective_refuses_warmup0", refuses_warmup0)
 
         def tensor_parallel() -> Any:
-            from graphlab.gpu.distributed_capture import check_against_dense
+            from graphlab.distributed.capture import check_against_dense
 
             found = {}
             for batch_size in (1, 4):
@@ -356,8 +356,8 @@ def worker(mode: str, out: Path) -> int:
                    diagnosed(lambda: capture_allreduce(3, torch.cuda.current_stream(), other, "otherstream")))
     elif mode == "lazy":
         def refuses_lazy() -> Any:
-            from graphlab.gpu.distributed import init_distributed
-            from graphlab.gpu.distributed_capture import capture_collective
+            from graphlab.distributed.comm import init_distributed
+            from graphlab.distributed.capture import capture_collective
 
             ctx = init_distributed()
             try:
@@ -413,7 +413,7 @@ def finish(run: dict[str, Any], out: Path, nproc: int) -> dict[str, Any]:
         proc.wait(timeout=remaining)
     except subprocess.TimeoutExpired:
         timed_out = True
-        from graphlab.gpu.distributed_launch import stop_torchrun
+        from graphlab.distributed.launch import stop_torchrun
 
         stop_torchrun(proc)  # SIGTERM to torchrun, then SIGKILL to it and each worker it started, by id
     ranks = {}
@@ -486,7 +486,7 @@ def single_process(checks: Checks) -> None:
     checks.run("replay_from_worker_thread", replay_from_thread)
 
     def replicas_one_device() -> Any:
-        from graphlab.gpu import replicas
+        from graphlab.distributed import replicas
 
         return replicas.probe_one_device(torch)
 

@@ -27,8 +27,8 @@ def one() -> dict:
     import torch
 
     import graphlab as gl
-    from graphlab.gpu.conditions import ClockReader
-    from graphlab.gpu.zoo import ZOO
+    from graphlab.timing.machine import ClockReader
+    from graphlab.zoo import ZOO
 
     zoo = ZOO["mlp"]
     model = zoo.build(device="cuda")

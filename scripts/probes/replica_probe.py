@@ -26,9 +26,9 @@ import faulthandler, json, sys, threading, time
 faulthandler.dump_traceback_later(30, exit=True)
 import torch
 import graphlab as gl
-from graphlab.gpu.zoo import get_model
-from graphlab.gpu.replicas import Replicas
-from graphlab.gpu.replicas_bench import _closed_loop, _inline, measure_replica_throughput
+from graphlab.zoo import get_model
+from graphlab.distributed.replicas import Replicas
+from graphlab.studies.replica_throughput import _closed_loop, _inline, measure_replica_throughput
 name = sys.argv[1]
 out = {"scenario": name}
 if name == "pool_cost":

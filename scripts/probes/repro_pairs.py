@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from graphlab.core.repro_report import check_verdict, compare_sweeps  # noqa: E402
-from graphlab.core.results import Sweep  # noqa: E402
+from graphlab.timing.repro_report import check_verdict, compare_sweeps  # noqa: E402
+from graphlab.timing.results import Sweep  # noqa: E402
 
 
 def load(folder: Path) -> dict[str, Sweep]:

@@ -135,7 +135,7 @@ def main() -> int:
                 res["raw_max_abs_err"] = float((static_y - ref).abs().max())
                 res["replay_stream_is_worker"] = torch.cuda.current_stream().cuda_stream == s.cuda_stream
             try:
-                from graphlab.gpu.capture import capture
+                from graphlab.capture.api import capture
 
                 with torch.cuda.stream(s):
                     cg = capture(model, x.clone())
@@ -310,7 +310,7 @@ def main() -> int:
 
     @check("gpt_latency_us")
     def _() -> dict[str, Any]:
-        from graphlab.gpu.zoo import get_model
+        from graphlab.zoo import get_model
 
         zm = get_model("gpt")
         gpt = zm.build(device="cuda")

@@ -5,7 +5,7 @@
 
 Each check runs in its own try/except and lands in DIR/timing_probe.json as {"ok": bool, ...} with the
 exact error message when it failed. Raw block medians are kept, so the mode detector can be tuned on
-them offline. The timing method (graphlab.gpu.timing, docs/latency-method.md) depends on these:
+them offline. The timing method (graphlab.timing.sweep, docs/latency-method.md) depends on these:
 
   environment        CPU model, cores, affinity, the CPU this process runs on, cpufreq in sysfs or not,
                      /proc/cpuinfo MHz of every core, pynvml (nvidia-ml-py) and its clock/throttle calls
@@ -16,7 +16,7 @@ them offline. The timing method (graphlab.gpu.timing, docs/latency-method.md) de
   mode_pattern       zoo GPT batch 1, eager and graph in interleaved ~10 ms blocks (order alternating)
                      for --pattern-s seconds; per block its median, p10, p90, start time; per pair the CPU
                      MHz, current CPU, GPU SM clock and a fixed host workload's time. Summary: modes of the
-                     eager block medians (graphlab.core.modes when present, and a 5% histogram)
+                     eager block medians (graphlab.timing.host_modes when present, and a 5% histogram)
   block_length       eager GPT batch 1 block medians at block lengths 3, 10, 30 ms: within-run spread
   events_cost        synchronised calls with and without a CUDA event pair around each (eager, graph)
   warmup_settle      per-call times of the first 150 eager calls of a new shape and of the first 150 graph
@@ -163,7 +163,7 @@ def calls_for(torch: Any, call: Callable[[Any], Any], inputs: list[Any], block_m
 
 
 def setup_gpt(torch: Any, batch_size: int = 1) -> dict[str, Any]:
-    from graphlab.gpu.zoo import get_model
+    from graphlab.zoo import get_model
 
     zm = get_model("gpt")
     model = zm.build(device="cuda")
@@ -173,7 +173,7 @@ def setup_gpt(torch: Any, batch_size: int = 1) -> dict[str, Any]:
             model(inputs[0])
         torch.cuda.synchronize()
         try:
-            from graphlab.gpu.capture import capture
+            from graphlab.capture.api import capture
 
             cg = capture(model, inputs[0])
             graph_call = lambda x: cg(x)  # noqa: E731
@@ -302,8 +302,8 @@ def main(argv: list[str] | None = None) -> int:
 
     @check("engine_fields")
     def _() -> dict[str, Any]:
-        from graphlab.gpu.capture import capture
-        from graphlab.gpu.zoo import get_model
+        from graphlab.capture.api import capture
+        from graphlab.zoo import get_model
 
         zm = get_model("mlp")
         model = zm.build(device="cuda")
@@ -376,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
             except statistics.StatisticsError as exc:
                 summary["corr_host_work_vs_eager"] = str(exc)
         try:
-            from graphlab.core import modes as modes_module
+            from graphlab.timing import host_modes as modes_module
 
             found = modes_module.detect_modes(eager)
             summary["modes"] = {"describe": found.describe(), "levels_us": found.levels_us, "shares": found.shares}
@@ -425,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
 
     @check("warmup_settle")
     def _() -> dict[str, Any]:
-        from graphlab.gpu.zoo import get_model
+        from graphlab.zoo import get_model
 
         zm = get_model("gpt")
         model = zm.build(device="cuda")
@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         with torch.no_grad():
             eager = timed_block(torch, lambda x: model(x), inputs, 150)
             try:
-                from graphlab.gpu.capture import capture
+                from graphlab.capture.api import capture
 
                 cg = capture(model, inputs[0])
                 graph = timed_block(torch, lambda x: cg(x), inputs, 150)
@@ -501,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
 
     @check("make_graphed")
     def _() -> dict[str, Any]:
-        from graphlab.gpu.zoo import get_model
+        from graphlab.zoo import get_model
 
         zm = get_model("mlp")
         model = zm.build(device="cuda")
@@ -532,8 +532,8 @@ def main(argv: list[str] | None = None) -> int:
     @check("profiling_contamination")
     def _() -> dict[str, Any]:
         """Does a process that has profiled launch more slowly, within the same host speed state?"""
-        from graphlab.core.modes import assign_modes, detect_modes
-        from graphlab.gpu.timeline import profile_call
+        from graphlab.timing.host_modes import assign_modes, detect_modes
+        from graphlab.timing.timeline import profile_call
 
         g = STATE["gpt"]
         n = calls_for(torch, g["eager"], g["inputs"], 10.0)
@@ -570,7 +570,7 @@ def main(argv: list[str] | None = None) -> int:
     def _() -> dict[str, Any]:
         """The paired sweep, the dense sweep and the overhead benchmark's tiny case, end to end on this GPU."""
         out: dict[str, Any] = {}
-        from graphlab.gpu.timing import sweep
+        from graphlab.timing.sweep import sweep
 
         t0 = time.perf_counter()
         result = sweep("mlp", batch_sizes=[1, 8], pairs=4, block_ms=10.0, progress=False)
@@ -585,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
         out["graph_b1"]["block_cpu_mhz"] = list(p.block_cpu_mhz[:3])
         out["graph_b1"]["block_host_us"] = list(p.block_host_us[:3])
         out["weight_update_keys"] = sorted((result.weight_update or {}).keys())
-        from graphlab.gpu.dense import dense_sweep, seq_sweep
+        from graphlab.studies.dense import dense_sweep, seq_sweep
 
         t0 = time.perf_counter()
         dense = dense_sweep("mlp", (1, 2, 3, 4))
@@ -593,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
         out["dense_s"] = round(time.perf_counter() - t0, 2)
         out["dense_batch_sizes"] = dense.batch_sizes
         out["seq"] = {"seq_lens": seq.seq_lens, "p50_b4_s8": seq.point(4, "graph", seq_len=8).p50_us}
-        from graphlab.gpu.overhead import run_overhead
+        from graphlab.studies.overhead import run_overhead
 
         t0 = time.perf_counter()
         data = run_overhead(torch, models=(), tiny=True, compile_too=True, rounds=4, log=lambda line: None)
@@ -608,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
 
     @check("compile_check")
     def _() -> dict[str, Any]:
-        from graphlab.gpu.zoo import get_model
+        from graphlab.zoo import get_model
 
         import torch._dynamo
 

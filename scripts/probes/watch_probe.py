@@ -14,11 +14,11 @@ is answered (a timeout still leaves the answers so far):
   keep_graph     keep_graph=True + explicit instantiate() vs the default keep_graph=False: outputs,
                  raw handles before/after instantiate, DOT dump time, replay time ratio
   during_capture memory_reserved() and current_stream() called between capture_begin and capture_end
-  inline_*       a minimal class-level patch (independent of graphlab.gpu.watch) on: a user
+  inline_*       a minimal class-level patch (independent of graphlab.watch.api) on: a user
                  torch.cuda.graph block, make_graphed_callables, torch.compile(mode="reduce-overhead")
                  on a tiny module at three shapes, and on the zoo GPT (compile time per call)
   outputs        a reduce-overhead module watched vs another copy not watched: torch.equal
-  graphlab_watch graphlab.gpu.watch itself on the tiny compiled module, if importable; gl.capture
+  graphlab_watch graphlab.watch.api itself on the tiny compiled module, if importable; gl.capture
                  inside a watch (seen as "graphlab", still verifies; the signature still shows keep_graph)
   keep_graph_abba  kept vs default replay time with capture order default, kept, kept, default
   pool_snapshot  one graph pool's size from torch.cuda.memory_snapshot's segment_pool_id
@@ -361,7 +361,7 @@ def probe_pool_snapshot() -> dict[str, Any]:
     info["segment_keys"] = sorted(segments[0]) if segments else []
     info["pools_seen"] = sorted({str(tuple(s.get("segment_pool_id", ()))) for s in segments})
     info["pool_total_size"] = sum(int(s["total_size"]) for s in segments if tuple(s.get("segment_pool_id", ())) == pool)
-    from graphlab.gpu.watch_patch import pool_size_bytes
+    from graphlab.watch.patch import pool_size_bytes
 
     info["graphlab_pool_size_bytes"] = pool_size_bytes(torch, list(pool), torch.cuda.current_device())
     return info
@@ -472,7 +472,7 @@ class InlineWatch:
                 t0 = time.perf_counter()
                 text = dot_text(int(self_.raw_cuda_graph()))
                 entry["dot_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
-                from graphlab.core.dot_parser import parse_dot
+                from graphlab.graph.dot_parser import parse_dot
 
                 parsed = parse_dot(text)
                 entry["dot_nodes"] = len(parsed)
@@ -582,7 +582,7 @@ def probe_inline_compile_tiny() -> dict[str, Any]:
 def probe_inline_compile_gpt() -> dict[str, Any]:
     import torch
 
-    from graphlab.gpu.zoo import get_model
+    from graphlab.zoo import get_model
 
     zm = get_model("gpt")
     model = zm.build(device="cuda")
@@ -628,7 +628,7 @@ def probe_outputs() -> dict[str, Any]:
 def probe_graphlab_watch() -> dict[str, Any]:
     import torch
 
-    from graphlab.gpu.watch import watch
+    from graphlab.watch.api import watch
 
     model = _tiny_module(torch)
     compiled = torch.compile(model, mode="reduce-overhead")
@@ -638,8 +638,8 @@ def probe_graphlab_watch() -> dict[str, Any]:
             for _ in range(3):
                 compiled(x)
     torch.cuda.synchronize()
-    from graphlab.gpu.capture import capture
-    from graphlab.gpu.engine import torch_keeps_graphs
+    from graphlab.capture.api import capture
+    from graphlab.capture.engine import torch_keeps_graphs
 
     with watch() as seen2:
         signature = str(inspect.signature(torch.cuda.CUDAGraph))

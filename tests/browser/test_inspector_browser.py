@@ -229,7 +229,7 @@ def _notebook_graph(gl):  # type: ignore[no-untyped-def]
 def _big_graph_notebook(root: Path, nodes_wanted: int = 1000) -> str:
     """A notebook that opens a ~1,000-node graph: the real GPT capture repeated end to end."""
     import graphlab as gl
-    from graphlab.core.model import CudaGraph, Edge, Graph
+    from graphlab.graph.model import CudaGraph, Edge, Graph
 
     base = _notebook_graph(gl).root
     copies = -(-nodes_wanted // len(base.nodes))

@@ -19,8 +19,8 @@ def main(mode: str, out: Path) -> int:
     import torch
     import torch.distributed as dist
 
-    from graphlab.gpu.distributed import init_distributed, shutdown
-    from graphlab.gpu.distributed_capture import capture_collective, check_against_dense
+    from graphlab.distributed.comm import init_distributed, shutdown
+    from graphlab.distributed.capture import capture_collective, check_against_dense
 
     rank = int(os.environ["RANK"])
     result: dict = {"rank": rank, "mode": mode}

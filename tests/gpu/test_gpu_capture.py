@@ -7,8 +7,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
-from graphlab.gpu.capture import CapturedGraph, capture, capturing  # noqa: E402
-from graphlab.gpu.zoo import ZOO, get_model  # noqa: E402
+from graphlab.capture.api import CapturedGraph, capture, capturing  # noqa: E402
+from graphlab.zoo import ZOO, get_model  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

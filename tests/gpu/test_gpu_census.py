@@ -6,8 +6,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("cuda.bindings")
 
-from graphlab.gpu.capture import capture  # noqa: E402
-from graphlab.gpu.zoo import get_model  # noqa: E402
+from graphlab.capture.api import capture  # noqa: E402
+from graphlab.zoo import get_model  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -26,9 +26,9 @@ def test_census_agrees_with_parsed_dot(name, batch_size, flags):
 def test_census_walks_child_graph_bodies():
     from cuda.bindings import runtime as rt
 
-    from graphlab.gpu.census import take_census
-    from graphlab.gpu.dot_export import check_cuda, dot_from_handle
-    from graphlab.core.dot_parser import parse_dot
+    from graphlab.graph.census import take_census
+    from graphlab.graph.export import check_cuda, dot_from_handle
+    from graphlab.graph.dot_parser import parse_dot
 
     cg = capture(lambda t: t * 2 + 1, torch.randn(64, device="cuda"))
     body = cg.torch_graph.raw_cuda_graph()

@@ -10,10 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
-from graphlab.core.model import NodeKind  # noqa: E402
+from graphlab.graph.model import NodeKind  # noqa: E402
 from graphlab.errors import CaptureError, ConditionalUnsupportedError, GraphlabError  # noqa: E402
-from graphlab.gpu.conditional_results import WHILE_LOOP  # noqa: E402
-from graphlab.conditional_detect import conditional_support  # noqa: E402
+from graphlab.conditional.results import WHILE_LOOP  # noqa: E402
+from graphlab.conditional.support import conditional_support  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 ROUTES = ["child", "capture"]
@@ -27,7 +27,7 @@ def test_support_on_this_gpu_names_every_kind():
 
 
 def test_every_kind_by_every_route_gives_the_expected_values():
-    from graphlab.gpu.conditional_selftest import self_test
+    from graphlab.conditional.selftest import self_test
 
     report = self_test()
     bad = {f"{route}/{kind}": r for route, kinds in report.items() for kind, r in kinds.items() if r != "ok"}
@@ -153,10 +153,10 @@ def test_both_routes_build_the_same_graphs():
 
 
 def test_the_recorder_writes_a_recording_recorded_mode_reads(tmp_path, monkeypatch):
-    from graphlab.core.recordings import load_recording
-    from graphlab.gpu import conditional_record
-    from graphlab.gpu.conditional_results import ConditionalStudy
-    from graphlab.gpu.record import provenance
+    from graphlab.recordings import load_recording
+    from graphlab.studies.conditional import record as conditional_record
+    from graphlab.conditional.results import ConditionalStudy
+    from graphlab.studies.record import provenance
 
     quick = conditional_record.run_studies
     monkeypatch.setattr(conditional_record, "run_studies", lambda: quick(quick=True, names=["early_exit"]))

@@ -1,6 +1,6 @@
 """Graphs captured one after another on graphlab's side stream must not share a cuBLAS workspace.
 
-Before each capture got its own (graphlab/gpu/cublas_workspace.py), two zoo GPT graphs replayed from
+Before each capture got its own (graphlab/capture/cublas_workspace.py), two zoo GPT graphs replayed from
 two threads on two streams hit "an illegal memory access" on the H200 within a second. A failure
 here can take the process down with it: run this file in its own pytest process (scripts/gpu_run.sh does).
 """
@@ -11,13 +11,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
-from graphlab.gpu.zoo import get_model  # noqa: E402
+from graphlab.zoo import get_model  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
 
 def test_this_torch_can_clear_its_cublas_workspaces():
-    from graphlab.gpu.cublas_workspace import workspace_clearer
+    from graphlab.capture.cublas_workspace import workspace_clearer
 
     assert workspace_clearer(torch) is not None
 

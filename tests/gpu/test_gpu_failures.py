@@ -9,11 +9,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
-from graphlab.gpu.capture import capture, capturing  # noqa: E402
-from graphlab.gpu.recovery import recover  # noqa: E402
-from graphlab.gpu.diagnose import explain  # noqa: E402
-from graphlab.gpu.pitfalls import EXAMPLES, run_example  # noqa: E402
-from graphlab.gpu.zoo import get_model  # noqa: E402
+from graphlab.capture.api import capture, capturing  # noqa: E402
+from graphlab.capture.recovery import recover  # noqa: E402
+from graphlab.capture.diagnose import explain  # noqa: E402
+from graphlab.capture.pitfalls import EXAMPLES, run_example  # noqa: E402
+from graphlab.zoo import get_model  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
-from graphlab.gpu.zoo import get_model  # noqa: E402
+from graphlab.zoo import get_model  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

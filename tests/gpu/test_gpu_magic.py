@@ -9,7 +9,7 @@ pytest.importorskip("IPython")
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 
 import graphlab as gl  # noqa: E402
-from graphlab.gpu.zoo import get_model  # noqa: E402
+from graphlab.zoo import get_model  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

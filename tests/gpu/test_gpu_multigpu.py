@@ -13,7 +13,7 @@ import os
 import pytest
 import torch
 
-from graphlab.gpu.distributed_launch import run_torchrun
+from graphlab.distributed.launch import run_torchrun
 
 pytestmark = pytest.mark.gpu
 WORKER = os.path.join(os.path.dirname(__file__), "multigpu_worker.py")
@@ -60,7 +60,7 @@ def test_a_lazy_communicator_is_refused_before_capture_on_every_rank(tmp_path):
 
 def test_replicas_serve_from_every_gpu_and_return_on_the_callers_device():
     import graphlab as gl
-    from graphlab.gpu.zoo import get_model
+    from graphlab.zoo import get_model
 
     zoo = get_model("mlp")
     model = zoo.build(device="cuda:0")
@@ -85,7 +85,7 @@ def test_replicas_serve_from_every_gpu_and_return_on_the_callers_device():
 
 
 def test_two_replicas_on_one_gpu_each_get_their_own_stream_and_thread():
-    from graphlab.gpu.replicas import Replicas
+    from graphlab.distributed.replicas import Replicas
 
     model = torch.nn.Linear(64, 64).cuda().eval()
     x = torch.randn(4, 64, device="cuda")

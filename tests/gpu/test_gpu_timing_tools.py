@@ -16,7 +16,7 @@ pytestmark = pytest.mark.gpu
 def test_every_way_of_the_tiny_graph_runs_and_graph_ways_launch_one_graph():
     import torch
 
-    from graphlab.gpu.overhead import _tiny, build_case, time_case, verify_graph_launches
+    from graphlab.studies.overhead import _tiny, build_case, time_case, verify_graph_launches
 
     model, x, x2 = _tiny(torch)
     with torch.no_grad():
@@ -37,7 +37,7 @@ def test_every_way_of_the_tiny_graph_runs_and_graph_ways_launch_one_graph():
 
 
 def test_dense_and_sequence_sweeps_have_every_size():
-    from graphlab.gpu.dense import dense_sweep, seq_sweep
+    from graphlab.studies.dense import dense_sweep, seq_sweep
 
     dense = dense_sweep("mlp", (1, 2, 3))
     assert dense.batch_sizes == [1, 2, 3] and all(dense.is_paired(b) for b in (1, 2, 3))
@@ -49,9 +49,9 @@ def test_dense_and_sequence_sweeps_have_every_size():
 
 def test_repro_reruns_a_recording(tmp_path, monkeypatch, capsys):
     from graphlab.cli import main
-    from graphlab.core.recordings import write_recording
-    from graphlab.gpu.timing import sweep
-    from graphlab.gpu.zoo import get_model
+    from graphlab.recordings import write_recording
+    from graphlab.timing.sweep import sweep
+    from graphlab.zoo import get_model
 
     zm = get_model("mlp")
     recorded = sweep("mlp", batch_sizes=[1, 4], pairs=4, block_ms=10.0, profile=False, check_weights=False,

@@ -10,10 +10,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
-from graphlab.gpu.watch import is_patched  # noqa: E402
-from graphlab.gpu.watch_examples import batch_of, run_example  # noqa: E402
-from graphlab.gpu.watch_frames import COMPILE_TREES, GRAPHLAB, MAKE_GRAPHED_CALLABLES, TORCH_CUDA_GRAPH  # noqa: E402
-from graphlab.gpu.watch_patch import PATCHED  # noqa: E402
+from graphlab.watch.api import is_patched  # noqa: E402
+from graphlab.studies.watch_examples import batch_of, run_example  # noqa: E402
+from graphlab.watch.frames import COMPILE_TREES, GRAPHLAB, MAKE_GRAPHED_CALLABLES, TORCH_CUDA_GRAPH  # noqa: E402
+from graphlab.watch.patch import PATCHED  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 BATCH_SIZES = (1, 4, 8)
@@ -127,7 +127,7 @@ def test_an_exception_inside_restores_the_real_class():
 
 
 def test_watch_changes_neither_outputs_nor_replay_speed():
-    from graphlab.gpu.watch_overhead import measure_watch_overhead
+    from graphlab.studies.watch_overhead import measure_watch_overhead
 
     r = measure_watch_overhead(torch, batch_size=8, pairs=60, progress=False)
     print(f"\n[watch] {r.describe()}")

@@ -12,14 +12,14 @@ import json
 
 import pytest
 
-from graphlab.core.results import Sweep, Timeline
+from graphlab.timing.results import Sweep, Timeline
 
 pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture(scope="module")
 def mlp():
-    from graphlab.gpu.zoo import get_model
+    from graphlab.zoo import get_model
 
     zm = get_model("mlp")
     return zm.build(), zm.make_inputs
@@ -33,8 +33,8 @@ def captured_by_sweep():
 
 @pytest.fixture(scope="module")
 def mlp_sweep(mlp, captured_by_sweep):
-    import graphlab.gpu.capture as capture_module
-    from graphlab.gpu.timing import sweep
+    import graphlab.capture.api as capture_module
+    from graphlab.timing.sweep import sweep
 
     real = capture_module.capture
 
@@ -107,8 +107,8 @@ def test_inplace_weight_copy_reaches_the_graph_but_rebinding_does_not(mlp_sweep)
 
 
 def test_kernel_counts_match_the_captured_graph(mlp):
-    from graphlab.gpu.capture import capture
-    from graphlab.gpu.timeline import kernel_count, profile_call
+    from graphlab.capture.api import capture
+    from graphlab.timing.timeline import kernel_count, profile_call
 
     import torch
 
@@ -129,7 +129,7 @@ def test_kernel_counts_match_the_captured_graph(mlp):
 def _assert_replay_runs_the_graph(trace, nodes):
     """The replay ran the graph's kernels; some torch versions add two RNG-state fill kernels before it
     (CUDAGraph::replay's generator prologue), which are real work of the call, so they may appear."""
-    from graphlab.gpu.timeline import is_copy, kernel_count
+    from graphlab.timing.timeline import is_copy, kernel_count
 
     extra = kernel_count(trace) - nodes
     names = [k.name for k in trace.kernels if not is_copy(k.name)]
@@ -139,7 +139,7 @@ def _assert_replay_runs_the_graph(trace, nodes):
 
 
 def test_timeline_shows_fewer_launches_and_less_idle_time_for_the_graph(mlp):
-    from graphlab.gpu.timeline import kernel_count, record_timeline
+    from graphlab.timing.timeline import kernel_count, record_timeline
 
     model, make_inputs = mlp
     tl = record_timeline(model, make_inputs(1), name="mlp")
@@ -155,7 +155,7 @@ def test_timeline_shows_fewer_launches_and_less_idle_time_for_the_graph(mlp):
 def test_zero_inputs_are_refused(mlp):
     import torch
 
-    from graphlab.gpu.timing import TimingError, sweep
+    from graphlab.timing.sweep import TimingError, sweep
 
     model, _ = mlp
     with pytest.raises(TimingError, match="all-zero"):

@@ -1,0 +1,143 @@
+"""Buckets: the sizes a graph cache captures, and which bucket serves which size.
+
+A captured graph has fixed shapes, so a cache captures a few sizes (buckets) of each dimension that
+varies and pads every request up to the smallest bucket that holds it. Named policies follow what
+serving engines ship: powers of two (TensorRT-LLM, Megatron's exponential ladder) and vLLM's ladder
+1, 2, 4, 8, 16, 24, 32, ... (steps of 8 up to 256, then 16).
+
+    >>> bucket_list("pow2", max_size=64)
+    [1, 2, 4, 8, 16, 32, 64]
+    >>> bucket_list("vllm", max_size=40)
+    [1, 2, 4, 8, 16, 24, 32, 40]
+    >>> BucketTable([1, 2, 4, 8]).bucket_for(3)
+    4
+
+Layer 0 (pure): standard library only.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from graphlab.errors import GraphlabError
+
+POLICIES = ("pow2", "vllm", "every")
+
+
+def pow2_buckets(max_size: int) -> list[int]:
+    """1, 2, 4, ... up to and including `max_size` (which is added if it is not a power of two)."""
+    out, size = [], 1
+    while size < max_size:
+        out.append(size)
+        size *= 2
+    return out + [max_size]
+
+
+def vllm_buckets(max_size: int) -> list[int]:
+    """vLLM's default ladder: 1, 2, 4, then every 8 up to 256, then every 16; capped at `max_size`."""
+    ladder = [1, 2, 4, *range(8, 256, 8), *range(256, max(max_size, 256) + 16, 16)]
+    out = [b for b in ladder if b < max_size]
+    return out + [max_size]
+
+
+def bucket_list(buckets: str | Iterable[int] | Any, max_size: int | None = None) -> list[int]:
+    """Buckets from a policy name ("pow2", "vllm", "every"), a list of sizes, or a `BucketAdvice`.
+
+    Raises:
+        GraphlabError: an unknown policy, a named policy without `max_size`, or sizes that are not
+            positive integers.
+    """
+    if hasattr(buckets, "buckets") and not isinstance(buckets, (str, list, tuple)):
+        buckets = buckets.buckets  # a BucketAdvice (graphlab.cache.advisor)
+    if isinstance(buckets, str):
+        if buckets not in POLICIES:
+            raise GraphlabError(f"unknown bucket policy {buckets!r}: use one of {', '.join(POLICIES)} or a list of sizes")
+        if max_size is None or max_size < 1:
+            raise GraphlabError(f"bucket policy {buckets!r} needs max_size (the largest size to capture), "
+                                f"got {max_size!r}")
+        if buckets == "pow2":
+            return pow2_buckets(max_size)
+        if buckets == "vllm":
+            return vllm_buckets(max_size)
+        return list(range(1, max_size + 1))
+    sizes = list(buckets)
+    if not sizes or any(not isinstance(b, int) or isinstance(b, bool) or b < 1 for b in sizes):
+        raise GraphlabError(f"buckets must be positive integers, e.g. [1, 2, 4, 8], got {sizes!r}")
+    return sorted(set(sizes))
+
+
+@dataclass(frozen=True)
+class BucketTable:
+    """Sorted buckets with an O(1) size -> bucket table (vLLM precomputes one; SGLang bisects).
+
+    `bucket_for(n)` is the smallest bucket >= n, or None above the largest bucket.
+    """
+
+    buckets: tuple[int, ...]
+    _table: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __init__(self, buckets: Sequence[int]):
+        ordered = tuple(bucket_list(list(buckets)))
+        object.__setattr__(self, "buckets", ordered)
+        table = [0] * (ordered[-1] + 1)
+        for n in range(1, ordered[-1] + 1):
+            table[n] = ordered[bisect.bisect_left(ordered, n)]
+        object.__setattr__(self, "_table", tuple(table))
+
+    @property
+    def largest(self) -> int:
+        return self.buckets[-1]
+
+    def bucket_for(self, n: int) -> int | None:
+        """The bucket that serves size `n` (n >= 1), or None when n is above the largest bucket."""
+        if n < len(self._table):
+            return self._table[n] if n >= 1 else None
+        return None
+
+    def pad_waste(self, sizes: Iterable[int]) -> float:
+        """Share of the rows computed for `sizes` that are padding (0 when every size is a bucket)."""
+        real = padded = 0
+        for n in sizes:
+            b = self.bucket_for(n)
+            if b is not None:
+                real += n
+                padded += b
+        return 0.0 if padded == 0 else (padded - real) / padded
+
+
+@dataclass(frozen=True)
+class Pad:
+    """One dimension a graph cache may pad, and its buckets.
+
+    Attributes:
+        name: what the dimension is ("batch", "seq"), for messages and stats.
+        dim: the dimension of each padded input.
+        buckets: a policy name, a list of sizes, or a `BucketAdvice`.
+        max_size: the largest size, for named policies.
+        out_dim: the dimension of the outputs to slice back to the real size (None: outputs are not
+            sliced along it, e.g. a model that pools the sequence away).
+        value: what padded positions are filled with (0: a valid token id and a neutral float).
+        inputs: which positional inputs are padded (None: every tensor input with more than `dim` dims).
+        exact: None (check at capture: padded replay vs eager on the real rows), True (trust it: rows or
+            positions along this dim are independent), False (never pad: only exact bucket sizes run as
+            graphs, others run eagerly).
+    """
+
+    name: str = "batch"
+    dim: int = 0
+    buckets: Any = "pow2"
+    max_size: int | None = 64
+    out_dim: int | None = 0
+    value: float = 0
+    inputs: tuple[int, ...] | None = None
+    exact: bool | None = None
+
+    def table(self) -> BucketTable:
+        return BucketTable(bucket_list(self.buckets, self.max_size))
+
+    def describe(self) -> str:
+        return f"dim {self.dim} ({self.name!r})"
+
+
+__all__ = ["BucketTable", "POLICIES", "Pad", "bucket_list", "pow2_buckets", "vllm_buckets"]

@@ -1,0 +1,95 @@
+"""Padding inputs up to a bucket, slicing outputs back, and checking that padding changed nothing.
+
+Padding is exact only where positions along the padded dimension do not see each other: batch rows of
+most inference models, the right end of a causal decoder's sequence. It is not exact for a
+bidirectional encoder (every position attends to the padding) unless the padding is masked. So the
+graph cache checks each padded bucket when it captures it: the padded replay against eager on the
+real rows, with the dtype's tolerance (`graphlab.capture.verify.TOLERANCES`).
+
+Layer 2: torch is passed in or found in sys.modules.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from graphlab.cache.buckets import Pad
+from graphlab.errors import PaddingError
+from graphlab.capture.tensors import flatten, is_tensor, random_like
+from graphlab.capture.verify import TOLERANCES
+
+
+def region(ndim: int, dims: Sequence[int], sizes: Sequence[int]) -> tuple[slice, ...]:
+    """The index of the real part of a padded tensor: [:n] along each padded dim, everything elsewhere."""
+    index = [slice(None)] * ndim
+    for dim, n in zip(dims, sizes):
+        index[dim] = slice(0, n)
+    return tuple(index)
+
+
+def padded_shape(shape: Sequence[int], dims: Sequence[int], buckets: Sequence[int]) -> tuple[int, ...]:
+    out = list(shape)
+    for dim, b in zip(dims, buckets):
+        out[dim] = b
+    return tuple(out)
+
+
+def pad_tensor(torch: Any, x: Any, dims: Sequence[int], buckets: Sequence[int], value: float) -> Any:
+    """`x` padded with `value` along `dims` up to `buckets` (a new tensor on x's device)."""
+    out = torch.full(padded_shape(x.shape, dims, buckets), value, dtype=x.dtype, device=x.device)
+    out[region(x.ndim, dims, [x.shape[d] for d in dims])].copy_(x)
+    return out
+
+
+def example_at(torch: Any, example: Any, dims: Sequence[int], sizes: Sequence[int], seed: int) -> Any:
+    """A fresh random tensor shaped like `example` with `dims` resized to `sizes` (values like random_like)."""
+    template = example
+    shape = padded_shape(example.shape, dims, sizes)
+    if tuple(shape) != tuple(example.shape):
+        template = example.new_empty(shape)
+        # random_like draws ints within the template's observed range: keep the example's range
+        if not (example.dtype.is_floating_point or example.dtype.is_complex or example.dtype == torch.bool):
+            low, high = (int(example.min()), int(example.max())) if example.numel() else (0, 1)
+            return torch.randint(low, max(high, low) + 1, shape, dtype=example.dtype,
+                                 generator=torch.Generator().manual_seed(seed)).to(example.device)
+    return random_like(torch, template, seed)
+
+
+def output_leaves(outputs: Any) -> list[tuple[str, Any]]:
+    return [(p, t) for p, t in flatten(outputs) if is_tensor(t)]
+
+
+def check_padding_exact(torch: Any, padded_out: Any, eager_out: Any, pads: Sequence[Pad],
+                        padded_dims: Sequence[Pad], where: str) -> None:
+    """Raise PaddingError when the padded replay's real part differs from eager beyond the dtype tolerance."""
+    eager_leaves = dict(output_leaves(eager_out))
+    worst = (0.0, 0.0, "")
+    for path, got in output_leaves(padded_out):
+        want = eager_leaves.get(path)
+        if want is None or got.shape != want.shape:
+            raise PaddingError(
+                f"{where}: output {path} has shape {tuple(got.shape)} after slicing the padding off, but eager gives "
+                f"{tuple(want.shape) if want is not None else 'no such output'}: set out_dim for "
+                + ", ".join(p.describe() for p in padded_dims) + " (the output dimension to slice), or None",
+                dim_name=",".join(p.name for p in padded_dims))
+        rtol, atol = TOLERANCES.get(str(want.dtype).replace("torch.", ""), (0.0, 0.0))
+        if not (want.dtype.is_floating_point or want.dtype.is_complex):
+            rtol = atol = 0.0
+        diff = (got.double() - want.double()).abs()
+        max_abs = float(diff.max()) if diff.numel() else 0.0
+        scale = float(want.double().abs().max()) if want.numel() else 0.0
+        margin = max_abs - (atol + rtol * scale)
+        if margin > worst[0] or not worst[2]:
+            worst = (margin, max_abs, path)
+    margin, max_abs, path = worst
+    if margin > 0:
+        names = " and ".join(f"{p.describe()}" for p in padded_dims)
+        raise PaddingError(
+            f"{where}: padding {names} changes this model's answer: on the real rows the padded replay differs "
+            f"from eager by up to {max_abs:.3g} (output {path}). Positions along that dimension see each other "
+            "(e.g. a bidirectional encoder attends to the padding). Fix: pad only dimensions whose positions are "
+            "independent (batch rows; the right end of a causal decoder), pass an attention mask as an input, or "
+            "list every size you serve as a bucket for it (Pad(..., exact=False) never pads it). Nothing was returned.",
+            dim_name=",".join(p.name for p in padded_dims), max_abs_err=max_abs)
+
+
+__all__ = ["check_padding_exact", "example_at", "output_leaves", "pad_tensor", "padded_shape", "region"]

@@ -1,0 +1,141 @@
+"""Capture PyTorch code into a CUDA graph: from a function or a `with` block (cells: `cell_capture`).
+
+    >>> import torch, graphlab as gl
+    >>> model = torch.nn.Linear(256, 256).cuda().eval()
+    >>> x = torch.randn(8, 256, device="cuda")
+    >>> cg = gl.capture(model, x)          # warm-up on a side stream, then capture
+    >>> y = cg(torch.randn(8, 256, device="cuda"))   # copy in, replay, read the static output
+    >>> cg.verify()                        # replay vs eager on fresh random inputs
+    >>> cg.graph.count_by_kind()           # the parsed DOT: {"kernel": 1}
+
+Both front ends are thin: the capture itself is `graphlab.capture.engine.CaptureEngine` (warm-up on the
+device's side stream, `keep_graph=True` where torch has it so the graph can be dumped, capture cost
+measured on this very graph, one `CaptureError` naming cause, line and fix on failure).
+Layer 2: torch is imported inside functions; never plotly, graphviz or widgets.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Callable, Iterator
+
+from graphlab.env import require_cuda
+from graphlab.errors import CaptureError, GraphlabError
+from graphlab.capture.captured import CapturedGraph
+from graphlab.graph.export import DEFAULT_DOT_FLAGS
+from graphlab.capture.engine import CaptureEngine
+from graphlab.capture.tensors import GRAD_MODES, flatten, grad_context, is_tensor, map_tensors
+
+
+def check_grad_mode(grad_mode: str) -> None:
+    if grad_mode not in GRAD_MODES:
+        raise GraphlabError(f"grad_mode must be one of {', '.join(GRAD_MODES)}, got {grad_mode!r}")
+
+
+def inputs_device(example_inputs: Any, device: Any) -> Any:
+    """The device to capture on: `device` if given, else the first CUDA tensor's, else the current one."""
+    if device is not None:
+        return device
+    for _, leaf in flatten(example_inputs):
+        if is_tensor(leaf) and leaf.is_cuda:
+            return leaf.device
+    return None
+
+
+def finish(engine: CaptureEngine, **fields: Any) -> CapturedGraph:
+    """The `CapturedGraph` a finished engine made."""
+    return CapturedGraph(torch_graph=engine.graph, cost=engine.cost, device_index=engine.device_index, **fields)
+
+
+def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool: Any = None,
+            dot_flags: int | str = DEFAULT_DOT_FLAGS, name: str | None = None, grad_mode: str = "no_grad",
+            stream: Any = None, capture_error_mode: str = "global", device: Any = None) -> CapturedGraph:
+    """Capture `fn(*example_inputs)` into a CUDA graph and return it, ready to replay.
+
+    Args:
+        fn: an `nn.Module` or any function of tensors (nested tuples, lists and dicts are fine).
+        example_inputs: inputs of the shapes and dtypes the graph will always see; copied into the
+            graph's static input buffers (your tensors are not aliased).
+        warmup: eager runs on the side stream before capture (cuBLAS handles, lazy init). 0 shows why
+            warm-up matters.
+        pool: a memory pool to share: another `CapturedGraph`, or `torch.cuda.graph_pool_handle()`.
+        dot_flags: `cudaGraphDebugDotFlags` for `.dot()` and `.graph` (int or names; default Verbose).
+        grad_mode: "no_grad" (default), "inference_mode" or "enabled".
+        stream: capture stream (default: graphlab's side stream; "default" tries the default stream).
+        capture_error_mode: "global" (default), "thread_local" or "relaxed".
+        device: the CUDA device to capture on (default: the inputs' device, else the current one).
+
+    Raises:
+        GPUUnavailableError: no CUDA GPU here.
+        CaptureError: capture failed; the message names the cause, your line and the fix.
+    """
+    from graphlab.mode import is_recorded
+
+    if is_recorded():
+        from graphlab.capture.recorded import recorded_capture
+
+        return recorded_capture(fn, example_inputs, name=name)  # type: ignore[return-value]
+    torch = require_cuda("gl.capture")
+    check_grad_mode(grad_mode)
+    engine = CaptureEngine(torch, device=inputs_device(example_inputs, device), stream=stream, pool=pool,
+                           capture_error_mode=capture_error_mode)
+    with torch.cuda.device(engine.device_index), torch.inference_mode(False):
+        # normal tensors even under inference_mode, so later calls may copy into them from any mode
+        static_inputs = map_tensors(lambda t: t.detach().clone(), example_inputs)
+    with grad_context(torch, grad_mode):
+        outputs = engine.run(lambda: fn(*static_inputs), warmup)
+    label = name or getattr(fn, "__name__", None) or type(fn).__name__
+    return finish(engine, static_inputs=static_inputs, static_outputs=outputs, fn=fn, grad_mode=grad_mode,
+                  name=label, dot_flags=dot_flags)
+
+
+def prime_libraries(torch: Any, stream: Any) -> None:
+    """Create cuBLAS/cuBLASLt handles and workspaces for `stream` with a tiny matmul (a `with` block
+    runs once, so it cannot be warmed up)."""
+    with torch.cuda.stream(stream), torch.no_grad():
+        a = torch.ones(8, 8, device=stream.device)
+        torch.nn.functional.linear(a, a, a[0])
+        torch.mm(a, a)
+    torch.cuda.current_stream().wait_stream(stream)
+
+
+def _tensor_names(torch: Any, namespace: dict[str, Any]) -> dict[str, int]:
+    return {k: id(v) for k, v in namespace.items() if isinstance(v, torch.Tensor)}
+
+
+@contextlib.contextmanager
+def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = DEFAULT_DOT_FLAGS,
+              grad_mode: str = "no_grad", prime: bool = True, capture_error_mode: str = "global",
+              stream: Any = None, device: Any = None) -> Iterator[CapturedGraph]:
+    """Capture the code of a `with` block over tensors prepared outside it.
+
+        >>> with gl.capturing() as cg:
+        ...     y = model(x)
+        >>> x.copy_(new_x); cg.replay()    # y now holds model(new_x)
+
+    The block runs once, under capture (no warm-up: run the code once eagerly first if it uses
+    libraries that initialise lazily; `prime=True` pre-creates the cuBLAS handles). Tensors the block
+    binds to names are the graph's outputs (`cg.outputs`). `cg.verify()` is not available: use
+    `gl.capture(fn, ...)` or `%%cudagraph` for that.
+    """
+    torch = require_cuda("gl.capturing")
+    check_grad_mode(grad_mode)
+    frame = sys._getframe(2)  # the caller's frame (contextmanager adds one level)
+    before = _tensor_names(torch, dict(frame.f_locals))
+    cg = CapturedGraph.pending(name)
+    engine = CaptureEngine(torch, device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
+                           prefer_filename=frame.f_code.co_filename)
+    if prime:
+        with torch.cuda.device(engine.device_index):
+            prime_libraries(torch, engine.stream)
+    with grad_context(torch, grad_mode), engine.capturing():
+        yield cg
+    after = dict(frame.f_locals)
+    outputs = {k: v for k, v in after.items()
+               if isinstance(v, torch.Tensor) and v.is_cuda and before.get(k) != id(v)}
+    cg.complete(finish(engine, static_inputs=(), static_outputs=outputs, fn=None, grad_mode=grad_mode, name=name,
+                       dot_flags=dot_flags))
+
+
+__all__ = ["CapturedGraph", "CaptureError", "capture", "capturing", "check_grad_mode", "finish", "inputs_device",
+           "prime_libraries"]

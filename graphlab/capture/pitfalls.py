@@ -1,0 +1,192 @@
+"""Worked examples of failed captures: one small cell per cause, run live on a GPU.
+
+`graphlab record` runs them on the GPU and keeps what each one said (the "pitfalls" recording), so
+the pitfalls notebook can show the same explanations without a GPU. Layer 2: torch only inside
+functions.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from graphlab.errors import CaptureError
+from graphlab.capture.diagnose import Diagnosis, first_line
+
+
+@dataclass(frozen=True)
+class Example:
+    """A cell that fails to capture for one cause, and how to run it.
+
+    Attributes:
+        cause: the `CAUSES` key it demonstrates.
+        code: the cell that is captured (shown in the pitfalls notebook).
+        setup: code run eagerly first (tensors the cell reads).
+        warmup: warm-up runs before capture (0 for the missing-warm-up example).
+        stream: None (graphlab's side stream) or "default".
+        fresh_process: run in a new Python process (library handles exist after the first matmul).
+    """
+
+    cause: str
+    code: str
+    setup: str = "x = torch.randn(8, 256, device='cuda')"
+    warmup: int = 1
+    stream: str | None = None
+    fresh_process: bool = False
+
+
+EXAMPLES: dict[str, Example] = {
+    "item": Example("host_sync", "y = x * 2\nif y.sum().item() > 0:\n    y = y + 1\n"),
+    "print": Example("host_sync", "y = x * 2\nprint(y)\n"),
+    "synchronize": Example("host_sync", "y = x * 2\ntorch.cuda.synchronize()\n"),
+    "nonzero": Example("host_sync", "idx = torch.nonzero(x > 0)\n"),
+    "cpu": Example("host_sync", "y = (x * 2).cpu()\n"),
+    "default_stream": Example("default_stream", "y = x * 2\n", stream="default"),
+    "pageable_copy": Example("pageable_copy", "bias = torch.tensor([0.5] * 256, device='cuda')\ny = x + bias\n"),
+    "library_handle": Example(
+        "library_handle", "y = x @ w\n",
+        setup="x = torch.randn(8, 256, device='cuda')\nw = torch.randn(256, 256, device='cuda')",
+        warmup=0, fresh_process=True,
+    ),
+    "forbidden_op": Example("forbidden_op", "y = x * 2\ndone = torch.cuda.current_stream().query()\n"),
+    "unjoined_stream": Example(
+        "unjoined_stream",
+        "side.wait_stream(torch.cuda.current_stream())\nwith torch.cuda.stream(side):\n    y = x * 2\n",
+        setup="x = torch.randn(8, 256, device='cuda')\nside = torch.cuda.Stream()",
+    ),
+    "empty": Example("empty", "y = torch.randn(8, 256)  # a CPU tensor: no GPU work to record\n"),
+}
+
+
+def run_example(key: str) -> Diagnosis:
+    """Run one `EXAMPLES` cell through `%%cudagraph`'s capture path on the GPU; return its diagnosis.
+
+    In recorded mode (`gl.set_mode`), the diagnosis the same cell got when it was recorded on a GPU.
+
+    Raises:
+        GraphlabError: the example captured without error (the failure did not happen here).
+    """
+    from graphlab.env import require_cuda
+    from graphlab.errors import GraphlabError
+
+    if key not in EXAMPLES:
+        raise GraphlabError(f"no example {key!r}; choose one of {', '.join(EXAMPLES)}")
+    from graphlab.mode import is_recorded, recorded_gpu
+
+    if is_recorded():  # what this example said when `graphlab record` ran it on a GPU
+        from graphlab.recordings import load_recording
+
+        return recorded_diagnoses(load_recording("pitfalls", gpu=recorded_gpu()))[key]
+    example = EXAMPLES[key]
+    if example.fresh_process:
+        return _run_in_fresh_process(key)
+    torch = require_cuda("run_example")
+    from graphlab.capture.cell import capture_cell
+
+    namespace: dict[str, Any] = {"torch": torch}
+    exec(example.setup, namespace)
+    try:
+        capture_cell(example.code, namespace, warmup=example.warmup, name=key, stream=example.stream,
+                     filename=f"<pitfall {key}>")
+    except CaptureError as err:
+        return err.diagnosis  # type: ignore[attr-defined,no-any-return]
+    raise GraphlabError(f"example {key!r} captured without error on this machine")
+
+
+def recorded_diagnoses(recording: Any) -> dict[str, Diagnosis]:
+    """The diagnoses a "pitfalls" recording kept (`graphlab record`), by example name."""
+    return {entry["example"]: Diagnosis.from_dict(entry) for entry in recording.results("pitfalls")}
+
+
+def _run_in_fresh_process(key: str) -> Diagnosis:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from graphlab.errors import GraphlabError
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, "-m", "graphlab.capture.pitfalls", key], capture_output=True, text=True,
+                          env=env, timeout=300)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise GraphlabError(f"example {key!r} in a fresh process failed: {first_line(proc.stderr) or proc.returncode}")
+    return Diagnosis.from_dict(json.loads(lines[-1]))
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m graphlab.capture.pitfalls KEY`: run one example, print its diagnosis as JSON."""
+    import json
+
+    diagnosis = run_example(argv[0]) if not EXAMPLES.get(argv[0], Example("", "")).fresh_process else None
+    if diagnosis is None:  # we are the fresh process: run it here
+        from graphlab.env import require_cuda
+        from graphlab.capture.cell import capture_cell
+
+        example = EXAMPLES[argv[0]]
+        namespace: dict[str, Any] = {"torch": require_cuda("run_example")}
+        exec(example.setup, namespace)
+        try:
+            capture_cell(example.code, namespace, warmup=example.warmup, name=argv[0], filename=f"<pitfall {argv[0]}>")
+            print(json.dumps({"cause": "none", "message": "captured without error"}))
+            return 3
+        except CaptureError as err:
+            diagnosis = err.diagnosis  # type: ignore[attr-defined]
+    print(json.dumps(diagnosis.to_dict()))
+    return 0
+
+
+
+
+def pitfall_examples() -> dict[str, Example]:
+    """The failure examples by name: each has the `code` of its cell, the `setup` run before it, its `cause`."""
+    return dict(EXAMPLES)
+
+
+def capture_after_pitfalls() -> Any:
+    """A capture made right after the failure examples, proof that the process stays usable.
+
+    Live: captures the zoo MLP at batch 8 here (after whatever failed in this process). Recorded mode: the
+    graph `graphlab record` captured in the same process right after all the examples had failed.
+    """
+    from graphlab.mode import is_recorded, recorded_gpu
+
+    if is_recorded():
+        from graphlab.recordings import load_recording
+        from graphlab.capture.recorded import RecordedGraph
+
+        return RecordedGraph(load_recording("pitfalls", gpu=recorded_gpu()), "recovered", None, (), "recovered")
+    from graphlab.capture.api import capture
+    from graphlab.zoo import get_model
+
+    mlp = get_model("mlp")
+    return capture(mlp.build(), *mlp.make_inputs(8), name="recovered")
+
+
+def causes_table() -> Any:
+    """Every cause graphlab recognises as a table (pandas, prose left-aligned, code in code font)."""
+    import html
+    import re
+
+    import pandas as pd
+
+    from graphlab.capture.diagnose import catalogue
+
+    def code(text: str) -> str:
+        return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+    frame = pd.DataFrame([{"cause": c.key, "what": code(c.title), "fix": code(c.fix)} for c in catalogue()])
+    return frame.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
+        [{"selector": "th", "props": [("text-align", "left")]}])
+
+
+if __name__ == "__main__":
+    import sys as _sys
+
+    raise SystemExit(_main(_sys.argv[1:]))
+
+
+__all__ = ["EXAMPLES", "Example", "capture_after_pitfalls", "causes_table", "pitfall_examples", "recorded_diagnoses",
+           "run_example"]

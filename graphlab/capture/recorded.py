@@ -1,0 +1,200 @@
+"""Recorded stand-ins: the same surface as live captured graphs, answered from recordings.
+
+In recorded mode (`gl.set_mode("recorded")`, or "auto" on a machine without a GPU), `gl.capture(model, x)`
+on a zoo model returns a `RecordedGraph`: its drawing, DOT, census, verification and capture cost are
+what `graphlab record` measured on a real GPU, and calling it runs the model eagerly on this machine's
+CPU (so the learner's next cells have real outputs to look at). It says so in its summary. A model or
+batch size the recordings do not hold raises `GPUUnavailableError` naming what they do hold.
+
+Layer 2 (it stands in for GPU objects); torch from sys.modules.
+"""
+from __future__ import annotations
+
+import html
+import sys
+from typing import Any, Callable
+
+from graphlab.errors import GPUUnavailableError, GraphlabError
+from graphlab.capture.tensors import describe, flatten, is_tensor, map_tensors
+
+
+def zoo_name(fn: Any) -> str | None:
+    """The zoo name a model built by `gl.get_model(name).build()` carries, else None."""
+    return getattr(fn, "graphlab_zoo", None)
+
+
+class RecordedCensus:
+    """The node census `graphlab record` took through the CUDA graph API, and how it compared with the DOT."""
+
+    def __init__(self, entry: dict[str, Any]):
+        self.entry = entry
+
+    def compare(self, graph: Any = None) -> list[str]:
+        """The disagreements found on the GPU between this census and the parsed DOT (empty: they agree)."""
+        return list(self.entry.get("disagreements", []))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.entry)
+
+
+class RecordedGraph:
+    """A captured graph from a recording, with the live `CapturedGraph`'s surface (see the module docstring)."""
+
+    def __init__(self, recording: Any, key: str, fn: Callable[..., Any] | None, static_inputs: tuple[Any, ...],
+                 name: str, outputs: Any = None):
+        self.recording, self.key, self._fn, self.name = recording, key, fn, name
+        self.inputs = static_inputs
+        self.info = recording.graph_info(key)
+        self.outputs = outputs if outputs is not None else self._run(static_inputs)
+        self.dot_flags = self.info.get("dot_flags", 1)
+
+    # -- running: eagerly, on this machine ---------------------------------------------------------------
+    def _run(self, inputs: tuple[Any, ...]) -> Any:
+        if self._fn is None:
+            return {}
+        torch = sys.modules["torch"]
+        with torch.no_grad():
+            return self._fn(*inputs)
+
+    def __call__(self, *new_inputs: Any) -> Any:
+        """Run the model eagerly on this CPU (a recorded graph cannot replay without its GPU)."""
+        self.outputs = self._run(new_inputs)
+        return self.outputs
+
+    unchecked = __call__
+
+    def replay(self) -> Any:
+        self.outputs = self._run(self.inputs)
+        return self.outputs
+
+    # -- what was recorded ----------------------------------------------------------------------------------
+    capture_ms = property(lambda self: float(self.info.get("capture_ms", 0.0)))
+    instantiate_ms = property(lambda self: float(self.info.get("instantiate_ms", 0.0)))
+    pool_bytes = property(lambda self: int(self.info.get("memory_bytes", 0)))
+    memory_bytes = pool_bytes
+    peak_bytes = property(lambda self: self.info.get("peak_bytes"))
+    exec_bytes = property(lambda self: self.info.get("exec_bytes"))
+
+    @property
+    def where(self) -> str:
+        prov = self.recording.provenance
+        return f"recorded on {prov.get('gpu')} ({prov.get('date', '')[:10]})"
+
+    @property
+    def graph(self) -> Any:
+        """The parsed graph of the recorded DOT."""
+        return self.recording.graph(self.key)
+
+    def dot(self, flags: Any = None) -> str:
+        """The DOT the GPU wrote (with the flags it was recorded with)."""
+        if flags is not None:
+            from graphlab.graph.export import parse_flags
+
+            if parse_flags(flags) != self.dot_flags:
+                raise GPUUnavailableError(f"{self.name}: the recording holds the DOT with flags {self.dot_flags} "
+                                          f"only; other flags need the GPU (gl.set_mode('live') on a GPU machine)")
+        return self.recording.dot(self.key)
+
+    def census(self) -> RecordedCensus:
+        entry = (self.recording.results("census") if "census" in self.recording.result_names else {}).get(self.key)
+        if entry is None:
+            raise GPUUnavailableError(f"{self.name}: the recording has no census for {self.key}")
+        return RecordedCensus(entry)
+
+    def verify(self, make_inputs: Any = None, trials: int = 3) -> Any:
+        """What verify() found on the GPU when this graph was recorded."""
+        from graphlab.capture.verify import VerifyResult
+
+        if "verify" not in self.info:
+            raise GPUUnavailableError(f"{self.name}: the recording kept no verification for {self.key}")
+        return VerifyResult(**self.info["verify"])
+
+    def pool(self) -> Any:
+        raise GPUUnavailableError("a recorded graph has no memory pool to share: that needs the GPU")
+
+    def reset(self) -> None:
+        self.outputs = {}
+
+    # -- display -------------------------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        counts = self.graph.count_by_kind()
+        return {"name": self.name, "device": self.where, "nodes": sum(counts.values()), "count_by_kind": counts,
+                "capture_ms": round(self.capture_ms, 3), "instantiate_ms": round(self.instantiate_ms, 3),
+                "pool_bytes": self.pool_bytes, "peak_bytes": self.peak_bytes, "exec_bytes": self.exec_bytes,
+                "inputs": {p: describe(t) for p, t in flatten(self.inputs) if is_tensor(t)},
+                "outputs": {p: describe(t) for p, t in flatten(self.outputs) if is_tensor(t)}}
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        kinds = ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items())
+        return (f"CapturedGraph({s['name']!r}, {s['device']}: {s['nodes']} nodes ({kinds}); capture "
+                f"{s['capture_ms']:.1f} ms, pool +{s['pool_bytes'] / 2**20:.1f} MiB)")
+
+    def _repr_html_(self) -> str:
+        s = self.summary()
+        rows = [("nodes", f"{s['nodes']} (" + ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items()) + ")"),
+                ("where", s["device"] + ": replay here runs the model eagerly on the CPU"),
+                ("capture", f"{s['capture_ms']:.1f} ms (+ instantiate {s['instantiate_ms']:.1f} ms)"),
+                ("memory", f"pool +{s['pool_bytes'] / 2**20:.2f} MiB"),
+                ("inputs", ", ".join(f"{k}: {v}" for k, v in s["inputs"].items()) or "none"),
+                ("outputs", ", ".join(f"{k}: {v}" for k, v in s["outputs"].items()) or "none")]
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{html.escape(v)}</td>"
+                       "</tr>" for k, v in rows)
+        return f"<b>CapturedGraph {html.escape(s['name'])}</b> (recorded)<table>{body}</table>"
+
+
+def _batch_size(example_inputs: tuple[Any, ...]) -> int | None:
+    for _, leaf in flatten(example_inputs):
+        if is_tensor(leaf) and leaf.ndim:
+            return int(leaf.shape[0])
+    return None
+
+
+def recorded_capture(fn: Any, example_inputs: tuple[Any, ...], name: str | None = None) -> RecordedGraph:
+    """The recorded graph of zoo model `fn` at the batch size of `example_inputs` (recorded mode)."""
+    from graphlab.recordings import load_recording
+    from graphlab.mode import recorded_gpu
+
+    model_name = zoo_name(fn)
+    if model_name is None:
+        raise GPUUnavailableError(
+            "recorded mode answers from recordings of the zoo models only (gl.get_model(name).build()); "
+            f"capturing your own {type(fn).__name__} needs a CUDA GPU (gl.set_mode('live') on a GPU machine)")
+    rec = load_recording(model_name, gpu=recorded_gpu())
+    batch = _batch_size(example_inputs)
+    key = f"b{batch}"
+    if key not in rec.graph_names:
+        raise GPUUnavailableError(f"the {model_name} recording holds batch sizes "
+                                  f"{', '.join(k[1:] for k in rec.graph_names)}, not {batch}: pick one of those, or "
+                                  "capture on a GPU")
+    torch = sys.modules["torch"]
+    static = map_tensors(lambda t: t.detach().clone(), example_inputs)
+    with torch.no_grad():
+        outputs = fn(*static)
+    return RecordedGraph(rec, key, fn, static, name or f"{model_name}-b{batch}", outputs)
+
+
+def recorded_cell(code: str, namespace: dict[str, Any], name: str) -> RecordedGraph:
+    """Recorded mode's `%%cudagraph NAME`: run the cell eagerly here, return the graph the GPU recorded for it."""
+    import ast
+
+    from graphlab.recordings import load_recording
+    from graphlab.mode import recorded_gpu
+
+    try:
+        rec = load_recording("cells", gpu=recorded_gpu())
+    except GraphlabError as exc:
+        raise GPUUnavailableError(f"%%cudagraph {name}: no recording of notebook cells here ({exc})") from None
+    entry = next((k for k in rec.graph_names if k == name and rec.graph_info(k).get("code", "").strip() ==
+                  code.strip()), None)
+    if entry is None:
+        raise GPUUnavailableError(
+            f"%%cudagraph {name}: recorded mode replays only the notebook cells `graphlab record --models cells` "
+            f"captured on a GPU ({', '.join(rec.graph_names)}), with their exact code; this cell needs a CUDA GPU")
+    exec(compile(ast.parse(code), f"<recorded cell {name}>", "exec"), namespace)
+    outputs = {k: v for k, v in namespace.items() if k in rec.graph_info(entry).get("outputs", []) and is_tensor(v)}
+    inputs = tuple(namespace[k] for k in rec.graph_info(entry).get("inputs", []) if k in namespace)
+    return RecordedGraph(rec, entry, None, inputs, name, outputs)
+
+
+__all__ = ["RecordedCensus", "RecordedGraph", "recorded_capture", "recorded_cell", "zoo_name"]

@@ -1,0 +1,168 @@
+"""Capture code that holds collectives (an NCCL all-reduce) into a CUDA graph, on every rank at once.
+
+A graph with an NCCL kernel in it is only useful if every rank captured its twin, and replaying it
+is itself a collective. `capture_collective` checks the rules first, on every rank, and says which one
+is broken in a `CaptureError` (causes in `graphlab.capture.diagnose`):
+
+1. `nccl_lazy_init`: the NCCL communicator must exist before capture (`init_distributed` creates it
+   eagerly with `device_id`);
+2. `collective_not_warmed`: the collective must have run on the capture stream first (warmup >= 1);
+3. `rank_mismatch`: every rank captures the same shapes (pad to one bucket: `agree_bucket`);
+4. then a barrier, the capture itself (`gl.capture`, on this rank's GPU and side stream), and
+5. `rank_capture_failed`: if any rank failed, every rank releases its graph and raises, naming it.
+
+    # under torchrun, on every rank
+    >>> ctx = init_distributed()
+    >>> layer = shard_gpt_layer(dense_gpt_layer(), rank=ctx.rank, world_size=ctx.world_size, device=ctx.device)
+    >>> cg = capture_collective(layer, x, ctx=ctx)          # the all-reduces are inside the graph
+    >>> y = cg(new_x)                                        # every rank replays, in step
+
+Layer 2: torch is imported inside functions.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any, Callable
+
+from graphlab.errors import CaptureError, DistributedError
+from graphlab.capture.diagnose import CAUSES, Diagnosis, capture_error
+from graphlab.distributed.comm import DistContext, current_context, gather_objects
+
+
+#: The rules of a captured collective, in the order `capture_collective` checks them: (cause, rule).
+RULES = (
+    ("nccl_lazy_init", "the NCCL communicator exists before capture (eager init: device_id)"),
+    ("collective_not_warmed", "every collective ran eagerly on the capture stream first (warm-up)"),
+    ("rank_mismatch", "every rank captures the same shapes (one global bucket)"),
+    ("rank_capture_failed", "every rank captured, or none keeps a graph"),
+)
+
+
+def collective_rules() -> list[dict[str, str]]:
+    """The rules as rows (rule, the CaptureError cause that reports a break, what it says, the fix); pure."""
+    return [{"rule": rule, "cause": key, "error": CAUSES[key].title, "fix": CAUSES[key].fix} for key, rule in RULES]
+
+
+def rule_error(cause: str, detail: str) -> CaptureError:
+    """A CaptureError for a broken multi-GPU rule, in the house style (cause, what, why, fix)."""
+    return capture_error(Diagnosis(CAUSES[cause], detail, None, detail))
+
+
+def _shapes(torch: Any, inputs: tuple[Any, ...]) -> list[str]:
+    from graphlab.capture.tensors import flatten
+
+    return [f"{path}:{tuple(t.shape)}:{t.dtype}" if isinstance(t, torch.Tensor) else f"{path}:{t!r}"
+            for path, t in flatten(inputs)]
+
+
+def check_rules(torch: Any, inputs: tuple[Any, ...], ctx: DistContext, *, warmup: int,
+                require_eager_communicator: bool = True) -> None:
+    """Check rules 1-3 on this rank, then agree with every rank; raise the first broken rule (same on all ranks)."""
+    mine: list[tuple[str, str]] = []
+    if require_eager_communicator and ctx.backend == "nccl" and not ctx.eager_communicator:
+        mine.append(("nccl_lazy_init", f"rank {ctx.rank}: the NCCL communicator was not created eagerly "
+                                       "(init_process_group was called without device_id)"))
+    if warmup < 1:
+        mine.append(("collective_not_warmed", f"rank {ctx.rank}: the collective was not warmed up (warmup={warmup})"))
+    everyone = gather_objects({"problems": mine, "shapes": _shapes(torch, inputs)}, ctx)
+    for cause in ("nccl_lazy_init", "collective_not_warmed"):
+        found = [text for rank_info in everyone for key, text in rank_info["problems"] if key == cause]
+        if found:
+            raise rule_error(cause, "; ".join(found))
+    shapes = [info["shapes"] for info in everyone]
+    if any(s != shapes[0] for s in shapes):
+        differing = ", ".join(f"rank {r}: {s}" for r, s in enumerate(shapes) if s != shapes[0])
+        raise rule_error("rank_mismatch", f"ranks disagree on the capture shapes: rank 0: {shapes[0]}; {differing}")
+
+
+def capture_collective(fn: Callable[..., Any], *example_inputs: Any, ctx: DistContext | None = None,
+                       warmup: int = 3, name: str | None = None, require_eager_communicator: bool = True,
+                       **capture_kwargs: Any) -> Any:
+    """Capture `fn(*example_inputs)`, collectives included, on every rank; return this rank's `CapturedGraph`.
+
+    Call it on every rank with the same shapes (pad to `agree_bucket(...).bucket` first). Extra
+    keyword arguments go to `gl.capture` (pool, grad_mode, capture_error_mode, ...).
+
+    Raises:
+        CaptureError: a rule is broken (the cause says which, on every rank), or the capture failed on
+            some rank (`rank_capture_failed` elsewhere, the real cause on that rank).
+        DistributedError: no process group (call `init_distributed()` first).
+    """
+    import torch
+
+    from graphlab.capture import api as capture_module
+    from graphlab.distributed.comm import barrier
+
+    ctx = ctx or current_context()
+    check_rules(torch, example_inputs, ctx, warmup=warmup, require_eager_communicator=require_eager_communicator)
+    kwargs = dict(capture_kwargs)
+    if "device" in inspect.signature(capture_module.capture).parameters and ctx.backend == "nccl":
+        kwargs.setdefault("device", ctx.device)
+    barrier(ctx)
+    cg, failure = None, None
+    try:
+        cg = capture_module.capture(fn, *example_inputs, warmup=warmup, name=name or f"rank{ctx.rank}", **kwargs)
+    except CaptureError as exc:
+        failure = exc
+    outcomes = gather_objects(None if failure is None else f"{failure.cause}: {failure}"[:400], ctx)
+    failed = {rank: text for rank, text in enumerate(outcomes) if text is not None}
+    if failure is not None:
+        raise failure
+    if failed:
+        if cg is not None:
+            cg.reset()
+        listing = "; ".join(f"rank {rank}: {text}" for rank, text in failed.items())
+        raise rule_error("rank_capture_failed", f"capture failed on rank(s) {', '.join(map(str, failed))} ({listing})")
+    return cg
+
+
+def tagged_graph(cg: Any, ctx: DistContext) -> Any:
+    """The parsed graph of `cg` with its origin (rank, world size, device) in `metadata`, for the inspector."""
+    graph = cg.graph
+    if not hasattr(graph, "metadata"):
+        return graph
+    return dataclasses.replace(graph, metadata={**graph.metadata, **ctx.origin()})
+
+
+def check_against_dense(batch_size: int = 2, *, ctx: DistContext | None = None, width: int = 256, heads: int = 8,
+                        seq_len: int = 32, keep: bool = False) -> dict[str, Any]:
+    """The tensor-parallel GPT layer on this rank vs the dense layer: eager and captured, max abs error.
+
+    Every rank builds the same dense layer and input (fixed seeds), cuts its shard, runs it eagerly and
+    as a graph with the all-reduces inside, and compares both with the dense output.
+    """
+    import torch
+
+    from graphlab.distributed import tensor_parallel as tp
+
+    ctx = ctx or current_context()
+    if ctx.backend != "nccl":
+        raise DistributedError("check_against_dense captures a graph: it needs the nccl backend on a GPU")
+    dense = tp.dense_gpt_layer(width, heads, device=ctx.device)
+    layer = tp.shard_gpt_layer(dense, rank=ctx.rank, world_size=ctx.world_size, device=ctx.device)
+    x = tp.make_layer_input(batch_size, width, seq_len, device=ctx.device)
+    with torch.no_grad():
+        want = dense(x)
+        eager_err = float((layer(x) - want).abs().max())
+    cg = capture_collective(layer, x, ctx=ctx, name=f"tp_layer_b{batch_size}_rank{ctx.rank}")
+    fresh = tp.make_layer_input(batch_size, width, seq_len, device=ctx.device, seed=1)
+    with torch.no_grad():
+        want_fresh = dense(fresh)
+    got = cg(fresh)
+    torch.cuda.synchronize(ctx.device)
+    graph = cg.graph
+    nccl = [n.name for n in graph.kernels() if n.family == "NCCL"]
+    result = {"batch_size": batch_size, "rank": ctx.rank, "world_size": ctx.world_size,
+              "device": str(ctx.device), "max_abs_err": eager_err,
+              "graph_max_abs_err": float((got - want_fresh).abs().max()),
+              "count_by_kind": graph.count_by_kind(), "nccl_kernels": nccl}
+    if keep:
+        result["captured"] = cg
+    else:
+        cg.reset()
+    return result
+
+
+__all__ = ["RULES", "capture_collective", "check_against_dense", "check_rules", "collective_rules", "rule_error",
+           "tagged_graph"]

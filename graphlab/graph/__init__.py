@@ -1,0 +1,6 @@
+"""The graph: a captured CUDA graph as typed nodes and edges, read from a `cudaGraphDebugDotPrint` dump.
+Pure modules read, query, compare and name graphs anywhere; `export` and `census` read them off a live graph.
+"""
+
+#: the modules of this package that import no torch, plotly, graphviz or widget library
+PURE = ('model', 'dot_syntax', 'dot_labels', 'dot_parser', 'kernel_names', 'demangle', 'structure', 'diff')

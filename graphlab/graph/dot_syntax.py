@@ -1,0 +1,364 @@
+"""Read the DOT language as `cudaGraphDebugDotPrint` writes it: clusters, nodes with attributes, edges.
+
+Layer 0 (pure): standard library only. Used by `graphlab.graph.dot_parser`, which turns what this
+reader collects into the typed model. The reader knows DOT syntax only (tokens, statements,
+attribute lists, comments, `"a" + "b"` concatenation, ports); it knows nothing about CUDA.
+Every problem raises one `DotParseError` with the source and the line.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphlab.errors import DotParseError
+
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_IDENT = r"[A-Za-z_\x80-\U0010ffff][\w\x80-\U0010ffff]*"
+_NUMBER = r"-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)"
+_TOKEN = re.compile(
+    rf"""
+    (?P<ws>\s+)
+  | (?P<comment>//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|(?<![^\n])\#[^\n]*)
+  | (?P<string>{_STRING})
+  | (?P<id>{_IDENT}|{_NUMBER})
+  | (?P<op>->|--|[{{}}\[\];=,:+])
+  | (?P<bad>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+# Fast path. The driver writes every node as `"name"[style="bold" shape="record" label="..."];`
+# (sometimes with `style` twice) and every edge as `"a" -> "b" [headlabel=0];` or `"a" -> "b";`.
+# The tokenizer reads a statement in exactly that form as one token, "node" (value: name and
+# attributes) or "edge" (value: source and destination), finding the end of the label with `str.find`:
+# the label may hold no quote and must not end in a backslash, so its end is where the general
+# tokenizer would put it. `read_statements` takes these tokens where a statement starts; met anywhere
+# else (`a -> "b"[...];`), they make the reader start over with the general tokens alone, so the fast
+# path never changes what a text means. Any other form is read by the general tokens.
+_DRIVER_STATEMENT = re.compile(
+    r'"([^"\\]*)"(?:\[style="([a-z]*)"(?: style="([a-z]*)")? shape="([a-z]*)" label="'  # node, up to its label
+    r'| -> "([^"\\]*)"(?: \[headlabel=[0-9]+\])?;)'  # edge, whole
+)
+
+
+def _driver_statement(text: str, pos: int) -> tuple[tuple[str, Any, int], int] | None:
+    """The statement at `pos` (a quote) as one token, and where it ends, when the driver wrote it in its
+    usual form; None for anything else."""
+    match = _DRIVER_STATEMENT.match(text, pos)
+    if match is None:
+        return None
+    name, style, restyle, shape, dst = match.groups()
+    if dst is not None:
+        return ("edge", (name, dst), pos), match.end()
+    start = match.end()
+    end = text.find('"', start)
+    if end < 0 or text[end - 1] == "\\" or not text.startswith("];", end + 1):
+        return None
+    attrs = {"style": style if restyle is None else restyle, "shape": shape, "label": _unescape_string(text[start:end])}
+    return ("node", (name, attrs), pos), end + 3
+
+
+class _StartOver(Exception):
+    """A fast-path statement token met where no statement starts: read again with general tokens."""
+
+
+def _unescape_string(value: str) -> str:
+    """The text of a DOT string token (quotes already off): `\\"` and line continuations resolved."""
+    if "\\" in value:
+        value = value.replace('\\"', '"').replace("\\\n", "")
+    return value
+
+
+_KEYWORDS = {"digraph", "graph", "subgraph", "node", "edge", "strict"}
+
+
+@dataclass
+class Cluster:
+    """One `subgraph cluster_...` as read from the text."""
+
+    name: str
+    pos: int
+    label: str | None = None
+    node_names: list[str] = field(default_factory=list)
+    edges: list[tuple[str, str, int]] = field(default_factory=list)
+
+
+@dataclass
+class RawNode:
+    name: str
+    cluster: Cluster
+    attrs: dict[str, str]
+    pos: int
+
+
+class DotReader:
+    """A recursive-descent reader for the DOT language subset the CUDA driver writes
+    (plus the general statement forms, so hand-edited dumps still read)."""
+
+    def __init__(self, text: str, source: str, *, fast: bool = True):
+        """`fast=False` reads every statement with the general tokens (the tests compare both ways)."""
+        self.text = text
+        self.source = source
+        self._newlines: list[int] | None = None
+        self.clusters: list[Cluster] = []
+        self.nodes: dict[str, RawNode] = {}
+        self.loose_edges: list[tuple[str, str, int]] = []
+        self.tokens = self._tokenize(text, fast=fast)
+        self.i = 0
+
+    # -- errors and positions -----------------------------------------------------------
+    def line_of(self, pos: int) -> int:
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        return bisect.bisect_left(self._newlines, pos) + 1
+
+    def error(self, message: str, pos: int | None) -> DotParseError:
+        line = None if pos is None else self.line_of(min(pos, len(self.text)))
+        return DotParseError(message, source=self.source, line=line)
+
+    # -- tokens -------------------------------------------------------------------------
+    def _tokenize(self, text: str, *, fast: bool) -> list[tuple[str, Any, int]]:
+        """(kind, value, position) tokens; with `fast`, whole driver-style statements become one
+        "node" token (value: name, attributes) or "edge" token (value: source, destination)."""
+        tokens: list[tuple[str, Any, int]] = []
+        append = tokens.append
+        token_at = _TOKEN.match
+        pos, end = 0, len(text)
+        while pos < end:
+            if fast and text[pos] == '"':
+                statement = _driver_statement(text, pos)
+                if statement is not None:
+                    append(statement[0])
+                    pos = statement[1]
+                    continue
+            match = token_at(text, pos)
+            assert match is not None  # `bad` matches any one character
+            kind = match.lastgroup
+            pos = match.end()
+            if kind == "ws" or kind == "comment":
+                continue
+            value = match.group()
+            start = match.start()
+            if kind == "bad":
+                if value == '"':
+                    raise self.error("unterminated string: a quote opened here is never closed (truncated dump?)", start)
+                if value == "/" and text.startswith("/*", start):
+                    raise self.error("unterminated /* comment", start)
+                raise self.error(f"unexpected character {value!r} (not DOT syntax)", start)
+            if kind == "string":
+                value = _unescape_string(value[1:-1])
+            elif kind == "id":
+                lowered = value.lower()
+                if lowered in _KEYWORDS:
+                    kind, value = "kw", lowered
+            append((kind, value, start))
+        return tokens
+
+    def peek(self, offset: int = 0) -> tuple[str, str, int] | None:
+        index = self.i + offset
+        if index >= len(self.tokens):
+            return None
+        token = self.tokens[index]
+        if token[0] == "node" or token[0] == "edge":  # a whole statement where none may start
+            raise _StartOver()
+        return token
+
+    def at_op(self, value: str) -> bool:
+        token = self.peek()
+        return token is not None and token[0] == "op" and token[1] == value
+
+    def expect_op(self, value: str, what: str, opened_at: int | None = None) -> int:
+        token = self.peek()
+        if token is None:
+            hint = f" for the '{{' on line {self.line_of(opened_at)}" if opened_at is not None else ""
+            raise self.error(f"unexpected end of text: expected {what}{hint} (truncated dump?)", len(self.text))
+        if token[0] != "op" or token[1] != value:
+            raise self.error(f"expected {what}, found {token[1]!r}", token[2])
+        self.i += 1
+        return token[2]
+
+    def read_id(self, what: str) -> tuple[str, int]:
+        token = self.peek()
+        if token is None:
+            raise self.error(f"unexpected end of text: expected {what} (truncated dump?)", len(self.text))
+        if token[0] not in ("id", "string"):
+            raise self.error(f"expected {what}, found {token[1]!r}", token[2])
+        self.i += 1
+        value = token[1]
+        while token[0] == "string" and self.at_op("+"):  # "a" + "b" concatenation
+            self.i += 1
+            nxt = self.peek()
+            if nxt is None or nxt[0] != "string":
+                raise self.error("expected a string after '+'", (nxt or token)[2])
+            self.i += 1
+            value += nxt[1]
+        return value, token[2]
+
+    # -- grammar ------------------------------------------------------------------------
+    def read(self) -> None:
+        """Read the whole text; on a fast-path statement out of place, read it again token by token."""
+        try:
+            self._read_graph()
+        except _StartOver:
+            self.clusters, self.nodes, self.loose_edges = [], {}, []
+            self.tokens = self._tokenize(self.text, fast=False)
+            self.i = 0
+            self._read_graph()
+
+    def _read_graph(self) -> None:
+        if not self.tokens:
+            raise self.error("empty input: no DOT graph found (expected 'digraph dot {')", None)
+        token = self.peek()
+        if token and token[0] == "kw" and token[1] == "strict":
+            self.i += 1
+            token = self.peek()
+        if token is None or token[0] != "kw" or token[1] not in ("digraph", "graph"):
+            found = token[1][:40] if token else "end of text"
+            raise self.error(f"not a CUDA graph DOT dump: expected 'digraph', found {found!r}", token[2] if token else None)
+        self.i += 1
+        if self.peek() is not None and self.peek()[0] in ("id", "string"):  # type: ignore[index]
+            self.i += 1
+        opened = self.expect_op("{", "'{' after 'digraph'")
+        self.read_statements(None, opened)
+        extra = self.peek()
+        if extra is not None:
+            raise self.error(f"unexpected text after the end of the graph: {extra[1][:40]!r}", extra[2])
+
+    def read_statements(self, cluster: Cluster | None, opened: int) -> None:
+        """Statements up to and including the closing '}'."""
+        tokens = self.tokens
+        while True:
+            token = tokens[self.i] if self.i < len(tokens) else None
+            if token is not None and token[0] == "node":  # fast path: one whole `"name"[...];`
+                self.i += 1
+                name, attrs = token[1]
+                self.add_node(name, attrs, cluster, token[2])
+                continue
+            if token is not None and token[0] == "edge":  # fast path: one whole `"a" -> "b" [...];`
+                self.i += 1
+                src, dst = token[1]
+                (self.loose_edges if cluster is None else cluster.edges).append((src, dst, token[2]))
+                continue
+            if token is None:
+                raise self.error(
+                    f"unexpected end of text: missing '}}' for the '{{' on line {self.line_of(opened)} (truncated dump?)",
+                    len(self.text),
+                )
+            kind, value, pos = token
+            if kind == "op" and value == "}":
+                self.i += 1
+                return
+            if kind == "op" and value == ";":
+                self.i += 1
+                continue
+            if kind == "kw" and value == "subgraph" or kind == "op" and value == "{":
+                self.read_subgraph(cluster)
+            elif kind == "kw" and value in ("graph", "node", "edge"):
+                self.i += 1
+                attrs = self.read_attr_lists(required=True)
+                if value == "graph" and cluster is not None and "label" in attrs:
+                    cluster.label = attrs["label"]
+            elif kind in ("id", "string"):
+                self.read_node_or_edge_or_assignment(cluster)
+            else:
+                raise self.error(f"unexpected {value!r} where a statement should start", pos)
+
+    def read_subgraph(self, parent: Cluster | None) -> None:
+        token = self.peek()
+        assert token is not None
+        name = ""
+        if token[0] == "kw":
+            self.i += 1
+            nxt = self.peek()
+            if nxt is not None and nxt[0] in ("id", "string"):
+                name, _ = self.read_id("a subgraph name")
+        opened = self.expect_op("{", "'{' to open the subgraph")
+        if name.startswith("cluster"):
+            cluster = Cluster(name=name, pos=token[2])
+            self.clusters.append(cluster)
+            self.read_statements(cluster, opened)
+        else:  # a plain subgraph ({rank=same; ...}) groups nodes of the enclosing cluster
+            self.read_statements(parent, opened)
+        if self.at_op("->") or self.at_op("--"):
+            raise self.error("edges to subgraphs are not part of a CUDA graph dump", self.peek()[2])  # type: ignore[index]
+
+    def read_node_or_edge_or_assignment(self, cluster: Cluster | None) -> None:
+        first, pos = self.read_id("a node name")
+        if self.at_op("="):
+            self.i += 1
+            value, _ = self.read_id(f"a value for {first!r}")
+            if first == "label" and cluster is not None:
+                cluster.label = value
+            return
+        self.skip_port()
+        if self.at_op("->") or self.at_op("--"):
+            chain = [(first, pos)]
+            while self.at_op("->") or self.at_op("--"):
+                self.i += 1
+                if self.at_op("{") or (self.peek() or ("", "", 0))[:2] == ("kw", "subgraph"):
+                    raise self.error("edges to subgraphs are not part of a CUDA graph dump", self.peek()[2])  # type: ignore[index]
+                chain.append(self.read_id("the node an edge points to"))
+                self.skip_port()
+            self.read_attr_lists(required=False)
+            edges = self.loose_edges if cluster is None else cluster.edges
+            for (src, src_pos), (dst, _) in zip(chain, chain[1:]):
+                edges.append((src, dst, src_pos))
+            return
+        self.add_node(first, self.read_attr_lists(required=False), cluster, pos)
+
+    def add_node(self, name: str, attrs: dict[str, str], cluster: Cluster | None, pos: int) -> None:
+        if name in self.nodes:
+            previous = self.nodes[name]
+            raise self.error(f"node {name!r} is declared twice (first on line {self.line_of(previous.pos)})", pos)
+        if cluster is None:
+            raise self.error(f"node {name!r} is outside every 'subgraph cluster_...' (not a CUDA graph dump)", pos)
+        self.nodes[name] = RawNode(name, cluster, attrs, pos)
+        cluster.node_names.append(name)
+
+    def skip_port(self) -> None:
+        while self.at_op(":"):
+            self.i += 1
+            self.read_id("a port name")
+
+    def read_attr_lists(self, *, required: bool) -> dict[str, str]:
+        """`[k=v k=v, k=v; k]...`; a repeated key (`style=... style=...`) keeps the last value."""
+        attrs: dict[str, str] = {}
+        if required and not self.at_op("["):
+            token = self.peek()
+            raise self.error("expected '[' to start an attribute list", token[2] if token else len(self.text))
+        tokens, count = self.tokens, len(self.tokens)
+        while self.at_op("["):
+            opened = self.expect_op("[", "'['")
+            while True:
+                i = self.i
+                if i >= count:
+                    raise self.error(
+                        f"unexpected end of text: missing ']' for the '[' on line {self.line_of(opened)}", len(self.text)
+                    )
+                token = tokens[i]
+                if token[0] == "op" and token[1] == "]":
+                    self.i = i + 1
+                    break
+                # fast path: key = value, both plain (the driver's only form)
+                if (
+                    i + 2 < count and token[0] in ("id", "string") and tokens[i + 1][1] == "=" and tokens[i + 1][0] == "op"
+                    and tokens[i + 2][0] in ("id", "string")
+                    and not (i + 3 < count and tokens[i + 3][0] == "op" and tokens[i + 3][1] == "+")
+                ):
+                    attrs[token[1]] = tokens[i + 2][1]
+                    self.i = i + 3
+                else:
+                    key, _ = self.read_id("an attribute name")
+                    if self.at_op("="):
+                        self.i += 1
+                        attrs[key], _ = self.read_id(f"a value for attribute {key!r}")
+                    else:
+                        attrs[key] = "true"
+                if self.at_op(",") or self.at_op(";"):
+                    self.i += 1
+        return attrs
+
+
+__all__ = ["Cluster", "DotReader", "RawNode"]

@@ -1,0 +1,356 @@
+"""The overhead benchmark: what one call costs, eight ways, on the same model and the same inputs.
+
+Layer 2 (GPU): torch is passed in. Tables come from `graphlab.studies.overhead_report` (pure).
+
+Ways (`graphlab.studies.overhead_report.WAYS`): eager; raw `CUDAGraph.replay`; raw `copy_` + replay;
+`CapturedGraph.__call__`; `CapturedGraph.unchecked`; `CapturedGraph.replay`;
+`torch.cuda.make_graphed_callables`; `torch.compile(mode="reduce-overhead")`. Cases: a tiny graph
+(16x16 Linear + ReLU, batch 1) and every zoo model at batch 1 and 8.
+
+Method, in one process:
+1. build every case and way first (captures, make_graphed_callables, torch.compile and its recording),
+   so all timings run in the same process state; check every way's output against eager;
+2. time: `rounds` rounds per case; in each, every way (in an order that rotates round by round) runs
+   one *host* block (back-to-back calls, timed without synchronising, divided by the calls: the CPU
+   cost of a call) and one *latency* block (synchronised calls, median); the host's speed is read
+   after each round. Best and median over the rounds, p10-p90, and gaps paired round by round;
+3. verify last (profiling slows later launches): one profiled call per graph way counts
+   `cudaGraphLaunch`; for torch.compile also `cudagraph_skips` == 0 and a count of
+   `torch.cuda.CUDAGraph.replay` calls, so "reduce-overhead" is only called a graph if it replayed one.
+
+Time on the H200 (estimated: compiles dominate, ~5-20 s per model and batch size; timing ~2 s per
+case): unlimited, about 2-2.5 minutes. The recorder (10 rounds) stops starting compiles once they have
+taken `RECORD_COMPILE_BUDGET_S` (45 s; batch 1 is built first, so the batch-8 compiles go first):
+about 1.5 minutes, within a 120 s device step. About 30 s with `compile=False`.
+"""
+from __future__ import annotations
+
+import copy
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from graphlab.studies.overhead_report import NAME, SCHEMA, WAYS, call_gaps, summarize_blocks
+
+ROUNDS = 12
+BLOCK_MS = 10.0
+WARMUP_CALLS = 20
+MIN_CALLS, MAX_CALLS = 10, 2000
+GRAPH_WAYS = ("raw_copy_replay", "captured_call", "captured_unchecked", "captured_replay",
+              "make_graphed_callables", "compile_reduce_overhead")
+BATCH_SIZES = (1, 8)
+#: the recorder's budget for torch.compile (compile + record, all cases): the recording must fit the
+#: time limit of a device run; cases are built batch 1 first, so a spent budget skips batch 8 first
+RECORD_COMPILE_BUDGET_S = 45.0
+RECORD_ROUNDS = 10
+
+
+def _flat(torch: Any, out: Any) -> Any:
+    if torch.is_tensor(out):
+        return out.detach().float().flatten()
+    if isinstance(out, dict):
+        out = list(out.values())
+    return torch.cat([_flat(torch, o) for o in out])
+
+
+def _err(torch: Any, got: Any, want: Any) -> float:
+    return float((_flat(torch, got) - _flat(torch, want)).abs().max())
+
+
+def _count_replays(torch: Any, call: Callable[[], Any], calls: int = 3) -> int:
+    """How many times `torch.cuda.CUDAGraph.replay` ran during `calls` calls (Python-level count)."""
+    counter = {"n": 0}
+    original = torch.cuda.CUDAGraph.replay
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        counter["n"] += 1
+        return original(self, *args, **kwargs)
+
+    torch.cuda.CUDAGraph.replay = counting
+    try:
+        for _ in range(calls):
+            call()
+        torch.cuda.synchronize()
+    finally:
+        torch.cuda.CUDAGraph.replay = original
+    return counter["n"]
+
+
+def _tiny(torch: Any) -> tuple[Any, Any, Any]:
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU()).cuda().eval()
+    x = torch.randn(1, 16, generator=gen).cuda()
+    return model, x, torch.randn(1, 16, generator=gen).cuda()
+
+
+def build_case(torch: Any, model: Any, x: Any, x2: Any, *, compile_too: bool = True) -> dict[str, dict[str, Any]]:
+    """Every way of calling `model` on `x2` (graphs captured with `x`), each {"call", "notes"} or {"error"}."""
+    from graphlab.capture.api import capture
+
+    ways: dict[str, dict[str, Any]] = {}
+    want_x2, want_x = model(x2), model(x)
+
+    def add(way: str, make: Callable[[], tuple[Callable[[], Any], dict[str, Any]]], reference: Any = want_x2) -> None:
+        try:
+            call, notes = make()
+            notes = {**notes, "max_abs_err": _err(torch, call(), reference)}
+            ways[way] = {"call": call, "notes": notes}
+        except Exception as exc:  # one way failing (no toolchain for Inductor, ...) keeps the others
+            ways[way] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"}
+
+    add("eager", lambda: ((lambda: model(x2)), {}))
+
+    static_x = x.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            model(static_x)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_out = model(static_x)
+
+    def raw_replay() -> Any:
+        graph.replay()
+        return static_out
+
+    def raw_copy_replay() -> Any:
+        static_x.copy_(x2)
+        graph.replay()
+        return static_out
+
+    add("raw_replay", lambda: (raw_replay, {}), reference=want_x)
+    add("raw_copy_replay", lambda: (raw_copy_replay, {}))
+    ways["_keep"] = {"graph": graph, "static": (static_x, static_out)}  # keep the raw graph alive
+
+    cg = capture(model, x)
+    ways["_cg"] = {"graph": cg}
+    add("captured_call", lambda: ((lambda: cg(x2)), {}))
+    if hasattr(cg, "unchecked"):
+        add("captured_unchecked", lambda: ((lambda: cg.unchecked(x2)), {}))
+    else:
+        ways["captured_unchecked"] = {"error": "CapturedGraph.unchecked is not in this graphlab"}
+    add("captured_replay", lambda: (cg.replay, {}))  # cg(x2) above left x2 in the static input
+
+    def graphed() -> tuple[Callable[[], Any], dict[str, Any]]:
+        fn = torch.cuda.make_graphed_callables(copy.deepcopy(model), (x.clone(),))
+        return (lambda: fn(x2)), {"replays_in_3_calls": _count_replays(torch, lambda: fn(x2))}
+
+    add("make_graphed_callables", graphed)
+    if compile_too:
+        add("compile_reduce_overhead", lambda: _compiled(torch, model, x, x2))
+    return ways
+
+
+def _compiled(torch: Any, model: Any, x: Any, x2: Any) -> tuple[Callable[[], Any], dict[str, Any]]:
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    for limit in ("recompile_limit", "cache_size_limit"):  # one entry per model and shape: raise the cap
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, max(64, getattr(torch._dynamo.config, limit)))
+    skips0 = int(counters["inductor"]["cudagraph_skips"])
+    t0 = time.perf_counter()
+    fn = torch.compile(model, mode="reduce-overhead", dynamic=False)
+    for _ in range(3):  # warm-up, record, first replay (CUDA Graph Trees)
+        fn(x)
+    torch.cuda.synchronize()
+    notes = {"compile_s": time.perf_counter() - t0,
+             "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"]) - skips0,
+             "replays_in_3_calls": _count_replays(torch, lambda: fn(x2))}
+    return (lambda: fn(x2)), notes
+
+
+def _host_block(sync: Callable[[], None], call: Callable[[], Any], n: int) -> float:
+    sync()
+    t0 = time.perf_counter_ns()
+    for _ in range(n):
+        call()
+    t1 = time.perf_counter_ns()
+    sync()
+    return (t1 - t0) / n / 1e3
+
+
+def _latency_block(sync: Callable[[], None], call: Callable[[], Any], n: int) -> float:
+    samples = []
+    clock = time.perf_counter_ns
+    sync()
+    for _ in range(n):
+        t0 = clock()
+        call()
+        sync()
+        samples.append((clock() - t0) / 1e3)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def time_case(torch: Any, ways: dict[str, dict[str, Any]], *, rounds: int = ROUNDS, block_ms: float = BLOCK_MS,
+              clocks: Any = None) -> dict[str, Any]:
+    """Warm up, size blocks, then `rounds` rounds of one host block and one latency block per way."""
+    import gc
+
+    sync = torch.cuda.synchronize
+    live = [w for w in WAYS if w in ways and "call" in ways[w]]
+    sizes: dict[str, int] = {}
+    for way in live:
+        call = ways[way]["call"]
+        for _ in range(WARMUP_CALLS):
+            call()
+        estimate = _latency_block(sync, call, 11)
+        sizes[way] = max(MIN_CALLS, min(MAX_CALLS, int(block_ms * 1e3 / max(estimate, 0.5))))
+    host: dict[str, list[float]] = {w: [] for w in live}
+    latency: dict[str, list[float]] = {w: [] for w in live}
+    host_speed: list[float] = []
+    gc.collect()
+    gc.disable()
+    try:
+        for r in range(rounds):
+            order = live[r % len(live):] + live[:r % len(live)]
+            for way in order:
+                call = ways[way]["call"]
+                host[way].append(round(_host_block(sync, call, sizes[way]), 4))
+                latency[way].append(round(_latency_block(sync, call, sizes[way]), 3))
+            if clocks is not None:
+                host_speed.append(clocks.host_speed_us())
+    finally:
+        gc.enable()
+    out: dict[str, Any] = {}
+    for way in WAYS:
+        if way not in ways:
+            continue
+        entry = ways[way]
+        if "call" not in entry:
+            out[way] = {"error": entry["error"]}
+            continue
+        out[way] = {"host_us": summarize_blocks(host[way]), "latency_us": summarize_blocks(latency[way]),
+                    "calls_per_block": sizes[way], "notes": dict(entry["notes"])}
+    return {"ways": out, "host_speed_us": host_speed}
+
+
+def verify_graph_launches(torch: Any, ways: dict[str, dict[str, Any]], timed: dict[str, Any]) -> None:
+    """Count cudaGraphLaunch in one profiled call of every graph way (run after every timing)."""
+    from graphlab.timing.timeline import profile_call
+
+    for way in GRAPH_WAYS:
+        if way not in ways or "call" not in ways[way]:
+            continue
+        try:
+            trace = profile_call(ways[way]["call"], "graph")
+            launches = sum(1 for s in trace.launches if "GraphLaunch" in s.name)
+        except Exception as exc:  # the timing stands; say why the check is missing
+            launches = f"profile failed: {type(exc).__name__}: {exc}"[:200]
+        timed["ways"][way]["notes"]["graph_launches_in_profiled_call"] = launches
+    compiled = timed["ways"].get("compile_reduce_overhead")
+    if compiled and "notes" in compiled:
+        n = compiled["notes"]
+        n["used_graphs"] = (n.get("cudagraph_skips") == 0 and isinstance(n.get("graph_launches_in_profiled_call"), int)
+                            and n["graph_launches_in_profiled_call"] > 0 and n.get("replays_in_3_calls", 0) > 0)
+
+
+def run_overhead(torch: Any, *, models: tuple[str, ...] | None = None, batch_sizes: tuple[int, ...] = BATCH_SIZES,
+                 tiny: bool = True, compile_too: bool = True, compile_budget_s: float | None = None,
+                 rounds: int = ROUNDS, block_ms: float = BLOCK_MS,
+                 log: Callable[[str], None] = print) -> dict[str, Any]:
+    """The whole benchmark in this process; returns JSON-ready results (`graphlab.overhead/1`).
+
+    Args:
+        models: zoo models (default: every zoo model whose packages are here).
+        compile_budget_s: stop compiling further cases once torch.compile has taken this long in all
+            (their row says so); None: no limit. Cases are built batch size by batch size, smallest first.
+    """
+    from graphlab.timing.machine import ClockReader, run_conditions
+    from graphlab.zoo import ZOO, get_model
+
+    models = tuple(ZOO) if models is None else models
+
+    started = time.perf_counter()
+    clocks = ClockReader(torch.cuda.current_device())
+    specs: list[tuple[str, str, int, Any, Any, Any]] = []  # (key, title, batch size, model, x, x2)
+    if tiny:
+        model, x, x2 = _tiny(torch)
+        specs.append(("tiny", "tiny graph (16x16 Linear + ReLU), batch 1", 1, model, x, x2))
+    built_models = {}
+    for name in models:
+        zoo_model = get_model(name)
+        if not zoo_model.available():
+            log(f"[overhead] {name}: skipped, needs {', '.join(zoo_model.needs)}")
+            continue
+        built_models[name] = (zoo_model, zoo_model.build(device="cuda"))
+    for b in sorted(batch_sizes):  # batch size by batch size: a spent compile budget skips the larger ones
+        for name, (zoo_model, model) in built_models.items():
+            (x,) = zoo_model.make_inputs(b, device="cuda", seed=0)
+            (x2,) = zoo_model.make_inputs(b, device="cuda", seed=1)
+            specs.append((f"{name}_b{b}", f"{name}, batch {b}", b, model, x, x2))
+    built: list[tuple[tuple[str, str, int, Any, Any, Any], dict[str, dict[str, Any]]]] = []
+    phase: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        compile_s = 0.0
+        for spec in specs:  # 1. build everything first: all timings then see one process state
+            t1 = time.perf_counter()
+            in_budget = compile_budget_s is None or compile_s < compile_budget_s
+            ways = build_case(torch, spec[3], spec[4], spec[5], compile_too=compile_too and in_budget)
+            if compile_too and not in_budget:
+                ways["compile_reduce_overhead"] = {"error": f"skipped: the recorder's torch.compile budget "
+                                                            f"({compile_budget_s:g} s) was spent on earlier cases"}
+            compile_s += ways.get("compile_reduce_overhead", {}).get("notes", {}).get("compile_s", 0.0)
+            built.append((spec, ways))
+            log(f"[overhead] built {spec[1]} in {time.perf_counter() - t1:.1f} s")
+        phase["build_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        cases = []
+        for (key, title, b, *_), ways in built:  # 2. time
+            timed = time_case(torch, ways, rounds=rounds, block_ms=block_ms, clocks=clocks)
+            cases.append({"case": key, "title": title, "batch_size": b, **timed})
+            gaps = call_gaps(cases[-1])
+            call = gaps.get("captured_call")
+            log(f"[overhead] timed {title}: CapturedGraph(x) - raw copy+replay "
+                f"{'n/a' if call is None else format(call['median'], '+.1f') + ' µs'}")
+        phase["time_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for (_, ways), case in zip(built, cases):  # 3. verify last: profiling slows later launches
+            verify_graph_launches(torch, ways, case)
+        phase["verify_s"] = time.perf_counter() - t0
+    for case in cases:
+        case["gaps"] = call_gaps(case)
+    conditions = {
+        **run_conditions(torch), **clocks.describe(),
+        "rounds": rounds, "block_ms": block_ms, "warmup_calls": WARMUP_CALLS,
+        "calls_per_block": f"~{block_ms:g} ms of synchronised calls, {MIN_CALLS}..{MAX_CALLS}",
+        "host_us": "a block of back-to-back calls timed without synchronising (perf_counter), divided by the calls",
+        "latency_us": "median of a block of synchronised calls (perf_counter to torch.cuda.synchronize returning)",
+        "order": "build every case and way first; then per case, rounds of (host block, latency block) per way "
+                 "in an order rotating by one way per round; profiling for the cudaGraphLaunch counts last",
+        "gaps": "per round, way minus raw_copy_replay host time; median and p10-p90 over the rounds",
+        "compile": "torch.compile(model, mode='reduce-overhead', dynamic=False); used_graphs needs cudagraph_skips "
+                   "0, a cudaGraphLaunch in a profiled call and CUDAGraph.replay calls" if compile_too else "skipped",
+        "compile_budget_s": compile_budget_s,
+        "seconds": {**{k: round(v, 1) for k, v in phase.items()}, "total_s": round(time.perf_counter() - started, 1)},
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    return {"schema": SCHEMA, "conditions": conditions, "cases": cases}
+
+
+def record_overhead(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
+    """`graphlab record --models overhead`: the benchmark as a recording, with its markdown tables."""
+    from graphlab.studies.overhead_report import overhead_markdown
+    from graphlab.recordings import gpu_slug, write_recording
+
+    data = run_overhead(torch, compile_budget_s=RECORD_COMPILE_BUDGET_S, rounds=RECORD_ROUNDS,
+                        log=lambda line: print(line, flush=True))
+    print(overhead_markdown(data), flush=True)
+    folder = out_root / gpu_slug(prov["gpu"]) / NAME
+    write_recording(folder, name=NAME, description="What one call costs, eight ways (eager, raw CUDAGraph replay, "
+                    "raw copy_ + replay, CapturedGraph call / unchecked / replay, make_graphed_callables, "
+                    "torch.compile reduce-overhead), tiny graph and zoo models at batch 1 and 8.",
+                    provenance=prov, graphs={}, results={NAME: data})
+    return folder
+
+
+__all__ = ["RECORD_COMPILE_BUDGET_S", "build_case", "record_overhead", "run_overhead", "time_case",
+           "verify_graph_launches"]

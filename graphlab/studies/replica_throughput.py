@@ -1,0 +1,168 @@
+"""How much serving throughput replicas add: requests per second on one GPU vs all of them, by batch size.
+
+A closed loop keeps `window` requests in flight (two per replica) for `duration_s`, with inputs in
+pinned CPU memory and results copied back to the CPU (what a server sees). Three ways are measured
+at each batch size, all over the same graph caches:
+- `one_gpu`: `Replicas` on GPU 0 only (the baseline);
+- `replicas`: `Replicas` over every device given (one worker thread and stream per GPU);
+- `inline`: no threads: the caller issues each request on the next GPU's stream and waits only
+  when the window is full (the alternative dispatch, to see which measures better);
+with one GPU, `replicas` is two replicas on GPU 0 (does a second stream and thread help on one GPU?).
+`launch_us` is the host time of one `replay()` on each device.
+
+    >>> rows = measure_replica_throughput("gpt", batch_sizes=[1, 8, 32])     # doctest: +SKIP
+
+Layer 2: torch is imported inside functions. About 1.5 s per batch size and way (duration_s=1).
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any, Callable, Sequence
+
+from graphlab.stats import median
+from graphlab.progress import progress_bar
+
+DEFAULT_MODEL = "gpt"
+DEFAULT_REPLICA_BATCH_SIZES = (1, 8, 32)
+INPUT_SETS = 4
+
+
+def _closed_loop(submit: Callable[[Any], Any], wait: Callable[[Any], Any], requests: list[tuple[Any, ...]],
+                 duration_s: float, window: int) -> dict[str, float]:
+    pending: deque[Any] = deque()
+    done = 0
+    t0 = time.perf_counter()
+    i = 0
+    while time.perf_counter() - t0 < duration_s:
+        if len(pending) >= window:
+            wait(pending.popleft())
+            done += 1
+        pending.append(submit(requests[i % len(requests)]))
+        i += 1
+    while pending:
+        wait(pending.popleft())
+        done += 1
+    elapsed = time.perf_counter() - t0
+    return {"requests": done, "seconds": round(elapsed, 4), "requests_per_s": round(done / elapsed, 1)}
+
+
+def _inline(torch: Any, caches: list[Any], devices: list[Any]) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """Single-thread dispatch: request k goes to device k mod n, on that device's stream, without waiting."""
+    from graphlab.capture.tensors import map_tensors
+
+    streams = [torch.cuda.Stream(device=d) for d in devices]
+    counter = [0]
+
+    def submit(inputs: tuple[Any, ...]) -> Any:
+        k = counter[0] % len(devices)
+        counter[0] += 1
+        with torch.cuda.device(devices[k]), torch.cuda.stream(streams[k]):
+            local = map_tensors(lambda t: t.to(devices[k], non_blocking=True), inputs)
+            out = caches[k](*local)
+            back = map_tensors(lambda t: t.to("cpu", non_blocking=True), out)
+            done = torch.cuda.Event()
+            done.record(streams[k])
+        return done, back
+
+    def wait(item: Any) -> Any:
+        item[0].synchronize()
+        return item[1]
+
+    return submit, wait
+
+
+def _launch_us(torch: Any, cache: Any, batch_size: int, device: Any, repetitions: int = 200) -> float | None:
+    graph = cache.graph_for(batch_size) if hasattr(cache, "graph_for") else None
+    replay = getattr(graph, "replay", None)
+    if replay is None:
+        return None
+    samples = []
+    with torch.cuda.device(device):
+        for _ in range(repetitions):
+            torch.cuda.synchronize(device)
+            t0 = time.perf_counter_ns()
+            replay()
+            samples.append((time.perf_counter_ns() - t0) / 1e3)
+        torch.cuda.synchronize(device)
+    return round(median(samples), 2)
+
+
+def measure_replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence[int] = DEFAULT_REPLICA_BATCH_SIZES,
+                               devices: Any = None, *, duration_s: float = 1.0, progress: bool = True) -> dict[str, Any]:
+    """Requests/s for one GPU, replicas over `devices` (default: all) and inline dispatch, by batch size.
+
+    Returns a JSON-ready dict: {"model", "devices", "device_names", "duration_s", "points": [...]} with one
+    point per batch size: `one_gpu`, `replicas`, `inline` ({requests, seconds, requests_per_s}),
+    `speedup` (replicas vs one GPU), `inline_speedup`, `launch_us` per device, and `max_abs_err`.
+    """
+    import torch
+
+    from graphlab.env import require_cuda
+    from graphlab.distributed.replicas import Replicas, normalize_devices
+    from graphlab.zoo import get_model
+
+    require_cuda("measure_replica_throughput")
+    zoo_model = get_model(model)
+    devices = normalize_devices(torch, devices)
+    base = zoo_model.build(device="cuda:0" if devices[0].type == "cuda" else "cpu")
+    spread = devices if len(devices) > 1 else [devices[0], devices[0]]
+    buckets = sorted(set(batch_sizes))
+    points = []
+    bar = progress_bar(len(batch_sizes) * 3, f"replica throughput ({model})", show=progress)
+    with torch.no_grad():
+        one = Replicas(base, [devices[0]], buckets=buckets)
+        many = Replicas(base, spread, buckets=buckets)
+        try:
+            for batch_size in batch_sizes:
+                requests = [tuple(t.pin_memory() for t in zoo_model.make_inputs(batch_size, device="cpu", seed=s))
+                            for s in range(INPUT_SETS)]
+                one.warmup(*requests[0], sizes=[batch_size], progress=False)
+                many.warmup(*requests[0], sizes=[batch_size], progress=False)
+                want = base(*(t.to(devices[0]) for t in requests[0])).cpu()
+                err = max(float((one(*requests[0]) - want).abs().max()), float((many(*requests[0]) - want).abs().max()))
+                point: dict[str, Any] = {"batch_size": batch_size, "max_abs_err": err}
+                for key, reps in (("one_gpu", one), ("replicas", many)):
+                    window = 2 * len(reps)
+                    point[key] = _closed_loop(lambda r, reps=reps: reps.submit(*r), lambda f: f.result(), requests,
+                                              duration_s, window)
+                    if bar is not None:
+                        bar.update(1)
+                submit, wait = _inline(torch, many.caches, spread)
+                point["inline"] = _closed_loop(submit, wait, requests, duration_s, 2 * len(spread))
+                if bar is not None:
+                    bar.update(1)
+                base_rate = point["one_gpu"]["requests_per_s"]
+                point["speedup"] = round(point["replicas"]["requests_per_s"] / base_rate, 3) if base_rate else None
+                point["inline_speedup"] = round(point["inline"]["requests_per_s"] / base_rate, 3) if base_rate else None
+                point["launch_us"] = {str(d): _launch_us(torch, c, batch_size, d)
+                                      for d, c in zip(devices, many.caches[:len(devices)])}
+                points.append(point)
+        finally:
+            one.close()
+            many.close()
+            if bar is not None:
+                bar.close()
+    return {"model": model, "description": zoo_model.description, "devices": [str(d) for d in devices],
+            "replica_devices": [str(d) for d in spread],
+            "device_names": [torch.cuda.get_device_name(d) for d in devices if d.type == "cuda"],
+            "duration_s": duration_s, "input": "pinned CPU tensors in, CPU tensors out", "points": points}
+
+
+def replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence[int] = DEFAULT_REPLICA_BATCH_SIZES,
+                       devices: Any = None, *, duration_s: float = 1.0) -> Any:
+    """Replica throughput as a `ReplicaThroughput`: measured here (live), or the recorded one (recorded mode).
+
+    In recorded mode the recording with the most GPUs answers (`gl.load_multigpu()`), whatever the arguments.
+    """
+    from graphlab.distributed.results import ReplicaThroughput, load_multigpu
+    from graphlab.mode import is_recorded
+
+    if is_recorded():
+        rec = load_multigpu()
+        return ReplicaThroughput(rec.replicas(), rec.banner())
+    result = measure_replica_throughput(model, batch_sizes, devices, duration_s=duration_s)
+    return ReplicaThroughput(result, f"measured now on {', '.join(result['device_names'])}")
+
+
+__all__ = ["DEFAULT_MODEL", "DEFAULT_REPLICA_BATCH_SIZES", "measure_replica_throughput", "replica_throughput"]

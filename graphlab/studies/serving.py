@@ -1,0 +1,78 @@
+"""`graphlab record --models serving`: the serving load tests, recorded on this GPU with provenance.
+
+What it runs (about 2.5 minutes on an H200; each part prints its points as it goes):
+  gpt        eager, graphs, graphs+batching, eager+batching over 250..12000 req/s, 1.5 s per point,
+             timelines at 500 and 4000 req/s                                             ~85 s
+  gpt_asgi   graphs+batching through the Starlette app in process (httpx.ASGITransport), 1 s per point:
+             what the HTTP layer costs (only when starlette is installed)                ~10 s
+  resnet18   eager, graphs, graphs+batching over 100..4000 req/s, 1.5 s per point, 8 pre-processing
+             threads (images are resized on the CPU), timelines at 500 and 2000 req/s    ~55 s
+A setting stops climbing once it answers under 60% of the offered rate (`run_loadtest`), which keeps
+the run short. Results go to data/recordings/<gpu>/serving/{gpt,gpt_asgi,resnet18}.json, read by
+`gl.run_loadtest` in recorded mode and by notebooks/09_serving.
+
+Layer: graphlab.serve (above gpu); registered in graphlab.studies.record.EXTRA_RECORDERS.
+"""
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+from typing import Any
+
+from graphlab.serve.config import DEFAULT_SETTINGS
+from graphlab.serve.loadtest import RECORDING
+
+PLAN: tuple[dict[str, Any], ...] = (
+    {"key": "gpt", "model": "gpt", "settings": (*DEFAULT_SETTINGS, "eager+batching"),
+     "rates": (250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000), "duration_s": 1.5,
+     "timeline_rates": (500, 4000)},
+    {"key": "gpt_asgi", "model": "gpt", "settings": ("graphs+batching",), "transport": "asgi",
+     "rates": (500, 1000, 2000, 4000, 8000), "duration_s": 1.0, "timeline_rates": (), "needs": "starlette"},
+    {"key": "resnet18", "model": "resnet18", "settings": DEFAULT_SETTINGS,
+     "rates": (100, 250, 500, 1000, 2000, 3000, 4000), "duration_s": 1.5, "timeline_rates": (500, 2000),
+     "preprocess_threads": 8, "needs": "torchvision"},
+)
+
+
+def record_serving(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
+    """Run every load test of `PLAN` on this GPU and write the "serving" recording; return its folder."""
+    from graphlab.recordings import gpu_slug, write_recording
+    from graphlab.serve.loadtest import run_loadtest
+
+    results: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    for part in PLAN:
+        needs = part.get("needs")
+        if needs and importlib.util.find_spec(needs) is None:
+            skipped[part["key"]] = f"needs {needs}, not installed here"
+            print(f"[record] serving {part['key']}: skipped ({skipped[part['key']]})", flush=True)
+            continue
+        t0 = time.perf_counter()
+        print(f"[record] serving {part['key']}: {part['model']} {', '.join(part['settings'])} over "
+              f"{part['rates'][0]}..{part['rates'][-1]} req/s", flush=True)
+        kwargs = {k: v for k, v in part.items() if k not in ("key", "model", "needs")}
+        result = run_loadtest(part["model"], progress=False, on_point=_log_point, **kwargs)
+        data = result.to_dict()
+        data["conditions"]["seconds"] = round(time.perf_counter() - t0, 1)
+        results[part["key"]] = data
+        print(f"[record] serving {part['key']}: {data['conditions']['seconds']} s; knees {result.knees()}", flush=True)
+    if skipped:
+        results["skipped"] = skipped
+    folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
+    write_recording(folder, name=RECORDING, description=(
+        "Serving under load: one service (pre-processing pool, dynamic batcher, GPU worker thread on its own "
+        "stream, post-processing pool) in each setting, swept over Poisson arrival rates by the open-loop "
+        "load generator; per point throughput, latency percentiles, batch sizes, stages; timelines."),
+        provenance=prov, graphs={}, results=results)
+    return folder
+
+
+def _log_point(point: Any) -> None:
+    latency = point.latency_us
+    print(f"[record]   {point.setting:<16} {point.offered_rps:>7g} req/s -> {point.achieved_rps:>8g} done, "
+          f"p50 {latency.get('p50', 0) / 1000:7.2f} ms, p99 {latency.get('p99', 0) / 1000:7.2f} ms, "
+          f"refused {point.refused_total}, batch {point.mean_batch_rows}, gpu busy {point.gpu_busy_pct}%", flush=True)
+
+
+__all__ = ["PLAN", "RECORDING", "record_serving"]

@@ -1,0 +1,328 @@
+"""Worked cases for `gl.watch`: what torch.compile, make_graphed_callables and a torch.cuda.graph block
+capture, seen from outside; live on a GPU, else from the H200 recording (`graphlab record --models watch`).
+
+    >>> ex = gl.watch_example("compile")           # torch.compile(mode="reduce-overhead") on the zoo GPT
+    >>> ex.seen.summary()                          # graphs CUDAGraph Trees recorded, by input shape
+    >>> ex.calls_table()                           # seconds per call: compile, record, replay
+    >>> gl.diff(ex.recording_for(8), ex.reference_graph(8))   # vs graphlab's own capture (gl.capture)
+    >>> ex.memory_table()                          # pool memory: torch.compile vs gl.capture
+
+This file plays the user's part: the watch attributes its captures to lines here.
+The compile case takes about 15-30 s on an H200 (torch.compile compiles twice, static then with a
+dynamic batch dimension: in the probe run the first calls at batch 1 and 4 took 6.7 s and 5.5 s);
+the other two take about a second. Layer 2: torch is imported inside functions.
+"""
+from __future__ import annotations
+
+import html
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphlab.errors import GraphlabError, RecordingError
+from graphlab.watch.records import WatchedGraph, WatchedGraphs
+from graphlab.progress import progress_bar
+
+RECORDING = "watch"
+EXAMPLES = ("compile", "make_graphed_callables", "torch.cuda.graph")
+DEFAULT_BATCH_SIZES = (1, 4, 8)
+CALLS_PER_SIZE = 3
+DESCRIPTIONS = {
+    "compile": "torch.compile(mode='reduce-overhead') on the zoo GPT, called 3 times at each batch size under "
+               "gl.watch: CUDAGraph Trees warms up, records, then replays; a new batch size re-records.",
+    "make_graphed_callables": "torch.cuda.make_graphed_callables on the zoo MLP (batch 16, weights that "
+                              "need gradients): one forward and one backward graph in one shared pool.",
+    "torch.cuda.graph": "A plain `with torch.cuda.graph(g):` block over the zoo MLP at batch 8, in user code.",
+}
+
+
+@dataclass
+class WatchExample:
+    """One worked case: the graphs the watch saw, the calls that made them, and what was checked.
+
+    Attributes:
+        name: "compile", "make_graphed_callables" or "torch.cuda.graph".
+        seen: the `WatchedGraphs`.
+        calls: per call: batch_size, call, seconds, new_graphs (compile case).
+        facts: what was counted and checked (recordings, compile ids, errors against eager, ...).
+        reference: batch size -> graphlab's own capture of the same model (`gl.capture`), parsed.
+        reference_pool_bytes: batch size -> the pool memory of that capture.
+        source: where it ran: "live on ..." or the recording's banner.
+    """
+
+    name: str
+    description: str
+    seen: WatchedGraphs
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+    reference: dict[int, Any] = field(default_factory=dict)
+    reference_pool_bytes: dict[int, int] = field(default_factory=dict)
+    source: str = ""
+    reference_dots: dict[int, str] = field(default_factory=dict, repr=False)
+
+    def recording_for(self, batch_size: int) -> WatchedGraph:
+        """The first CUDAGraph Trees recording whose inputs had this batch size."""
+        for g in self.seen:
+            if g.role == "recording" and batch_of(g) == batch_size:
+                return g
+        shapes = sorted({b for g in self.seen if g.role == "recording" and (b := batch_of(g)) is not None})
+        raise GraphlabError(f"no recording at batch size {batch_size} in the {self.name} example; it has {shapes}")
+
+    def reference_graph(self, batch_size: int) -> Any:
+        """graphlab's capture of the same model at this batch size (a `CudaGraph`)."""
+        if batch_size not in self.reference:
+            raise GraphlabError(f"no gl.capture reference at batch size {batch_size}; it has {sorted(self.reference)}")
+        return self.reference[batch_size]
+
+    def diff(self, batch_size: int) -> Any:
+        """`gl.diff` of what torch.compile captured vs what `gl.capture` captured, at one batch size."""
+        from graphlab.graph.diff import diff
+
+        return diff(self.recording_for(batch_size), self.reference_graph(batch_size),
+                    names=(f"torch.compile b{batch_size}", f"gl.capture b{batch_size}"))
+
+    def memory_rows(self) -> list[dict[str, Any]]:
+        """Per batch size: nodes and pool memory of the torch.compile recording and of gl.capture.
+
+        compile_pool_bytes is the reserved-memory growth during that recording (CUDAGraph Trees' one
+        shared pool is mostly filled by its warm-up runs, so often 0), compile_pool_reserved_bytes
+        what the shared pool held right after it; capture_pool_bytes is gl.capture's private pool.
+        """
+        rows = []
+        for b in sorted(self.reference):
+            rec = self.recording_for(b)
+            ref = self.reference[b]
+            rows.append({"batch_size": b, "compile_nodes": rec.nodes, "compile_kernels": rec.kernels,
+                         "compile_pool_bytes": rec.pool_bytes, "compile_pool_reserved_bytes": rec.pool_reserved_bytes,
+                         "capture_nodes": len(ref),
+                         "capture_kernels": len(ref.kernels()), "capture_pool_bytes": self.reference_pool_bytes.get(b)})
+        return rows
+
+    def memory_table(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.memory_rows())
+
+    def calls_table(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.calls, columns=["batch_size", "call", "seconds", "new_graphs"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, without the graphs themselves (the recorder stores those as DOT files)."""
+        return {"name": self.name, "description": self.description, "calls": self.calls, "facts": self.facts,
+                "reference_pool_bytes": {str(k): v for k, v in self.reference_pool_bytes.items()}}
+
+    def __repr__(self) -> str:
+        facts = ", ".join(f"{k}={v}" for k, v in self.facts.items())
+        return f"WatchExample({self.name!r}: {len(self.seen)} graphs; {facts}; {self.source})"
+
+    def _repr_html_(self) -> str:
+        facts = "".join(f"<li><code>{html.escape(k)}</code>: {html.escape(str(v))}</li>" for k, v in self.facts.items())
+        return (f"<b>{html.escape(self.name)}</b>: {html.escape(self.description)}<br><i>{html.escape(self.source)}</i>"
+                f"<ul>{facts}</ul>{self.seen.summary()._repr_html_()}")
+
+
+def watch_example(name: str = "compile", batch_sizes: tuple[int, ...] | list[int] | None = None) -> WatchExample:
+    """Run one worked case under `gl.watch` (live), or load it from the H200 recording (recorded mode).
+
+    Args:
+        name: "compile" (torch.compile reduce-overhead on the zoo GPT; about 15-30 s live),
+            "make_graphed_callables" or "torch.cuda.graph" (about a second each).
+        batch_sizes: the compile case's batch sizes (default 1, 4, 8); recorded mode has those only.
+
+    Raises:
+        RecordingError: recorded mode and the recording is missing (the message says how to make it).
+        GPUUnavailableError: live use without a GPU (call `gl.set_mode("auto")` first for recordings).
+    """
+    from graphlab.mode import is_recorded
+
+    if name not in EXAMPLES:
+        raise GraphlabError(f"no watch example {name!r}; choose one of {', '.join(EXAMPLES)}")
+    if is_recorded():
+        return load_example(name, batch_sizes)
+    from graphlab.env import require_cuda
+
+    torch = require_cuda("gl.watch_example")
+    example = run_example(torch, name, tuple(batch_sizes or DEFAULT_BATCH_SIZES))
+    example.source = f"live on this machine's {torch.cuda.get_device_name()}, torch {torch.__version__}"
+    return example
+
+
+def run_example(torch: Any, name: str, batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES,
+                progress: bool = True) -> WatchExample:
+    """Run one case live (the recorder calls this for each case)."""
+    if name == "compile":
+        return _compile_case(torch, batch_sizes, progress)
+    if name == "make_graphed_callables":
+        return _graphed_callables_case(torch)
+    return _user_block_case(torch)
+
+
+# -- the cases (this file is the "user code" the watch points at) -------------------------------------------
+
+def _skips(torch: Any) -> int:
+    """How many times inductor skipped cudagraphs so far in this process (-1 if unknown)."""
+    try:
+        from torch._dynamo.utils import counters
+
+        return int(counters["inductor"]["cudagraph_skips"])
+    except Exception:
+        return -1
+
+
+def batch_of(graph: WatchedGraph) -> int | None:
+    """The batch size a recording ran at: the first dimension of its first input of two or more dims."""
+    for shape in graph.input_shapes or ():
+        if len(shape) >= 2:
+            return int(shape[0])
+    return None
+
+
+def _compile_case(torch: Any, batch_sizes: tuple[int, ...], progress: bool = True) -> WatchExample:
+    from graphlab.capture.api import capture
+    from graphlab.watch.api import watch
+    from graphlab.zoo import get_model
+
+    if not batch_sizes or any(b < 1 for b in batch_sizes):
+        raise GraphlabError(f"batch_sizes must be positive integers, got {list(batch_sizes)}")
+    zm = get_model("gpt")
+    model = zm.build(device="cuda")
+    compiled = torch.compile(model, mode="reduce-overhead")
+    calls: list[dict[str, Any]] = []
+    max_err = 0.0
+    skips0 = _skips(torch)
+    t_start = time.perf_counter()
+    bar = progress_bar(len(batch_sizes) * CALLS_PER_SIZE, "torch.compile calls (the first at each size compiles)",
+                       show=progress, leave=False)
+    with watch() as seen, torch.no_grad():
+        for b in batch_sizes:
+            (ids,) = zm.make_inputs(b, device="cuda")
+            want = model(ids)
+            for call in range(CALLS_PER_SIZE):
+                before = len(seen)
+                t0 = time.perf_counter()
+                out = compiled(ids)
+                torch.cuda.synchronize()
+                calls.append({"batch_size": b, "call": call, "seconds": round(time.perf_counter() - t0, 4),
+                              "new_graphs": len(seen) - before})
+                if bar is not None:
+                    bar.update(1)
+            max_err = max(max_err, float((out.float() - want.float()).abs().max()))
+    total_s = time.perf_counter() - t_start
+    if bar is not None:
+        bar.close()
+    reference: dict[int, Any] = {}
+    reference_pool: dict[int, int] = {}
+    reference_dots: dict[int, str] = {}
+    for b in batch_sizes:
+        cg = capture(model, *zm.make_inputs(b, device="cuda"), name=f"gpt-b{b}")
+        reference_dots[b] = cg.dot()
+        reference[b] = _parse(reference_dots[b], f"gl.capture b{b}")
+        reference_pool[b] = int(cg.pool_bytes)
+        cg.reset()
+    recordings = seen.filter(role="recording")
+    facts = {
+        "graphs": len(seen), "recordings": len(recordings),
+        "pool_keepers": len(seen.filter(role="pool keeper")),
+        "recordings_per_batch_size": {str(b): sum(1 for g in recordings if batch_of(g) == b) for b in batch_sizes},
+        "compile_ids": sorted({str(g.details.get("compile_id")) for g in recordings if g.details.get("compile_id")}),
+        "first_call_s": {str(b): next(c["seconds"] for c in calls if c["batch_size"] == b) for b in batch_sizes},
+        "total_s": round(total_s, 2), "max_abs_err_vs_eager": max_err,
+        "cudagraph_skips": None if skips0 < 0 else _skips(torch) - skips0,
+    }
+    return WatchExample("compile", DESCRIPTIONS["compile"], seen, calls, facts, reference, reference_pool,
+                        reference_dots=reference_dots)
+
+
+def _graphed_callables_case(torch: Any) -> WatchExample:
+    from graphlab.watch.api import watch
+    from graphlab.zoo import get_model
+
+    zm = get_model("mlp")
+    model, eager = zm.build(device="cuda"), zm.build(device="cuda")  # same seeded weights
+    (x,) = zm.make_inputs(16, device="cuda")
+    with torch.enable_grad():
+        t0 = time.perf_counter()
+        with watch() as seen:
+            graphed = torch.cuda.make_graphed_callables(model, (x,))
+        seconds = time.perf_counter() - t0
+        (x2,) = zm.make_inputs(16, device="cuda", seed=1)
+        out = graphed(x2)
+        out.sum().backward()
+        want = eager(x2)
+        want.sum().backward()
+    grad_err = max(float((p.grad - q.grad).abs().max()) for p, q in zip(model.parameters(), eager.parameters()))
+    facts = {"graphs": len(seen), "roles": [g.role for g in seen], "seconds": round(seconds, 3),
+             "forward_max_abs_err_vs_eager": float((out - want).abs().max()), "grad_max_abs_err_vs_eager": grad_err,
+             "shared_pool": len({tuple(g.pool_id or ()) for g in seen}) == 1}
+    return WatchExample("make_graphed_callables", DESCRIPTIONS["make_graphed_callables"], seen, facts=facts)
+
+
+def _user_block_case(torch: Any) -> WatchExample:
+    from graphlab.watch.api import watch
+    from graphlab.zoo import get_model
+
+    zm = get_model("mlp")
+    model = zm.build(device="cuda")
+    (x,) = zm.make_inputs(8, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad():
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                model(x)  # warm up on a side stream, as PyTorch's docs do
+        torch.cuda.current_stream().wait_stream(side)
+        with watch() as seen:
+            g = torch.cuda.CUDAGraph()  # made inside the watch, so the watch can keep it dumpable
+            with torch.cuda.graph(g):
+                y = model(x)
+        (x_new,) = zm.make_inputs(8, device="cuda", seed=1)
+        x.copy_(x_new)
+        g.replay()
+        err = float((y - model(x_new)).abs().max())
+    facts = {"graphs": len(seen), "library": seen[0].library if len(seen) else None,
+             "where": seen[0].where if len(seen) else None, "replay_max_abs_err_vs_eager": err}
+    return WatchExample("torch.cuda.graph", DESCRIPTIONS["torch.cuda.graph"], seen, facts=facts)
+
+
+def _parse(dot: str, source: str) -> Any:
+    from graphlab.graph.dot_parser import parse_dot
+
+    return parse_dot(dot, source=source)
+
+
+# -- recorded mode ----------------------------------------------------------------------------------------
+
+def open_recording() -> Any:
+    """The watch recording for the recorded GPU; RecordingError naming the command that makes it."""
+    from graphlab.recordings import load_recording
+    from graphlab.mode import recorded_gpu
+
+    try:
+        return load_recording(RECORDING, gpu=recorded_gpu())
+    except RecordingError as exc:
+        raise RecordingError(f"no {RECORDING!r} recording for {recorded_gpu()} ({exc}); make it on a GPU with "
+                             f"`graphlab record --models {RECORDING}`") from None
+
+
+def load_example(name: str, batch_sizes: Any = None, recording: Any = None) -> WatchExample:
+    """One worked case as recorded on a real GPU."""
+    rec = recording or open_recording()
+    examples = rec.results("examples")
+    if name not in examples:
+        raise RecordingError(f"the {RECORDING!r} recording has no {name!r} example; it has {', '.join(examples)}")
+    info = examples[name]
+    seen = WatchedGraphs(WatchedGraph.from_dict({**rec.graph_info(key)["watched"], "dot": rec.dot(key)})
+                         for key in info["graph_keys"])
+    reference = {int(b): rec.graph(key) for b, key in info.get("reference_keys", {}).items()}
+    recorded_sizes = sorted(reference)
+    if batch_sizes is not None and name == "compile" and sorted(batch_sizes) != recorded_sizes:
+        raise RecordingError(f"the recording has the compile example at batch sizes {recorded_sizes} only, "
+                             f"not {sorted(batch_sizes)}")
+    return WatchExample(name, info["description"], seen, info.get("calls", []), info.get("facts", {}), reference,
+                        {int(k): v for k, v in info.get("reference_pool_bytes", {}).items()}, rec.banner())
+
+
+__all__ = ["DEFAULT_BATCH_SIZES", "EXAMPLES", "batch_of", "RECORDING", "WatchExample", "load_example", "open_recording",
+           "run_example", "watch_example"]
