@@ -1,8 +1,18 @@
 """Every error graphlab raises on purpose, in one place. Pure Python; imports nothing else from graphlab.
 
-Each error carries one message that says what went wrong and, where there is one, how to fix it.
-Catch `GraphlabError` to catch any of them. Most also derive from the built-in error a caller would
-expect (`ValueError` for bad input, `RuntimeError` for a machine that cannot do something).
+Errors come in five kinds, so a caller can catch what it means:
+
+| kind | raised when | also a |
+|---|---|---|
+| `BadInputError` | a value, shape, name or call graphlab cannot take as given (a wrong shape, an unknown option, a graph used after `reset()`) | `ValueError` |
+| `ConfigurationError` | settings that cannot work together, or that this model does not allow (buckets vs `max_size`, padding that changes the answer, a world size the model does not split over) | `ValueError` |
+| `CaptureError` | stream capture failed: the message names the cause, your line and the fix | `RuntimeError` |
+| `UnsupportedError` | this machine, driver or torch cannot do it here (no GPU, no `keep_graph`, no conditional nodes, no Graphviz) | `RuntimeError` |
+| `RecordingError` | a recording is missing, incomplete or malformed, or holds no answer for what recorded mode was asked | `ValueError` |
+
+The service's errors (`ServeError` and below) also carry the HTTP status they answer with. Every message says
+what was expected, what was got and the fix. Catch `GraphlabError` to catch any of them. graphlab raises no bare
+`ValueError` or `RuntimeError` on purpose: `tests/test_errors.py` holds the rule.
 """
 from __future__ import annotations
 
@@ -13,57 +23,13 @@ class GraphlabError(Exception):
     """Base class: catch this to catch any error graphlab raises on purpose."""
 
 
-# -- reading graphs and results (pure core) ------------------------------------------------------------
-class DotParseError(GraphlabError, ValueError):
-    """The text is not a DOT dump that graphlab can read.
-
-    Attributes:
-        source: file name (or "<string>") the text came from.
-        line: 1-based line where the problem was found, or None when it concerns the whole text.
-    """
-
-    def __init__(self, message: str, *, source: str = "<string>", line: int | None = None):
-        self.source = source
-        self.line = line
-        self.reason = message
-        where = source if line is None else f"{source}:{line}"
-        super().__init__(f"{where}: {message}")
+# -- the five kinds ------------------------------------------------------------------------------------
+class BadInputError(GraphlabError, ValueError):
+    """A value, shape, name or call that graphlab cannot take as given; the message names the fix."""
 
 
-class RecordingError(GraphlabError, ValueError):
-    """A recording on disk is missing, incomplete or malformed."""
-
-
-class ResultsError(GraphlabError, ValueError):
-    """A results file or object is not a sweep/timeline graphlab can read."""
-
-
-class StatsError(GraphlabError, ValueError):
-    """Statistics asked of data that cannot give them (no samples, NaN, a quantile outside 0..100)."""
-
-
-class GraphCycleError(GraphlabError, ValueError):
-    """The edges of a graph form a cycle, so it has no topological order (a CUDA graph never does)."""
-
-
-# -- drawing and widgets -------------------------------------------------------------------------------
-class GraphvizMissingError(GraphlabError, RuntimeError):
-    """Graphviz's `dot` program is not installed, so a drawing cannot become SVG or PNG."""
-
-    HINT = ("Graphviz's `dot` program is not installed: run `sudo apt-get install graphviz` "
-            "(or `conda install graphviz`); Drawing.source works without it")
-
-    def __init__(self, message: str | None = None):
-        super().__init__(message or self.HINT)
-
-
-class InspectorError(GraphlabError, ValueError):
-    """The inspector was given something it cannot show, or an option it does not know."""
-
-
-# -- the GPU -------------------------------------------------------------------------------------------
-class GPUUnavailableError(GraphlabError, RuntimeError):
-    """A GPU feature was used on a machine (or torch build) without CUDA."""
+class ConfigurationError(GraphlabError, ValueError):
+    """Settings that cannot work together, or that the model or machine does not allow."""
 
 
 class CaptureError(GraphlabError, RuntimeError):
@@ -85,12 +51,86 @@ class CaptureError(GraphlabError, RuntimeError):
         self.original_traceback = original_traceback
 
 
-class DistributedError(GraphlabError, RuntimeError):
+class UnsupportedError(GraphlabError, RuntimeError):
+    """This machine, driver or torch build cannot do what was asked; the message names what is missing."""
+
+
+class RecordingError(GraphlabError, ValueError):
+    """A recording on disk is missing, incomplete or malformed, or holds no answer for what was asked."""
+
+
+# -- reading graphs and results ------------------------------------------------------------------------
+class DotParseError(BadInputError):
+    """The text is not a DOT dump that graphlab can read.
+
+    Attributes:
+        source: file name (or "<string>") the text came from.
+        line: 1-based line where the problem was found, or None when it concerns the whole text.
+    """
+
+    def __init__(self, message: str, *, source: str = "<string>", line: int | None = None):
+        self.source = source
+        self.line = line
+        self.reason = message
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {message}")
+
+
+class GraphCycleError(BadInputError):
+    """The edges of a graph form a cycle, so it has no topological order (a CUDA graph never does)."""
+
+
+class ResultsError(RecordingError):
+    """A results file or object is not a sweep/timeline graphlab can read."""
+
+
+class StatsError(BadInputError):
+    """Statistics asked of data that cannot give them (no samples, NaN, a quantile outside 0..100)."""
+
+
+# -- drawing and widgets -------------------------------------------------------------------------------
+class GraphvizMissingError(UnsupportedError):
+    """Graphviz's `dot` program is not installed, so a drawing cannot become SVG or PNG."""
+
+    HINT = ("Graphviz's `dot` program is not installed: run `sudo apt-get install graphviz` "
+            "(or `conda install graphviz`); Drawing.source works without it")
+
+    def __init__(self, message: str | None = None):
+        super().__init__(message or self.HINT)
+
+
+class InspectorError(BadInputError):
+    """The inspector was given something it cannot show, or an option it does not know."""
+
+
+# -- the GPU -------------------------------------------------------------------------------------------
+class GPUUnavailableError(UnsupportedError):
+    """A GPU feature was used on a machine (or torch build) without CUDA."""
+
+
+class WatchUnsupportedError(UnsupportedError):
+    """The installed torch cannot keep a captured CUDA graph for dumping, so `gl.watch` cannot show it."""
+
+
+class ConditionalUnsupportedError(UnsupportedError):
+    """This machine cannot build a CUDA conditional node the way asked: the message names what is missing
+    (a CUDA 12.3/12.8 driver, cuda-bindings, NVRTC, or a torch feature)."""
+
+
+class TimelineError(UnsupportedError):
+    """The profiler trace lacks what a timeline needs (no marked call, no kernels)."""
+
+
+class TimingError(BadInputError):
+    """A measurement was asked for something it cannot measure (zero inputs, no batch sizes, ...)."""
+
+
+class DistributedError(ConfigurationError, RuntimeError):
     """A multi-GPU set-up problem: not launched by torchrun, a model that does not split over the world
     size, ranks that disagree, devices that do not exist."""
 
 
-class PaddingError(GraphlabError, ValueError):
+class PaddingError(ConfigurationError):
     """Padding a dimension changed a model's answer (padded replay differs from eager on the real rows).
 
     Attributes:
@@ -103,25 +143,8 @@ class PaddingError(GraphlabError, ValueError):
         self.max_abs_err = max_abs_err
 
 
-class CacheMissError(GraphlabError, ValueError):
+class CacheMissError(BadInputError):
     """A strict graph cache was called with a shape it holds no graph for and may not capture."""
-
-
-class WatchUnsupportedError(GraphlabError, RuntimeError):
-    """The installed torch cannot keep a captured CUDA graph for dumping, so `gl.watch` cannot show it."""
-
-
-class ConditionalUnsupportedError(GraphlabError, RuntimeError):
-    """This machine cannot build a CUDA conditional node the way asked: the message names what is missing
-    (a CUDA 12.3/12.8 driver, cuda-bindings, NVRTC, or a torch feature)."""
-
-
-class TimingError(GraphlabError, ValueError):
-    """A measurement was asked for something it cannot measure (zero inputs, no batch sizes, ...)."""
-
-
-class TimelineError(GraphlabError, RuntimeError):
-    """The profiler trace lacks what a timeline needs (no marked call, no kernels)."""
 
 
 # -- serving (graphlab.serve) --------------------------------------------------------------------------
@@ -137,14 +160,14 @@ class ServeError(GraphlabError, RuntimeError):
     reason = "inference_failed"
 
 
-class BadRequestError(ServeError, ValueError):
+class BadRequestError(ServeError, BadInputError):
     """A request body the service cannot read: not JSON, a missing field, a wrong type (HTTP 422)."""
 
     status = 422
     reason = "malformed_request"
 
 
-class RequestTooLargeError(ServeError, ValueError):
+class RequestTooLargeError(ServeError, BadInputError):
     """A request bigger than the service takes: too many rows, a prompt or image too long (HTTP 413)."""
 
     status = 413
@@ -158,9 +181,13 @@ class OverloadedError(ServeError):
     reason = "overloaded"
 
 
+#: the five kinds, in the order the module docstring's table gives them
+KINDS = (BadInputError, ConfigurationError, CaptureError, UnsupportedError, RecordingError)
+
 __all__ = [
-    "BadRequestError", "CacheMissError", "CaptureError", "ConditionalUnsupportedError", "DistributedError",
-    "DotParseError", "GPUUnavailableError", "GraphCycleError", "GraphlabError", "GraphvizMissingError",
-    "InspectorError", "OverloadedError", "PaddingError", "RecordingError", "RequestTooLargeError", "ResultsError",
-    "ServeError", "StatsError", "TimelineError", "TimingError", "WatchUnsupportedError",
+    "BadInputError", "BadRequestError", "CacheMissError", "CaptureError", "ConditionalUnsupportedError",
+    "ConfigurationError", "DistributedError", "DotParseError", "GPUUnavailableError", "GraphCycleError",
+    "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError", "PaddingError",
+    "RecordingError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError", "TimelineError",
+    "TimingError", "UnsupportedError", "WatchUnsupportedError",
 ]

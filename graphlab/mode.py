@@ -10,14 +10,19 @@ recorded captured graph, `gl.sweep` a recorded sweep, and so on, each saying whe
 measured. So the code a learner reads is the code they would run on a GPU, and the choice between
 the two happens once, visibly.
 
+**This module is the one place that decides.** A live function with a recorded answer says so with
+`@stand_in(recorded_fn)`; a value that differs between the two (a backend, a device) comes from
+`pick(live=..., recorded=...)`. No other module asks `is_recorded()` (`tests/test_layers.py` holds the rule).
+
 Ground floor (like `env.py`): imports no torch; the GPU check is `graphlab.env.has_cuda`.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from graphlab.errors import GraphlabError, GPUUnavailableError
+from graphlab.errors import BadInputError, GPUUnavailableError
 
 MODES = ("auto", "live", "recorded")
 DEFAULT_RECORDED_GPU = "h200"
@@ -55,7 +60,7 @@ def _decide(mode: str, gpu: str | None) -> Mode:
     from graphlab.env import has_cuda
 
     if mode not in MODES:
-        raise GraphlabError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise BadInputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     cuda = has_cuda()
     if mode == "live" and not cuda:
         from graphlab.env import require_cuda
@@ -63,9 +68,9 @@ def _decide(mode: str, gpu: str | None) -> Mode:
         require_cuda("live mode")  # raises GPUUnavailableError with the hint
         raise GPUUnavailableError("live mode needs a CUDA GPU")  # pragma: no cover (require_cuda raised)
     if cuda and mode != "recorded":
-        import torch
+        from graphlab.env import gpu_names
 
-        return Mode(True, None, f"live: capturing and timing on this machine's {torch.cuda.get_device_name()}")
+        return Mode(True, None, f"live: capturing and timing on this machine's {gpu_names()[0]}")
     slug = gpu or DEFAULT_RECORDED_GPU
     why = "asked for recorded mode" if mode == "recorded" else "no CUDA GPU here"
     return Mode(False, slug, f"recorded: {why}, so results come from the {slug.upper()} recordings "
@@ -105,4 +110,46 @@ def recorded_gpu() -> str:
     return (_current.gpu if _current is not None else None) or DEFAULT_RECORDED_GPU
 
 
-__all__ = ["MODES", "Mode", "current_mode", "is_recorded", "recorded_gpu", "set_mode"]
+# -- the one place that decides ------------------------------------------------------------------------
+#: every live function that has a recorded stand-in: "module.qualname" of the live one -> the stand-in
+STAND_INS: dict[str, Callable[..., Any]] = {}
+
+_Live = TypeVar("_Live", bound=Callable[..., Any])
+_T = TypeVar("_T")
+
+
+def stand_in(recorded: Callable[..., Any]) -> Callable[[_Live], _Live]:
+    """Give a live function a recorded stand-in: in recorded mode `recorded` answers, with the same arguments.
+
+        >>> @stand_in(recorded_sweep)              # doctest: +SKIP
+        ... def sweep(model, make_inputs, batch_sizes, ...): ...
+
+    The stand-in takes the live function's arguments (it may ignore those a recording cannot honour) and
+    answers from the recordings of `recorded_gpu()`. Without a `set_mode` call the live function runs, so
+    a GPU feature used without a GPU raises `GPUUnavailableError` with its hint. The live function stays
+    reachable as `.live`, the stand-in as `.recorded`.
+    """
+
+    def decorate(live: _Live) -> _Live:
+        @functools.wraps(live)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if is_recorded():
+                return recorded(*args, **kwargs)
+            return live(*args, **kwargs)
+
+        call.live = live  # type: ignore[attr-defined]
+        call.recorded = recorded  # type: ignore[attr-defined]
+        STAND_INS[f"{live.__module__}.{live.__qualname__}"] = recorded
+        return call  # type: ignore[return-value]
+
+    return decorate
+
+
+def pick(*, live: _T, recorded: _T) -> _T:
+    """`recorded` in recorded mode, else `live`: the same decision as `stand_in`, for a value (a backend class,
+    a device) rather than a call."""
+    return recorded if is_recorded() else live
+
+
+__all__ = ["MODES", "STAND_INS", "Mode", "current_mode", "is_recorded", "pick", "recorded_gpu", "set_mode",
+           "stand_in"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import graphlab
 from graphlab import errors
 from graphlab.errors import CaptureError, GraphlabError, GraphvizMissingError
@@ -58,3 +60,43 @@ def test_capture_error_takes_its_fields_in_the_constructor():
 def test_one_error_for_a_missing_dot_program():
     assert "apt-get install graphviz" in str(GraphvizMissingError())
     assert isinstance(GraphvizMissingError(), RuntimeError)
+
+
+# -- errors by kind ---------------------------------------------------------------------------------------------
+#: raising one of these on purpose says nothing a caller can catch by meaning: raise a kind from errors.py
+BARE = ("GraphlabError", "ValueError", "RuntimeError", "TypeError", "Exception")
+PACKAGES = sorted({p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in PACKAGE.glob("*")
+                   if p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists())})
+
+
+def _bare_raises(part: str) -> list[str]:
+    found = []
+    paths = [PACKAGE / f"{part}.py"] if (PACKAGE / f"{part}.py").exists() else sorted((PACKAGE / part).rglob("*.py"))
+    for path in paths:
+        if path == PACKAGE / "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                called = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if ast.unparse(called) in BARE:
+                    found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: raise {ast.unparse(called)}")
+    return found
+
+
+@pytest.mark.parametrize("part", PACKAGES)
+def test_errors_are_raised_by_kind(part):
+    assert _bare_raises(part) == [], "raise a kind from graphlab.errors (BadInputError, ConfigurationError, ...)"
+
+
+def test_every_error_is_one_of_the_five_kinds():
+    kinds = errors.KINDS
+    assert [k.__name__ for k in kinds] == ["BadInputError", "ConfigurationError", "CaptureError", "UnsupportedError",
+                                           "RecordingError"]
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        if cls is GraphlabError or cls in kinds or issubclass(cls, errors.ServeError):
+            continue
+        assert issubclass(cls, kinds), f"{name} is none of the five kinds"
+    # what a caller used to catch still catches it
+    assert issubclass(errors.DotParseError, ValueError) and issubclass(errors.GPUUnavailableError, RuntimeError)
+    assert issubclass(errors.DistributedError, RuntimeError) and issubclass(errors.BadRequestError, ValueError)

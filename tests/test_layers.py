@@ -1,13 +1,44 @@
-"""The layering holds: `import graphlab` and the pure core load without torch, widgets or plotting."""
+"""The shape of the package holds: one folder per feature, pure modules apart from torch, imports that only point
+down, torch at the top of the modules that use it, studies that no library module imports, one module that decides
+live vs recorded, and no import cycles. Each rule is an AST walk over `graphlab/`, checked per package so that a
+failure names the package (`pytest tests/test_layers.py -k cache`)."""
 from __future__ import annotations
 
+import ast
+import importlib
 import subprocess
 import sys
 import textwrap
+from functools import cache
+from pathlib import Path
+
+import pytest
 
 from conftest import REPO
 
+PACKAGE = REPO / "graphlab"
 BLOCKED = ["torch", "ipywidgets", "anywidget", "plotly", "graphviz", "pandas", "IPython", "numpy"]
+
+#: the feature packages of the library, each with a PURE list in its __init__
+FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "viz", "serve", "ui")
+#: packages whose modules use torch (the rest draw, serve or show: they never import torch at all, or do at the top)
+TORCH_FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed")
+#: modules on the ground floor; every one of them imports without torch
+GROUND = ("errors", "env", "mode", "_version", "progress", "stats", "fresh_process", "recordings")
+#: the floor of every top-level module and package: imports point to a lower floor, or within a package
+FLOORS = {"errors": 0, "env": 0, "mode": 0, "_version": 0, "progress": 0, "stats": 0, "fresh_process": 0,
+          "graph": 1, "recordings": 2, "zoo": 2, "capture": 3, "timing": 4, "cache": 4, "watch": 4, "conditional": 4,
+          "distributed": 5, "viz": 6, "serve": 7, "ui": 7, "studies": 8,
+          "about": 9, "cli": 9, "tour": 9, "__main__": 9, "__init__": 9}
+#: pairs that may not import each other although the floors would allow it
+FORBIDDEN = {**{(torch_pkg, face): "torch modules must not draw or show: the GPU machine has no graphviz/plotly/widgets"
+                for torch_pkg in TORCH_FEATURES for face in ("viz", "ui")},
+             ("serve", "ui"): "the service must not import notebook widgets",
+             ("ui", "serve"): "widgets must not import the service"}
+#: the modules that check whether torch is there at all: they import it inside functions, on purpose
+PROBES = ("graphlab.env", "graphlab.conditional.support", "graphlab.about")
+#: the only modules outside studies/ that may import it (lazily: `graphlab --help` stays light)
+STUDY_IMPORTERS = ("graphlab.cli",)
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:
@@ -17,6 +48,61 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+# -- reading the package -----------------------------------------------------------------------------------
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(REPO).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+@cache
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@cache
+def _tree(module: str) -> ast.Module:
+    return ast.parse(_modules()[module].read_text())
+
+
+def _imports(module: str) -> list[tuple[str, ast.AST, bool]]:
+    """(imported graphlab module, node, at the top of the module) for every import in `module`."""
+    tree = _tree(module)
+    top = set(map(id, tree.body))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            # `from graphlab.cache import buckets` imports the module graphlab.cache.buckets
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in _modules() else node.module
+                     for a in node.names]
+        else:
+            continue
+        found += [(n, node, id(node) in top) for n in names if n == "graphlab" or n.startswith("graphlab.")]
+    return found
+
+
+def _part(module: str) -> str:
+    """The top-level module or package a module belongs to: graphlab.cache.buckets -> cache."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _pure_modules() -> set[str]:
+    pure = {f"graphlab.{m}" for m in GROUND}
+    for feature in FEATURES:
+        pure |= {f"graphlab.{feature}.{m}" for m in importlib.import_module(f"graphlab.{feature}").PURE}
+    return pure
+
+
+def _functions(tree: ast.AST) -> list[ast.AST]:
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+
+
+# -- the light face ------------------------------------------------------------------------------------------
 def test_import_graphlab_needs_no_heavy_dependency():
     result = _run(
         """
@@ -24,19 +110,6 @@ def test_import_graphlab_needs_no_heavy_dependency():
         assert graphlab.__version__
         heavy = [m for m in ("torch", "ipywidgets", "plotly", "graphviz") if sys.modules.get(m) is not None]
         assert not heavy, heavy
-        """
-    )
-    assert result.returncode == 0, result.stderr
-
-
-def test_pure_core_modules_import_without_heavy_dependencies():
-    result = _run(
-        """
-        import importlib, pkgutil
-        for package in ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed"):
-            for name in importlib.import_module("graphlab." + package).PURE:
-                importlib.import_module(f"graphlab.{package}.{name}")
-        import graphlab.cli, graphlab.env, graphlab.errors
         """
     )
     assert result.returncode == 0, result.stderr
@@ -63,14 +136,13 @@ def test_env_functions_survive_missing_torch():
 
 def test_unknown_attribute_is_a_clear_attribute_error():
     import graphlab
-    import pytest
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         graphlab.nope  # noqa: B018
 
 
 def test_public_names_stay_functions_after_every_module_is_imported():
-    """A subpackage named like a public function would shadow it once imported (gl.render was)."""
+    """A subpackage named like a public function (graphlab.capture, graphlab.watch) must not shadow it."""
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(
             """
@@ -85,93 +157,183 @@ def test_public_names_stay_functions_after_every_module_is_imported():
                     pass  # e.g. GPU-only extras
             shadowed = [n for n in graphlab._LAZY if isinstance(getattr(graphlab, n), types.ModuleType)]
             assert not shadowed, shadowed
+            assert callable(graphlab.capture) and callable(graphlab.watch)
             """
         )], cwd=REPO, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stderr
 
 
-# -- imports only go down, for every layer ------------------------------------------------------------------
-#: layer of each subpackage; modules at the package's top (errors, env, mode) are the ground floor (0),
-#: cli/tour/__main__ the roof. `serve` sits above gpu (it serves models through the graph cache).
-LAYERS = {"errors": 0, "env": 0, "mode": 0, "_version": 0, "progress": 0, "stats": 0, "fresh_process": 0, "zoo": 0,
-          "graph": 1, "recordings": 2, "capture": 3, "timing": 4, "cache": 4, "watch": 4, "conditional": 4,
-          "distributed": 5, "viz": 6, "serve": 7, "ui": 7, "studies": 8,
-          "about": 9, "cli": 9, "tour": 9, "__main__": 9, "__init__": 9}
-#: pairs that may not import each other although the layer numbers would allow it
-FORBIDDEN = {**{(torch_pkg, face): "torch modules must not draw: the GPU machine has no graphviz/plotly"
-                for torch_pkg in ("graph", "capture", "timing", "cache", "watch", "conditional", "distributed")
-                for face in ("viz", "ui")},
-             ("serve", "ui"): "the service must not import notebook widgets",
-             ("ui", "serve"): "widgets must not import the service"}
-GROUND = ("errors", "env", "mode", "_version", "progress", "stats", "fresh_process", "zoo")
+# -- one folder per feature, its pure modules listed ----------------------------------------------------------------
+def test_core_and_gpu_are_gone_and_every_module_belongs_to_a_known_part():
+    assert not (PACKAGE / "core").exists() and not (PACKAGE / "gpu").exists()
+    unknown = sorted(m for m in _modules() if _part(m) not in FLOORS)
+    assert unknown == [], f"modules outside the known parts {sorted(FLOORS)}"
 
 
-def _layer_of(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+@pytest.mark.parametrize("feature", [*FEATURES, "studies"])
+def test_every_package_says_its_job(feature):
+    init = importlib.import_module(f"graphlab.{feature}")
+    assert init.__doc__ and len(init.__doc__.strip().splitlines()) >= 2, "say the package's job in two lines"
+    if feature == "studies":
+        return
+    missing = [m for m in init.PURE if not (PACKAGE / feature / f"{m}.py").exists()]
+    assert missing == [], f"graphlab.{feature}.PURE names modules that do not exist"
 
 
-def _violations() -> list[str]:
-    import ast
+@pytest.mark.parametrize("feature", FEATURES)
+def test_pure_modules_import_with_torch_plotly_graphviz_and_widgets_blocked(feature):
+    result = _run(
+        f"""
+        import importlib
+        for name in importlib.import_module("graphlab.{feature}").PURE:
+            importlib.import_module("graphlab.{feature}." + name)
+        """
+    )
+    assert result.returncode == 0, result.stderr
 
-    package = REPO / "graphlab"
+
+def test_ground_floor_modules_import_with_torch_blocked():
+    result = _run("import importlib\n" + "".join(f"importlib.import_module('graphlab.{m}')\n" for m in GROUND))
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_pure_modules_import_only_pure_modules(feature):
+    pure = _pure_modules()
+    found = [f"{m}: imports {target}, which is not pure" for m in sorted(pure) if _part(m) == feature
+             for target, _, _ in _imports(m) if target not in pure and target != "graphlab"]
+    assert found == []
+
+
+# -- imports point down; torch modules never draw; serve and ui apart --------------------------------------------
+def _floor_violations(modules: list[str]) -> list[str]:
     found = []
-    for path in sorted(package.rglob("*.py")):
-        rel = path.relative_to(REPO).with_suffix("")
-        source = _layer_of(".".join(rel.parts))
-        if source not in LAYERS:
-            found.append(f"{rel}: module outside the known layers {sorted(LAYERS)}")
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                targets = [node.module]
-            else:
+    for module in modules:
+        source = _part(module)
+        for target, _, _ in _imports(module):
+            if target == "graphlab":
+                if source != "__init__":
+                    found.append(f"{module}: imports the package face 'graphlab' (import the module that defines the name)")
                 continue
-            for target in targets:
-                if target.split(".")[0] != "graphlab":
-                    continue
-                if target == "graphlab" and source != "__init__":
-                    found.append(f"{rel}: imports the package face 'graphlab' (import the module that defines the name)")
-                    continue
-                dest = _layer_of(target)
-                if dest not in LAYERS or dest == source:
-                    continue
-                if (source, dest) in FORBIDDEN:
-                    found.append(f"{rel}: imports {target}: {FORBIDDEN[source, dest]}")
-                elif LAYERS[dest] > LAYERS[source] and not (source in GROUND and dest in GROUND):
-                    found.append(f"{rel}: imports {target}, a higher layer ({dest} > {source})")
+            dest = _part(target)
+            if dest == source:
+                continue
+            if (source, dest) in FORBIDDEN:
+                found.append(f"{module}: imports {target}: {FORBIDDEN[source, dest]}")
+            elif FLOORS[dest] > FLOORS[source]:
+                found.append(f"{module}: imports {target}, a higher floor ({dest} {FLOORS[dest]} > {source} {FLOORS[source]})")
+            elif FLOORS[dest] == FLOORS[source] and FLOORS[source] not in (0, 9):
+                found.append(f"{module}: imports {target}: {source} and {dest} are siblings on floor {FLOORS[source]}")
     return found
 
 
-def test_imports_only_point_down_in_every_layer():
-    assert _violations() == []
+@pytest.mark.parametrize("part", sorted(FLOORS))
+def test_imports_only_point_down(part):
+    assert _floor_violations([m for m in _modules() if _part(m) == part]) == []
 
 
-def test_the_layer_check_can_fail(tmp_path, monkeypatch):
-    import ast  # noqa: F401  (the check parses files; prove it sees a bad one)
-
-    bad = REPO / "graphlab" / "capture" / "_layer_probe_tmp.py"
-    bad.write_text("from graphlab.viz.drawing import render\nimport graphlab\n")
+def test_the_floor_check_can_fail():
+    bad = PACKAGE / "capture" / "_layer_probe_tmp.py"
+    bad.write_text("from graphlab.viz.drawing import render\nimport graphlab\nfrom graphlab.cache import buckets\n")
+    _modules.cache_clear()
+    _tree.cache_clear()
     try:
-        found = _violations()
+        found = _floor_violations(["graphlab.capture._layer_probe_tmp"])
     finally:
         bad.unlink()
-    assert any("_layer_probe_tmp" in f and "must not draw" in f for f in found)
-    assert any("_layer_probe_tmp" in f and "package face" in f for f in found)
+        _modules.cache_clear()
+        _tree.cache_clear()
+    assert any("must not draw" in f for f in found)
+    assert any("package face" in f for f in found)
+    assert any("higher floor" in f for f in found)
+
+
+def test_no_import_cycles():
+    """Tarjan over every import, those inside functions too: a cycle is two modules that need each other."""
+    graph = {m: sorted({t for t, _, _ in _imports(m) if t in _modules() and t != m}) for m in _modules()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+# -- torch at the top ---------------------------------------------------------------------------------------------
+def _torch_violations(module: str) -> list[str]:
+    tree = _tree(module)
+    found = []
+    for fn in _functions(tree):
+        for node in ast.walk(fn):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            if any(n == "torch" or n.startswith("torch.") for n in names):
+                found.append(f"{module}:{node.lineno}: imports torch inside a function")
+        args = getattr(fn, "args", None)
+        if args is not None:
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                if arg.arg == "torch":
+                    found.append(f"{module}:{fn.lineno}: takes torch as a parameter")
+    for node in ast.walk(tree):
+        text = ast.unparse(node) if isinstance(node, (ast.Subscript, ast.Call)) else ""
+        if text.startswith(("sys.modules['torch']", 'sys.modules["torch"]', "sys.modules.get('torch'",
+                            'sys.modules.get("torch"')):
+            found.append(f"{module}:{node.lineno}: looks torch up in sys.modules")
+    return found
+
+
+@pytest.mark.parametrize("part", sorted(FLOORS))
+def test_torch_is_imported_at_the_top_or_not_at_all(part):
+    found = [v for m in _modules() if _part(m) == part and m not in PROBES for v in _torch_violations(m)]
+    assert found == []
+
+
+# -- studies are leaves; one module decides live vs recorded ------------------------------------------------------
+def test_no_library_module_imports_studies():
+    found = [f"{m}: imports {t}" for m in _modules() if _part(m) != "studies"
+             for t, _, top in _imports(m) if _part(t) == "studies" and (m not in STUDY_IMPORTERS or top)]
+    assert found == [], "only the command line imports graphlab.studies, inside the command that needs it"
+
+
+@pytest.mark.parametrize("part", sorted(FLOORS))
+def test_the_live_recorded_decision_is_made_in_mode_only(part):
+    found = []
+    for module in (m for m in _modules() if _part(m) == part and m != "graphlab.mode"):
+        for node in ast.walk(_tree(module)):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] in ("is_recorded", "current_mode"):
+                found.append(f"{module}:{node.lineno}: {ast.unparse(node.func)}() decides here")
+    assert found == [], "use @graphlab.mode.stand_in(recorded) or graphlab.mode.pick(live=..., recorded=...)"
 
 
 def test_every_module_says_what_it_exports():
-    import ast
-
-    missing = []
-    for path in sorted((REPO / "graphlab").rglob("*.py")):
-        if path.name in ("__init__.py", "__main__.py"):
-            continue
-        tree = ast.parse(path.read_text())
-        if not any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in n.targets)
-                   for n in tree.body):
-            missing.append(str(path.relative_to(REPO)))
+    missing = [m for m, p in _modules().items() if p.name not in ("__init__.py", "__main__.py")
+               and not any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in n.targets)
+                           for n in _tree(m).body)]
     assert missing == [], "add __all__ to these modules"

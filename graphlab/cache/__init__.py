@@ -3,4 +3,4 @@ Pure modules decide buckets and keys, advise which buckets to capture, and keep 
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ('buckets', 'advisor', 'stats', 'results', 'traces')
+PURE = ("buckets", "advisor", "stats", "results", "traces")

@@ -3,4 +3,4 @@ Also which kinds this machine supports, and the typed results of the conditional
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ('results',)
+PURE = ("results",)

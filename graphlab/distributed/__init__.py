@@ -3,4 +3,4 @@ Pure modules plan torchrun launches and read the multi-GPU recordings.
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ('launch',)
+PURE = ("launch",)

@@ -20,3 +20,6 @@ A layer of its own above graphlab.gpu: it imports graphlab.core, graphlab.gpu, e
 nothing in graphlab imports it but the command line and the lazy public names. Only `app` needs
 starlette (and uvicorn to serve it: the `serve` extra); only `figures` needs plotly and graphviz.
 """
+
+#: the modules of this package that import no torch, plotly, graphviz or widget library
+PURE = ()

@@ -3,4 +3,4 @@ Also kernel timelines, the host's speed modes, reproductions of a recording, and
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ('results', 'host_modes', 'claims', 'repro_report', 'weight_update')
+PURE = ("results", "host_modes", "claims", "repro_report", "weight_update")

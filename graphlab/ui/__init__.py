@@ -1,1 +1,5 @@
-"""Layer 3: notebook user interface (widgets, the %%cudagraph magic)."""
+"""The notebook UI: the `%%cudagraph` magic, the graph and diff inspectors, the latency lab.
+Widgets over the pure graph model and recorded results; they never import the service."""
+
+#: the modules of this package that import no torch, plotly, graphviz or widget library
+PURE = ()

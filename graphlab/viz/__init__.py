@@ -2,3 +2,6 @@
 
 May import the core and graphviz/plotly (lazily where heavy); never torch or widgets.
 """
+
+#: the modules of this package that import no torch, plotly, graphviz or widget library
+PURE = ()

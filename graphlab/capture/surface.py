@@ -1,0 +1,92 @@
+"""The graph surface: what every captured graph offers, whichever way it was made.
+
+Three kinds of object stand for a captured graph, and each says which it is in `origin`:
+
+| origin | class | replay | its DAG |
+|---|---|---|---|
+| "live" | `CapturedGraph` (`gl.capture`, `gl.capturing`, `%%cudagraph`, a CUDA `GraphCache`) | `cudaGraphLaunch` | dumped from the driver |
+| "recorded" | `RecordedGraph` (recorded mode) | runs the model eagerly on this machine | the DOT a GPU recorded |
+| "eager" | `EagerGraph` (a `GraphCache(backend="eager")` stand-in) | runs the model eagerly | none: it says so |
+
+`gl.render`, `gl.inspect`, `gl.diff`, the widgets and `GraphCache` take any of them. What one of them cannot do
+(an eager stand-in has no DOT, a recorded graph has no pool to share) raises `UnsupportedError` naming why,
+never a bare `AttributeError`. `tests/test_surface.py` holds each class to this Protocol.
+
+Pure: importing it needs no torch.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from graphlab.graph.model import CudaGraph
+
+Origin = Literal["live", "recorded", "eager"]
+
+
+@runtime_checkable
+class Replayable(Protocol):
+    """A captured graph: call it with new inputs, replay it, look at its DAG, check it against eager.
+
+    Attributes:
+        origin: "live", "recorded" or "eager" (the table above).
+        name: the graph's name, for messages and drawings.
+        inputs: the static inputs (nested as captured); `outputs`: the static outputs, refreshed by each replay.
+        capture_ms, instantiate_ms: host time of the capture and of instantiating it (0.0 for an eager stand-in).
+        pool_bytes: device memory the graph's pool took; peak_bytes: peak memory the captured work held;
+            exec_bytes: memory of the executable graph, or None where it was not measured.
+    """
+
+    origin: Origin
+    name: str
+    inputs: Any
+    outputs: Any
+
+    @property
+    def capture_ms(self) -> float: ...
+
+    @property
+    def instantiate_ms(self) -> float: ...
+
+    @property
+    def pool_bytes(self) -> int: ...
+
+    @property
+    def peak_bytes(self) -> int | None: ...
+
+    @property
+    def exec_bytes(self) -> int | None: ...
+
+    def __call__(self, *new_inputs: Any, **named: Any) -> Any:
+        """Copy the new inputs into the static ones (checked), replay, return the outputs."""
+
+    def unchecked(self, *new_inputs: Any) -> Any:
+        """The same without checks: the caller promises shapes, dtypes and device."""
+
+    def replay(self) -> Any:
+        """Replay as is, on the static inputs; return the outputs."""
+
+    @property
+    def graph(self) -> CudaGraph:
+        """The parsed DAG (`gl.CudaGraph`)."""
+
+    def dot(self, flags: int | str | None = None) -> str:
+        """The DOT text of the DAG."""
+
+    def census(self) -> Any:
+        """A node census from the CUDA graph API."""
+
+    def verify(self, make_inputs: Callable[[], Any] | None = None, trials: int = 3) -> Any:
+        """Replay against eager on fresh inputs (a `VerifyResult`)."""
+
+    def pool(self) -> Any:
+        """The memory pool, to share with another capture."""
+
+    def reset(self) -> None:
+        """Free the graph; it cannot replay afterwards."""
+
+    def summary(self) -> dict[str, Any]:
+        """Name, where it lives, node counts, capture cost, inputs and outputs, as a dict."""
+
+
+__all__ = ["Origin", "Replayable"]
