@@ -283,7 +283,7 @@ def test_sweep_runs_one_pass_per_batch_size(fake_gpu):
         assert p.p10_us <= p.p50_us <= p.p90_us and p.gpu_p50_us == pytest.approx(4.0)
     graph = result.point(1, "graph")
     assert graph.capture_ms == 1.5 and graph.instantiate_ms == 0.25
-    assert graph.graph_memory_bytes == 2 << 20 and graph.graph_peak_bytes == 1 << 20 and graph.graph_exec_bytes == 0
+    assert graph.pool_bytes == 2 << 20 and graph.graph_peak_bytes == 1 << 20 and graph.graph_exec_bytes == 0
     assert graph.kernel_count is None  # no DOT export here
     assert result.is_paired(1) and result.paired(4).pairs == 5
     c = result.conditions

@@ -6,7 +6,7 @@ Method (docs/latency-method.md explains each choice), in three phases:
 1. prepare, batch size by batch size: random inputs (three sets, rotated call by call; never zeros),
    one cold eager call (`first_call_us`), one capture with `gl.capture` (the graph that is timed is
    the graph whose capture time and memory are reported: `capture_ms`, `instantiate_ms`,
-   `graph_memory_bytes`, `graph_peak_bytes`, `graph_exec_bytes`), its cold first call, then eager and
+   `pool_bytes`, `graph_peak_bytes`, `graph_exec_bytes`), its cold first call, then eager and
    graph warmed up until their medians settle and their blocks sized to ~`block_ms`;
 2. time: `pairs` rounds; each round times one (eager block, graph block) pair at every batch size,
    eager first in even rounds (`graphlab.timing.blocks.time_rounds`), so both modes, and all batch
@@ -102,21 +102,20 @@ def _point(series: BlockSeries, batch_size: int, first_call_us: float, **extra: 
 
 
 def _graph_cost(cg: Any, count_kernels: bool) -> dict[str, Any]:
-    """What capturing `cg` cost, from the graph itself (the lead's engine fields; older names as fallback)."""
+    """What capturing `cg` cost, from the graph itself (`graphlab.capture.surface.Replayable`'s cost fields)."""
     kernels = None
     if count_kernels:
         try:
             kernels = len(cg.graph.kernels())
         except Exception:  # the DOT export needs cuda-bindings; the kernel count is optional here
             kernels = None
-    pool = getattr(cg, "pool_bytes", None)
     return {
         "kernel_count": kernels,
         "capture_ms": cg.capture_ms,
-        "instantiate_ms": getattr(cg, "instantiate_ms", None),
-        "graph_memory_bytes": pool if pool is not None else getattr(cg, "memory_bytes", None),
-        "graph_peak_bytes": getattr(cg, "peak_bytes", None),
-        "graph_exec_bytes": getattr(cg, "exec_bytes", None),
+        "instantiate_ms": cg.instantiate_ms,
+        "pool_bytes": cg.pool_bytes,
+        "graph_peak_bytes": cg.peak_bytes,
+        "graph_exec_bytes": cg.exec_bytes,
     }
 
 
@@ -383,7 +382,7 @@ def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float,
                            "min_blocks": host_modes.MIN_BLOCKS},
         "capture_ms": "the timed graph's own capture (capture_begin to capture_end), warm-up excluded; "
                       "instantiate_ms apart",
-        "graph_memory_bytes": "torch.cuda.memory_reserved() growth over the timed graph's capture (its pool)",
+        "pool_bytes": "torch.cuda.memory_reserved() growth over the timed graph's capture (its pool)",
         "graph_exec_bytes": "drop of cudaMemGetInfo free memory over instantiate() (driver's executable graph)",
         "graph_peak_bytes": "peak torch.cuda.memory_allocated() growth during the capture",
         "order": "per batch size: cold eager call, capture, cold graph call, warm-up; then the rounds of paired "
