@@ -391,3 +391,24 @@ def test_sweep_with_the_fastest_target_stores_the_rule(fake_gpu):
     with pytest.raises(TimingError, match="host_target must be"):
         sweep(model, make_inputs, [1], pairs=1, profile=False, check_weights=False, progress=False,
               host_target="slowest")
+
+
+def test_the_recorded_stand_ins_take_the_live_arguments():
+    """`@stand_in` hands the live call's arguments to the stand-in unchanged, so every call the live function
+    takes, the stand-in takes: the same positional parameters and defaults, the rest accepted and ignored."""
+    import inspect
+
+    from graphlab.mode import STAND_INS
+    from graphlab.timing.sweep import sweep
+    from graphlab.timing.timeline import record_timeline
+    from graphlab.timing.recorded import recorded_sweep, recorded_timeline
+
+    for live, recorded in ((sweep, recorded_sweep), (record_timeline, recorded_timeline)):
+        assert STAND_INS[f"{live.__module__}.{live.__qualname__}"] is recorded and live.recorded is recorded
+        params = inspect.signature(live.live).parameters
+        positional = [p for p in params.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
+        stand = inspect.signature(recorded)
+        assert [(p.name, p.default) for p in stand.parameters.values()][:len(positional)] == \
+            [(p.name, p.default) for p in positional]
+        stand.bind(*(p.default for p in positional),
+                   **{p.name: p.default for p in params.values() if p.kind is p.KEYWORD_ONLY})

@@ -41,6 +41,8 @@ from graphlab.errors import TimingError
 from graphlab.timing import blocks
 from graphlab.timing.blocks import BlockSeries, PairPlan, prepare_pair, time_rounds
 from graphlab.timing.machine import ClockReader, run_conditions
+from graphlab.timing.recorded import recorded_sweep
+from graphlab.mode import stand_in
 from graphlab.progress import progress_bar
 
 INPUT_SETS = 3
@@ -151,6 +153,7 @@ class Case:
         return f"b{self.batch_size}" + (f"-s{self.seq_len}" if self.seq_len is not None else "")
 
 
+@stand_in(recorded_sweep)
 def sweep(
     model: Any,
     make_inputs: Callable[..., Any] | None = None,
@@ -204,12 +207,6 @@ def sweep(
         A `Sweep` with an eager and a graph point per batch size; every block median is kept. In recorded
         mode (`gl.set_mode`), the sweep recorded for this zoo model, at the batch sizes asked for.
     """
-    from graphlab.mode import is_recorded
-
-    if is_recorded():
-        from graphlab.timing.recorded import recorded_sweep
-
-        return recorded_sweep(model, batch_sizes)
     if isinstance(model, str):
         from graphlab.zoo import get_model
 

@@ -26,7 +26,9 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 from graphlab.timing.results import Span, Timeline, Trace
+from graphlab.timing.recorded import recorded_timeline
 from graphlab.errors import TimelineError
+from graphlab.mode import stand_in
 
 ANNOTATION = "graphlab_call"
 KERNEL_CATS = ("kernel",)
@@ -108,6 +110,7 @@ def profile_call(call: Callable[[], Any], mode: str, calls: int = 2) -> Trace:
     return trace_from_chrome(data, mode)
 
 
+@stand_in(recorded_timeline)
 def record_timeline(
     model: Any,
     inputs: Any = None,
@@ -127,14 +130,9 @@ def record_timeline(
 
     Returns:
         A `Timeline`; `.eager` and `.graph` are `Trace`s whose times start at the host call (0 µs).
-        The graph call is what a request pays: copy the inputs in, replay, synchronise.
+        The graph call is what a request pays: copy the inputs in, replay, synchronise. In recorded
+        mode (`gl.set_mode`), the timeline recorded for this zoo model.
     """
-    from graphlab.mode import is_recorded
-
-    if is_recorded():  # the timeline recorded for this zoo model
-        from graphlab.timing.recorded import recorded_timeline
-
-        return recorded_timeline(model)
     from graphlab.env import require_cuda
     from graphlab.capture.api import capture
     from graphlab.timing.machine import run_conditions
