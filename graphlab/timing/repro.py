@@ -21,7 +21,7 @@ from typing import Any
 from graphlab.recordings import load_recording
 from graphlab.timing.repro_report import REPRO_MAX_EXTRA_S, ReproReport, check_verdict, compare_sweeps, recorded_target
 from graphlab.timing.results import Sweep
-from graphlab.errors import GraphlabError, RecordingError
+from graphlab.errors import RecordingError, UnsupportedError
 from graphlab.timing import blocks
 
 #: sweep arguments taken from a recording's conditions, when it has them (paired recordings do)
@@ -60,6 +60,7 @@ def repro(name: str, *, gpu: str | None = None, key: str = "sweep", pairs: int |
     Raises:
         GPUUnavailableError: no CUDA GPU here.
         RecordingError: no such recording or sweep; or it is not of a zoo model.
+        UnsupportedError: the zoo model needs a package that is not installed here.
     """
     from graphlab.env import require_cuda
 
@@ -78,8 +79,8 @@ def repro(name: str, *, gpu: str | None = None, key: str = "sweep", pairs: int |
         raise RecordingError(f"{name}/{key} is a sweep of {recorded.model!r}, not a zoo model "
                              f"({', '.join(ZOO)}): graphlab repro re-runs zoo models only")
     if not zoo_model.available():
-        raise GraphlabError(f"zoo model {zoo_model.name!r} needs {', '.join(zoo_model.needs)} here: pip install "
-                            f"{' '.join(zoo_model.needs)}")
+        raise UnsupportedError(f"zoo model {zoo_model.name!r} needs {', '.join(zoo_model.needs)}, which is not "
+                               f"installed here: pip install {' '.join(zoo_model.needs)}")
     kwargs = sweep_arguments(recorded.conditions)
     if pairs is not None:
         kwargs["pairs"] = pairs
