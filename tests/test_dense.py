@@ -13,16 +13,12 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture
 def cpu_zoo(monkeypatch):
-    from test_timing_cpu import FakeGraph, FakeTorch
+    from test_timing_cpu import install_fake_gpu
 
-    import graphlab.env
-    from graphlab.capture import api as capture_api
     import graphlab.studies.dense as dense
     import graphlab.zoo
 
-    fake = FakeTorch()
-    monkeypatch.setattr(graphlab.env, "require_cuda", lambda what: fake)
-    monkeypatch.setattr(capture_api, "capture", lambda fn, *xs, **kw: FakeGraph(fn, *xs))
+    install_fake_gpu(monkeypatch)
 
     def stand_in(name, width):
         net = torch.nn.Sequential(torch.nn.Linear(width, 4)).eval()

@@ -33,10 +33,10 @@ def captured_by_sweep():
 
 @pytest.fixture(scope="module")
 def mlp_sweep(mlp, captured_by_sweep):
-    import graphlab.capture.api as capture_module
+    import graphlab.timing.sweep as sweep_module
     from graphlab.timing.sweep import sweep
 
-    real = capture_module.capture
+    real = sweep_module.capture  # gl.capture, as the sweep calls it
 
     def counting(*args, **kwargs):
         cg = real(*args, **kwargs)
@@ -44,11 +44,11 @@ def mlp_sweep(mlp, captured_by_sweep):
         return cg
 
     model, make_inputs = mlp
-    capture_module.capture = counting
+    sweep_module.capture = counting
     try:
         return sweep(model, make_inputs, [1, 8], name="mlp", pairs=6, block_ms=10.0, progress=False)
     finally:
-        capture_module.capture = real
+        sweep_module.capture = real
 
 
 def test_sweep_numbers_are_sane(mlp_sweep):
