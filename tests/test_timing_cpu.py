@@ -429,3 +429,30 @@ def test_the_recorded_stand_ins_take_the_live_arguments():
             [(p.name, p.default) for p in positional]
         stand.bind(*(p.default for p in positional),
                    **{p.name: p.default for p in params.values() if p.kind is p.KEYWORD_ONLY})
+
+
+def test_record_timeline_profiles_eager_then_the_graph_and_refuses_missing_inputs(fake_gpu, monkeypatch):
+    from graphlab.timing.results import Span, Trace
+
+    order = []
+
+    def profile_call(call, mode, calls=2):
+        order.append(mode)
+        call()
+        return Trace(mode, (Span("gemm", 1.0, 3.0),))
+
+    monkeypatch.setattr(timeline, "profile_call", profile_call)
+    model, make_inputs = _mlp()
+    tl = timeline.record_timeline(model, make_inputs(4), name="tiny", warmup=1)
+    assert order == ["eager", "graph"] and tl.model == "tiny" and tl.batch_size == 4
+    assert len(fake_gpu.graphs) == 1 and fake_gpu.graphs[0].resets == 1  # one capture, released
+    assert tl.conditions["graph_kernel_nodes"] is None and "torch" in tl.conditions  # no DOT export here
+    with pytest.raises(TimingError, match="needs example inputs"):
+        timeline.record_timeline(model)
+
+
+def test_the_clock_reader_reads_the_dispatcher_only_when_asked():
+    assert machine.ClockReader().dispatch_speed_us() is None and "dispatch_speed" not in machine.ClockReader().describe()
+    clocks = machine.ClockReader(dispatch=True)
+    assert clocks.dispatch_speed_us() > 0 and "dispatcher" in clocks.describe()["dispatch_speed"]
+    assert machine.run_conditions()["torch"] == torch.__version__

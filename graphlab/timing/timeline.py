@@ -31,7 +31,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from graphlab.capture.api import capture
 from graphlab.env import require_cuda
-from graphlab.errors import TimelineError
+from graphlab.errors import TimelineError, TimingError
 from graphlab.mode import stand_in
 from graphlab.timing.machine import run_conditions
 from graphlab.timing.recorded import recorded_timeline
@@ -144,7 +144,7 @@ def record_timeline(
         model = zoo_model.build()
         inputs = zoo_model.make_inputs(batch_size) if inputs is None else inputs
     if inputs is None:
-        raise TimelineError("record_timeline(model, inputs) needs example inputs unless model is a zoo name")
+        raise TimingError("record_timeline(model, inputs) needs example inputs unless model is a zoo name")
     args: Sequence[Any] = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     if hasattr(model, "eval"):
         model.eval()
