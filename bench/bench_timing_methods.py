@@ -64,7 +64,7 @@ def compare(torch: Any, name: str, batch_size: int, repeats: int) -> dict[str, A
             row["host_us"] = clocks.host_speed_us()
             runs["benchmark"].append(row)
             t0 = time.perf_counter()
-            series = time_pairs(torch, calls, inputs, pairs=15, block_ms=20.0, clocks=clocks)
+            series = time_pairs(calls, inputs, pairs=15, block_ms=20.0, clocks=clocks)
             pairs = paired_speedup(series["eager"].block_p50_us, series["graph"].block_p50_us)
             runs["paired"].append({"eager_us": median(series["eager"].wall_us),
                                    "graph_us": median(series["graph"].wall_us),
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     results = [compare(torch, name, args.batch_size, args.repeats) for name in args.models]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    data = {"conditions": {**run_conditions(torch), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+    data = {"conditions": {**run_conditions(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
             "results": results}
     (out / "timing_methods.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
     text = markdown(results)

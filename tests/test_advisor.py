@@ -69,7 +69,7 @@ def _sweep(graph, eager, memory=None):
     for b in sorted(graph):
         points.append(LatencyPoint(batch_size=b, mode="eager", p10_us=eager[b], p50_us=eager[b], p90_us=eager[b]))
         points.append(LatencyPoint(batch_size=b, mode="graph", p10_us=graph[b], p50_us=graph[b], p90_us=graph[b],
-                                   capture_ms=1.0 + b / 10, graph_memory_bytes=(memory or {}).get(b, 2**20 * b),
+                                   capture_ms=1.0 + b / 10, pool_bytes=(memory or {}).get(b, 2**20 * b),
                                    graph_exec_bytes=2**16))
     return Sweep(model="toy", points=tuple(points))
 

@@ -26,9 +26,9 @@ def _p(batch_size, mode, p50, **kw):
 
 def _sweep(model, eager1, graph1, eager8, graph8, capture_ms=20.0, pool=256 * 1024, exec_bytes=0, probe=PROBE_REAL):
     return Sweep(model, (
-        _p(1, "eager", eager1), _p(1, "graph", graph1, capture_ms=capture_ms, graph_memory_bytes=pool,
+        _p(1, "eager", eager1), _p(1, "graph", graph1, capture_ms=capture_ms, pool_bytes=pool,
                                   graph_exec_bytes=exec_bytes, kernel_count=5),
-        _p(8, "eager", eager8), _p(8, "graph", graph8, capture_ms=capture_ms * 2, graph_memory_bytes=pool * 8,
+        _p(8, "eager", eager8), _p(8, "graph", graph8, capture_ms=capture_ms * 2, pool_bytes=pool * 8,
                                   kernel_count=5),
     ), conditions={"gpu": "Test GPU", "torch": "9.9", "date": "2026-01-01T00:00:00Z"}, weight_update=probe)
 
@@ -92,9 +92,9 @@ def test_claims_read_recordings_from_disk(tmp_path):
 def test_memory_claim_uses_each_models_cheapest_graph():
     # the first capture in a process can hold library workspaces: batch 1 costs more than batch 8 here
     sweep = Sweep("m", (
-        _p(1, "eager", 10.0), _p(1, "graph", 5.0, graph_memory_bytes=36 << 20, graph_exec_bytes=2 << 20,
+        _p(1, "eager", 10.0), _p(1, "graph", 5.0, pool_bytes=36 << 20, graph_exec_bytes=2 << 20,
                                  graph_peak_bytes=1 << 20),
-        _p(8, "eager", 10.0), _p(8, "graph", 5.0, graph_memory_bytes=512 * 1024, graph_exec_bytes=0,
+        _p(8, "eager", 10.0), _p(8, "graph", 5.0, pool_bytes=512 * 1024, graph_exec_bytes=0,
                                  graph_peak_bytes=300 * 1024),
     ))
     memory = _by_key(check_claims([sweep]))["memory"]

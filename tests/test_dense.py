@@ -13,16 +13,12 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture
 def cpu_zoo(monkeypatch):
-    from test_timing_cpu import FakeGraph, FakeTorch
+    from test_timing_cpu import install_fake_gpu
 
-    import graphlab.env
-    from graphlab.capture import api as capture_api
     import graphlab.studies.dense as dense
     import graphlab.zoo
 
-    fake = FakeTorch()
-    monkeypatch.setattr(graphlab.env, "require_cuda", lambda what: fake)
-    monkeypatch.setattr(capture_api, "capture", lambda fn, *xs, **kw: FakeGraph(fn, *xs))
+    install_fake_gpu(monkeypatch)
 
     def stand_in(name, width):
         net = torch.nn.Sequential(torch.nn.Linear(width, 4)).eval()
@@ -65,7 +61,7 @@ def test_dense_recording_has_a_sweep_per_model_and_the_seq_sweep(cpu_zoo, tmp_pa
         sweep = Sweep.from_dict(rec.results(name))
         assert sweep.batch_sizes == [1, 2, 3] and all(sweep.is_paired(b) for b in sweep.batch_sizes)
         graph = sweep.point(2, "graph")
-        assert graph.capture_ms == 1.5 and graph.graph_memory_bytes == 2 << 20 and graph.graph_exec_bytes == 0
+        assert graph.capture_ms == 1.5 and graph.pool_bytes == 2 << 20 and graph.graph_exec_bytes == 0
         assert len(graph.block_p50_us) == 2 and sweep.conditions["pairs"] == 2
     seq = Sweep.from_dict(rec.results("gpt_seq"))
     assert seq.seq_lens == [8, 16] and seq.batch_sizes == [1, 4]

@@ -216,17 +216,13 @@ def test_repro_without_a_gpu_is_one_line_and_nonzero(capsys):
 def cpu_repro(monkeypatch, tmp_path):
     """A recorded paired sweep of a tiny stand-in zoo model, and a stand-in GPU to re-run it on."""
     torch = pytest.importorskip("torch")
-    from test_timing_cpu import FakeGraph, FakeTorch
+    from test_timing_cpu import install_fake_gpu
 
-    import graphlab.env
-    from graphlab.capture import api as capture_api
     import graphlab.zoo
     from graphlab.recordings import write_recording
 
-    fake = FakeTorch()
+    fake = install_fake_gpu(monkeypatch).torch
     fake.cuda.is_initialized = lambda: False
-    monkeypatch.setattr(graphlab.env, "require_cuda", lambda what: fake)
-    monkeypatch.setattr(capture_api, "capture", lambda fn, *xs, **kw: FakeGraph(fn, *xs))
     net = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()).eval()
     stand_in = types.SimpleNamespace(
         name="mlp", needs=(), available=lambda: True, build=lambda device="cuda": net,

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from conftest import REPO
 from graphlab.timing.results import LatencyPoint, ResultsError, Span, Sweep, Timeline, Trace
 
 
@@ -21,7 +22,7 @@ def _point(batch_size: int, mode: str, p50: float, **kw) -> LatencyPoint:
 def sweep() -> Sweep:
     points = (
         _point(1, "eager", 100.0, kernel_count=5),
-        _point(1, "graph", 60.0, kernel_count=5, capture_ms=12.5, graph_memory_bytes=2 << 20),
+        _point(1, "graph", 60.0, kernel_count=5, capture_ms=12.5, pool_bytes=2 << 20),
         _point(8, "eager", 110.0),
         _point(8, "graph", 99.0),
         _point(64, "eager", 300.0),
@@ -201,7 +202,7 @@ def paired_sweep() -> Sweep:
 
 def test_paired_points_round_trip_with_every_block(paired_sweep):
     data = json.loads(paired_sweep.to_json())
-    assert data["schema"] == "graphlab.sweep/2"
+    assert data["schema"] == "graphlab.sweep/3"
     assert data["rows"][0]["block_p50_us"] == list(EAGER_BLOCKS)
     again = Sweep.from_dict(data)
     assert again == paired_sweep
@@ -225,12 +226,28 @@ def test_old_recordings_still_load():
 
 
 def test_the_shipped_recordings_load():
-    from conftest import REPO
-
     for path in sorted((REPO / "data" / "recordings").glob("*/*/sweep.json")):
         sweep = Sweep.from_json(path.read_text(encoding="utf-8"))
         assert sweep.batch_sizes and all(sweep.speedup(b) > 0 for b in sweep.batch_sizes if sweep.has(b))
         sweep.table(), sweep.modes_report(), sweep.rows()
+
+
+def test_a_shipped_recording_with_the_older_name_reads_pool_bytes():
+    """Recordings made before the one name call the pool's memory `graph_memory_bytes`: it loads as `pool_bytes`,
+    and what is written again uses the one name."""
+    raw = json.loads((REPO / "data" / "recordings" / "h200" / "mlp" / "sweep.json").read_text(encoding="utf-8"))
+    older = {row["batch_size"]: row["graph_memory_bytes"] for row in raw["rows"] if row["mode"] == "graph"}
+    assert "pool_bytes" not in raw["rows"][0] and all(v and v > 0 for v in older.values())
+    for sweep in (Sweep.from_dict(raw), Sweep.load("mlp", gpu="h200")):
+        assert {p.batch_size: p.pool_bytes for p in sweep.by_mode("graph")} == older
+        assert all(p.pool_bytes is None for p in sweep.by_mode("eager"))
+    rows = Sweep.from_dict(raw).to_dict()["rows"]
+    assert all("pool_bytes" in row and "graph_memory_bytes" not in row for row in rows)
+    assert "pool_bytes" in Sweep.from_dict(raw).rows()[1]
+    # the one name wins where a row has both
+    both = {"batch_size": 1, "mode": "graph", "p10_us": 1.0, "p50_us": 2.0, "p90_us": 3.0,
+            "pool_bytes": 7, "graph_memory_bytes": 9}
+    assert LatencyPoint.from_dict(both).pool_bytes == 7
 
 
 def test_paired_speedup_and_its_bases(paired_sweep):

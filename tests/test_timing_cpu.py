@@ -1,8 +1,9 @@
 """The paired timing method on CPU: block timer, warm-up, pair order, and the sweep's bookkeeping.
 
-A stand-in for `torch.cuda` (events that report a fixed time, a synchronize that does nothing) and for
-`gl.capture` (a "graph" that calls the model) let the whole sweep run without a GPU; the timings it
-produces are of CPU calls and only checked for structure, never for values.
+A stand-in for `torch.cuda` (events that report a fixed time, a synchronize that does nothing), put in place
+of the timing modules' `torch`, and one for `gl.capture` (a "graph" that calls the model) let the whole sweep
+run without a GPU; the timings it produces are of CPU calls and only checked for structure, never for values.
+`install_fake_gpu` sets both up (tests/test_dense.py and tests/test_repro.py use it too).
 """
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graphlab.timing.results import Sweep  # noqa: E402
+import graphlab.timing.repro as repro_module  # noqa: E402
+import graphlab.timing.sweep as sweep_module  # noqa: E402
 from graphlab.errors import TimingError  # noqa: E402
-from graphlab.timing import blocks  # noqa: E402
+from graphlab.timing import blocks, machine, timeline, weights  # noqa: E402
 from graphlab.timing.blocks import BlockTimer, calls_for, prepare_pair, time_pairs, time_rounds, warm_up  # noqa: E402
+from graphlab.timing.results import Sweep  # noqa: E402
+
+#: the timing modules that use torch: each gets the stand-in as its `torch`
+TORCH_MODULES = (blocks, machine, sweep_module, timeline, weights, repro_module)
 
 
 class FakeEvent:
@@ -76,11 +82,42 @@ class FakeGraph:
         self.resets += 1
 
 
-def test_block_timer_rotates_inputs_and_puts_events_on_every_other_call():
+def install_fake_torch(monkeypatch) -> FakeTorch:
+    """A `FakeTorch` as the `torch` of every timing module that uses torch; returns it."""
     fake = FakeTorch()
+    for module in TORCH_MODULES:
+        monkeypatch.setattr(module, "torch", fake)
+    return fake
+
+
+def install_fake_gpu(monkeypatch) -> types.SimpleNamespace:
+    """`install_fake_torch`, a CUDA check that passes, and `FakeGraph` for every capture the timing modules make.
+
+    Returns a namespace: `torch` (the stand-in) and `graphs` (every FakeGraph made, in order).
+    """
+    fake = install_fake_torch(monkeypatch)
+    graphs: list[FakeGraph] = []
+
+    def capture(fn, *inputs, **kw):
+        graphs.append(FakeGraph(fn, *inputs, **kw))
+        return graphs[-1]
+
+    for module in (sweep_module, timeline, repro_module):
+        monkeypatch.setattr(module, "require_cuda", lambda what: fake)
+    for module in (sweep_module, timeline, weights):
+        monkeypatch.setattr(module, "capture", capture)
+    return types.SimpleNamespace(torch=fake, graphs=graphs)
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    return install_fake_torch(monkeypatch)
+
+
+def test_block_timer_rotates_inputs_and_puts_events_on_every_other_call(fake_torch):
     seen = []
     events: list = []
-    timer = BlockTimer(fake, lambda xs: seen.append(xs[0]), [("a",), ("b",), ("c",)], max_calls=10, events=events)
+    timer = BlockTimer(lambda xs: seen.append(xs[0]), [("a",), ("b",), ("c",)], max_calls=10, events=events)
     wall, gpu, submit = timer.block(5)
     assert seen == ["a", "b", "c", "a", "b"]
     assert len(wall) == 3 and gpu == [4.0, 4.0]  # calls 0, 2, 4 wall-timed; 1 and 3 carry events
@@ -93,19 +130,18 @@ def test_block_timer_rotates_inputs_and_puts_events_on_every_other_call():
     with pytest.raises(TimingError, match="1 to 10 calls"):
         timer.block(11)
     with pytest.raises(TimingError, match="at least one input set"):
-        BlockTimer(fake, lambda xs: None, [], 3)
+        BlockTimer(lambda xs: None, [], 3)
 
 
-def test_block_timer_splits_each_call_into_submit_and_wait():
+def test_block_timer_splits_each_call_into_submit_and_wait(fake_torch):
     import time as _time
 
     class SlowSync(FakeCuda):  # the "GPU" takes 3 ms after the host work returns
         def synchronize(self):
             _time.sleep(0.003)
 
-    fake = FakeTorch()
-    fake.cuda = SlowSync()
-    timer = BlockTimer(fake, lambda xs: _time.sleep(0.001), [(1,)], max_calls=10)
+    fake_torch.cuda = SlowSync()
+    timer = BlockTimer(lambda xs: _time.sleep(0.001), [(1,)], max_calls=10)
     wall, gpu, submit = timer.block(3, gpu_time=False)
     assert len(submit) == len(wall) == 3 and gpu == []
     for s, w in zip(submit, wall):
@@ -118,9 +154,8 @@ def test_calls_for_sizes_a_block():
     assert calls_for(1e6, 20.0) == blocks.MIN_BLOCK_CALLS
 
 
-def test_warm_up_stops_once_settled_or_at_the_cap():
-    fake = FakeTorch()
-    timer = BlockTimer(fake, lambda xs: None, [(1,)], max_calls=50)
+def test_warm_up_stops_once_settled_or_at_the_cap(fake_torch):
+    timer = BlockTimer(lambda xs: None, [(1,)], max_calls=50)
     made, per_call = warm_up(timer, min_calls=10, max_ms=500.0, block_ms=0.05)
     assert made >= 10 and per_call > 0
     made, _ = warm_up(timer, min_calls=5, max_ms=0.0)
@@ -138,12 +173,11 @@ class Clocks:
         return 50.0
 
 
-def test_time_pairs_alternates_and_keeps_every_block():
-    fake = FakeTorch()
+def test_time_pairs_alternates_and_keeps_every_block(fake_torch):
     order = []
     calls = {"eager": lambda xs: order.append("e"), "graph": lambda xs: order.append("g")}
     gc.enable()
-    series = time_pairs(fake, calls, [(1,), (2,)], pairs=4, block_calls=3, warmup=2, warmup_max_ms=0.0)
+    series = time_pairs(calls, [(1,), (2,)], pairs=4, block_calls=3, warmup=2, warmup_max_ms=0.0)
     assert gc.isenabled()  # restored after the pairs
     timed = order[4:]  # after 2 + 2 warm-up calls; each block: 1 untimed lead-in call + 3 timed
     assert timed == list("eeee" "gggg" "gggg" "eeee" "eeee" "gggg" "gggg" "eeee")
@@ -156,14 +190,13 @@ def test_time_pairs_alternates_and_keeps_every_block():
     assert starts[0][0] < starts[0][1] and starts[1][1] < starts[1][0]  # eager first in pair 0, graph in pair 1
 
 
-def test_rounds_visit_every_batch_size_forwards_then_backwards():
-    fake = FakeTorch()
+def test_rounds_visit_every_batch_size_forwards_then_backwards(fake_torch):
     order = []
 
     def calls(tag):
         return {"eager": lambda xs: order.append(tag + "e"), "graph": lambda xs: order.append(tag + "g")}
 
-    plans = [prepare_pair(fake, calls(t), [(1,)], block_calls=1, warmup=1, warmup_max_ms=0.0) for t in "AB"]
+    plans = [prepare_pair(calls(t), [(1,)], block_calls=1, warmup=1, warmup_max_ms=0.0) for t in "AB"]
     order.clear()
     time_rounds(plans, pairs=3)
     blocks_run = order[::2]  # every block is one lead-in call and one timed call
@@ -173,8 +206,8 @@ def test_rounds_visit_every_batch_size_forwards_then_backwards():
     assert plans[1].series["eager"].block_start_ms[0] > plans[0].series["graph"].block_start_ms[0]
 
 
-def test_time_pairs_reads_clocks_after_every_block():
-    series = time_pairs(FakeTorch(), {"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=3,
+def test_time_pairs_reads_clocks_after_every_block(fake_torch):
+    series = time_pairs({"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=3,
                         block_calls=2, warmup=1, warmup_max_ms=0.0, clocks=Clocks())
     assert series["eager"].block_gpu_mhz == [1980.0] * 3 and series["graph"].block_host_us == [50.0] * 3
     assert series["graph"].block_cpu_mhz == []
@@ -199,9 +232,8 @@ class SpeedStates:
 
 
 def _plans(n=2):
-    fake = FakeTorch()
     calls = {"eager": lambda xs: None, "graph": lambda xs: None}
-    return [prepare_pair(fake, calls, [(1,)], block_calls=1, warmup=1, warmup_max_ms=0.0) for _ in range(n)]
+    return [prepare_pair(calls, [(1,)], block_calls=1, warmup=1, warmup_max_ms=0.0) for _ in range(n)]
 
 
 def _enough(plans, target):
@@ -210,7 +242,7 @@ def _enough(plans, target):
     return lambda: _enough_at(plans, target)
 
 
-def test_rounds_go_on_in_whole_rounds_until_every_batch_size_has_pairs_at_the_target_speed():
+def test_rounds_go_on_in_whole_rounds_until_every_batch_size_has_pairs_at_the_target_speed(fake_torch):
     from graphlab.timing.host_modes import HostTarget
 
     plans = _plans(2)
@@ -224,7 +256,7 @@ def test_rounds_go_on_in_whole_rounds_until_every_batch_size_has_pairs_at_the_ta
         assert plan.series["eager"].block_host_us == [120.0] * 3 + [50.0] * 3
 
 
-def test_extra_rounds_stop_at_max_extra_s_when_the_target_speed_never_comes():
+def test_extra_rounds_stop_at_max_extra_s_when_the_target_speed_never_comes(fake_torch):
     from graphlab.timing.host_modes import HostTarget
 
     plans = _plans(1)
@@ -237,28 +269,16 @@ def test_extra_rounds_stop_at_max_extra_s_when_the_target_speed_never_comes():
     assert len(plans[0].series["eager"].block_p50_us) == 2  # no time for more: exactly the planned rounds
 
 
-def test_time_pairs_refuses_bad_arguments():
+def test_time_pairs_refuses_bad_arguments(fake_torch):
     with pytest.raises(TimingError, match="an 'eager' and a 'graph'"):
-        time_pairs(FakeTorch(), {"eager": lambda xs: None}, [(1,)])
+        time_pairs({"eager": lambda xs: None}, [(1,)])
     with pytest.raises(TimingError, match="pairs must be at least 1"):
-        time_pairs(FakeTorch(), {"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=0)
+        time_pairs({"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=0)
 
 
 @pytest.fixture
 def fake_gpu(monkeypatch):
-    import graphlab.env
-    from graphlab.capture import api as capture_api
-
-    fake = FakeTorch()
-    graphs: list[FakeGraph] = []
-
-    def capture(fn, *inputs, **kw):
-        graphs.append(FakeGraph(fn, *inputs, **kw))
-        return graphs[-1]
-
-    monkeypatch.setattr(graphlab.env, "require_cuda", lambda what: fake)
-    monkeypatch.setattr(capture_api, "capture", capture)
-    return types.SimpleNamespace(torch=fake, graphs=graphs)
+    return install_fake_gpu(monkeypatch)
 
 
 def _mlp():
@@ -283,7 +303,7 @@ def test_sweep_runs_one_pass_per_batch_size(fake_gpu):
         assert p.p10_us <= p.p50_us <= p.p90_us and p.gpu_p50_us == pytest.approx(4.0)
     graph = result.point(1, "graph")
     assert graph.capture_ms == 1.5 and graph.instantiate_ms == 0.25
-    assert graph.graph_memory_bytes == 2 << 20 and graph.graph_peak_bytes == 1 << 20 and graph.graph_exec_bytes == 0
+    assert graph.pool_bytes == 2 << 20 and graph.graph_peak_bytes == 1 << 20 and graph.graph_exec_bytes == 0
     assert graph.kernel_count is None  # no DOT export here
     assert result.is_paired(1) and result.paired(4).pairs == 5
     c = result.conditions
@@ -294,7 +314,6 @@ def test_sweep_runs_one_pass_per_batch_size(fake_gpu):
 
 
 def test_sweep_keeps_graphs_for_profiling_last_and_then_frees_them(fake_gpu, monkeypatch):
-    import graphlab.timing.timeline as timeline
     from graphlab.timing.results import Span, Trace
     from graphlab.timing.sweep import sweep
 
@@ -305,7 +324,7 @@ def test_sweep_keeps_graphs_for_profiling_last_and_then_frees_them(fake_gpu, mon
         call()
         return Trace(mode, (Span("gemm", 1.0, 3.0), Span("relu", 3.0, 4.0)))
 
-    monkeypatch.setattr(timeline, "profile_call", profile_call)
+    monkeypatch.setattr(sweep_module, "profile_call", profile_call)
     model, make_inputs = _mlp()
     result = sweep(model, make_inputs, [1, 2], pairs=2, repetitions=2, warmup=1, warmup_max_ms=0.0,
                    check_weights=False, progress=False)
@@ -358,13 +377,13 @@ def test_sweep_reads_the_dispatcher_after_every_block_and_stores_its_host_target
         sweep(model, make_inputs, [1], pairs=1, profile=False, check_weights=False, progress=False, max_extra_s=-1)
 
 
-def test_rounds_last_at_least_min_s():
+def test_rounds_last_at_least_min_s(fake_torch):
     plans = _plans(1)
     took = time_rounds(plans, pairs=1, min_s=0.05)
     assert took >= 0.05 and len(plans[0].series["eager"].block_p50_us) > 1
 
 
-def test_the_fastest_target_follows_the_fastest_readings_seen_so_far():
+def test_the_fastest_target_follows_the_fastest_readings_seen_so_far(fake_torch):
     from graphlab.timing.sweep import FASTEST, _enough_at, _target_now
 
     plans = _plans(1)
@@ -391,3 +410,49 @@ def test_sweep_with_the_fastest_target_stores_the_rule(fake_gpu):
     with pytest.raises(TimingError, match="host_target must be"):
         sweep(model, make_inputs, [1], pairs=1, profile=False, check_weights=False, progress=False,
               host_target="slowest")
+
+
+def test_the_recorded_stand_ins_take_the_live_arguments():
+    """`@stand_in` hands the live call's arguments to the stand-in unchanged, so every call the live function
+    takes, the stand-in takes: the same positional parameters and defaults, the rest accepted and ignored."""
+    import inspect
+
+    from graphlab.mode import STAND_INS
+    from graphlab.timing.recorded import recorded_sweep, recorded_timeline
+
+    for live, recorded in ((sweep_module.sweep, recorded_sweep), (timeline.record_timeline, recorded_timeline)):
+        assert STAND_INS[f"{live.__module__}.{live.__qualname__}"] is recorded and live.recorded is recorded
+        params = inspect.signature(live.live).parameters
+        positional = [p for p in params.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
+        stand = inspect.signature(recorded)
+        assert [(p.name, p.default) for p in stand.parameters.values()][:len(positional)] == \
+            [(p.name, p.default) for p in positional]
+        stand.bind(*(p.default for p in positional),
+                   **{p.name: p.default for p in params.values() if p.kind is p.KEYWORD_ONLY})
+
+
+def test_record_timeline_profiles_eager_then_the_graph_and_refuses_missing_inputs(fake_gpu, monkeypatch):
+    from graphlab.timing.results import Span, Trace
+
+    order = []
+
+    def profile_call(call, mode, calls=2):
+        order.append(mode)
+        call()
+        return Trace(mode, (Span("gemm", 1.0, 3.0),))
+
+    monkeypatch.setattr(timeline, "profile_call", profile_call)
+    model, make_inputs = _mlp()
+    tl = timeline.record_timeline(model, make_inputs(4), name="tiny", warmup=1)
+    assert order == ["eager", "graph"] and tl.model == "tiny" and tl.batch_size == 4
+    assert len(fake_gpu.graphs) == 1 and fake_gpu.graphs[0].resets == 1  # one capture, released
+    assert tl.conditions["graph_kernel_nodes"] is None and "torch" in tl.conditions  # no DOT export here
+    with pytest.raises(TimingError, match="needs example inputs"):
+        timeline.record_timeline(model)
+
+
+def test_the_clock_reader_reads_the_dispatcher_only_when_asked():
+    assert machine.ClockReader().dispatch_speed_us() is None and "dispatch_speed" not in machine.ClockReader().describe()
+    clocks = machine.ClockReader(dispatch=True)
+    assert clocks.dispatch_speed_us() > 0 and "dispatcher" in clocks.describe()["dispatch_speed"]
+    assert machine.run_conditions()["torch"] == torch.__version__

@@ -50,7 +50,7 @@ class CostModel:
             eager = {p.batch_size: p.p50_us for p in latency.by_mode("eager")}
             pts = latency.by_mode("graph")
             return cls(graph, eager,
-                       {p.batch_size: p.graph_memory_bytes for p in pts if p.graph_memory_bytes is not None},
+                       {p.batch_size: p.pool_bytes for p in pts if p.pool_bytes is not None},
                        {p.batch_size: p.graph_exec_bytes for p in pts if p.graph_exec_bytes is not None},
                        {p.batch_size: p.capture_ms for p in pts if p.capture_ms is not None},
                        f"sweep {getattr(latency, 'model', '')}".strip())
@@ -307,7 +307,7 @@ def advise_buckets(sizes: Any, latency: Any, *, max_graphs: int = 8,
     if memory_budget_bytes is not None:
         if not cost.pool_bytes:
             raise GraphlabError("memory_budget_bytes needs memory figures per size: pass a Sweep measured with "
-                                "graphs (its graph points carry graph_memory_bytes)")
+                                "graphs (its graph points carry pool_bytes)")
         for k in range(max_graphs, 0, -1):
             trial = optimal_buckets(hist, cost, k)
             result = score("trial", trial, hist, cost)

@@ -1,6 +1,6 @@
 """Timing eager and graph calls in short interleaved blocks, so that both see the same machine state.
 
-Layer 2 (GPU): torch is passed in. The statistics (pairing, host modes, paired speedups) are pure and
+Layer 2 (GPU): torch at the top. The statistics (pairing, host modes, paired speedups) are pure and
 live in `graphlab.timing.host_modes`; this module only runs the calls and keeps every number.
 
 A *block* is `calls` synchronised calls of one mode in a row, ~`block_ms` long (10-30 ms). Every
@@ -14,7 +14,7 @@ A *pair* is an eager block and a graph block back to back, eager first in even p
 round r+1, forwards in even rounds and backwards in odd ones: a host that sits in one speed state
 for seconds then lands in every batch size's pairs alike, instead of in a few batch sizes only.
 
-    >>> plan = prepare_pair(torch, {"eager": eager, "graph": graph}, input_sets)   # doctest: +SKIP
+    >>> plan = prepare_pair({"eager": eager, "graph": graph}, input_sets)          # doctest: +SKIP
     >>> time_rounds([plan], pairs=15, clocks=ClockReader())                        # doctest: +SKIP
     >>> plan.series["eager"].block_p50_us                                          # doctest: +SKIP
 """
@@ -25,9 +25,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
-from graphlab.timing.host_modes import pair_order
-from graphlab.stats import median
+import torch
+
 from graphlab.errors import TimingError
+from graphlab.stats import median
+from graphlab.timing.host_modes import pair_order
 
 #: defaults of the paired method (a sweep stores the values it used in its conditions)
 PAIRS = 15
@@ -57,11 +59,11 @@ class BlockTimer:
     overlap), grown on demand and reused, so a block allocates nothing once the pool is large enough.
     """
 
-    def __init__(self, torch: Any, call: Call, input_sets: Sequence[Sequence[Any]],
-                 max_calls: int = MAX_BLOCK_CALLS, events: list[Any] | None = None):
+    def __init__(self, call: Call, input_sets: Sequence[Sequence[Any]], max_calls: int = MAX_BLOCK_CALLS,
+                 events: list[Any] | None = None):
         if not input_sets:
             raise TimingError("timing needs at least one input set")
-        self.torch, self.call, self.input_sets, self.max_calls = torch, call, list(input_sets), max_calls
+        self.call, self.input_sets, self.max_calls = call, list(input_sets), max_calls
         self._events: list[Any] = [] if events is None else events
         self._next = 0  # which input set the next call uses (continues across blocks)
 
@@ -74,7 +76,7 @@ class BlockTimer:
         """
         if not 1 <= calls <= self.max_calls:
             raise TimingError(f"a block needs 1 to {self.max_calls} calls, got {calls}")
-        torch, call, sets, sync = self.torch, self.call, self.input_sets, self.torch.cuda.synchronize
+        call, sets, sync = self.call, self.input_sets, torch.cuda.synchronize
         evented = calls // 2 if gpu_time else 0
         while len(self._events) < evented:
             self._events.append((torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)))
@@ -181,7 +183,7 @@ def calls_for(per_call_us: float, block_ms: float, min_calls: int = MIN_BLOCK_CA
     return max(min_calls, min(max_calls, int(round(block_ms * 1e3 / max(per_call_us, 1e-3)))))
 
 
-def prepare_pair(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *,
+def prepare_pair(calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *,
                  block_ms: float = BLOCK_MS, block_calls: int | None = None, warmup: int = WARMUP_CALLS,
                  warmup_max_ms: float = WARMUP_MAX_MS, min_block_calls: int = MIN_BLOCK_CALLS,
                  max_block_calls: int = MAX_BLOCK_CALLS, events: list[Any] | None = None) -> PairPlan:
@@ -197,7 +199,7 @@ def prepare_pair(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequen
         raise TimingError(f"timing pairs needs an 'eager' and a 'graph' call, got {sorted(calls)}")
     size_limit = max(max_block_calls, block_calls or 0, warmup)
     pool: list[Any] = [] if events is None else events
-    timers = {mode: BlockTimer(torch, calls[mode], input_sets, size_limit, pool) for mode in ("eager", "graph")}
+    timers = {mode: BlockTimer(calls[mode], input_sets, size_limit, pool) for mode in ("eager", "graph")}
     series = {}
     for mode, timer in timers.items():
         made, per_call = warm_up(timer, min_calls=warmup, max_ms=warmup_max_ms)
@@ -259,12 +261,12 @@ def _readings(clocks: Any) -> dict[str, float | None]:
     return out
 
 
-def time_pairs(torch: Any, calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *, pairs: int = PAIRS,
+def time_pairs(calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *, pairs: int = PAIRS,
                clocks: Any = None, **prepare: Any) -> dict[str, BlockSeries]:
     """`prepare_pair` + `time_rounds` for one batch size alone; returns {"eager": ..., "graph": ...}."""
     if pairs < 1:
         raise TimingError(f"pairs must be at least 1, got {pairs}")
-    plan = prepare_pair(torch, calls, input_sets, **prepare)
+    plan = prepare_pair(calls, input_sets, **prepare)
     time_rounds([plan], pairs, clocks)
     return plan.series
 

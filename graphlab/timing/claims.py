@@ -148,10 +148,10 @@ def _memory_claim(sweeps: list[Sweep]) -> ClaimVerdict:
     peaks: dict[str, float] = {}
     driver: list[float] = []
     for s in sweeps:
-        graph_points = [p for p in s.by_mode("graph") if p.graph_memory_bytes is not None]
+        graph_points = [p for p in s.by_mode("graph") if p.pool_bytes is not None]
         if not graph_points:
             continue
-        cost = {p.batch_size: p.graph_memory_bytes + (p.graph_exec_bytes or 0) for p in graph_points}
+        cost = {p.batch_size: p.pool_bytes + (p.graph_exec_bytes or 0) for p in graph_points}
         cheapest = min(graph_points, key=lambda p: (cost[p.batch_size], p.batch_size))
         biggest = max(graph_points, key=lambda p: (cost[p.batch_size], p.batch_size))
         total[s.model] = cost[cheapest.batch_size]

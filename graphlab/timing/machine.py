@@ -1,13 +1,13 @@
 """What the machine was doing while graphlab timed it: run conditions, GPU and CPU clocks, host speed.
 
-Layer 2 (GPU): torch is passed in; pynvml (nvidia-ml-py) is imported lazily and optional. Reading a
+Layer 2 (GPU): torch at the top; pynvml (nvidia-ml-py) is imported lazily and optional. Reading a
 clock never raises: a host that does not report one gets None, and the results say so.
 
     >>> from graphlab.timing.machine import ClockReader
     >>> clocks = ClockReader()                                     # doctest: +SKIP
     >>> clocks.gpu_mhz(), clocks.cpu_mhz(), clocks.host_speed_us()  # doctest: +SKIP
     (1980.0, 2100.0, 46.2)
-    >>> ClockReader(0, torch).dispatch_speed_us()                   # doctest: +SKIP
+    >>> ClockReader(0, dispatch=True).dispatch_speed_us()           # doctest: +SKIP
     142.7
 
 Why these: eager calls at small batch are host-bound and follow the host's speed, graph replays are
@@ -23,6 +23,10 @@ import contextlib
 import os
 import time
 from typing import Any
+
+import torch
+
+from graphlab.env import _driver_version, gpu_names
 
 CPUINFO = "/proc/cpuinfo"
 
@@ -97,10 +101,11 @@ class ClockReader:
     """Reads the GPU's SM clock (NVML) and the current CPU core's clock (sysfs cpufreq, else /proc/cpuinfo).
 
     Made once per sweep; each read costs microseconds and happens between timed blocks, never inside one.
+    With `dispatch`, it also reads torch's dispatcher speed (`dispatch_speed_us`), as a sweep does.
     """
 
-    def __init__(self, device_index: int = 0, torch: Any = None):
-        self._scratch = torch.zeros(1) if torch is not None else None  # the dispatcher reading's tensor
+    def __init__(self, device_index: int = 0, *, dispatch: bool = False):
+        self._scratch = torch.zeros(1) if dispatch else None  # the dispatcher reading's tensor
         self._nvml: Any = None
         self._handle: Any = None
         self.gpu_source = "none (nvidia-ml-py not installed)"
@@ -143,7 +148,7 @@ class ClockReader:
         return round(host_speed_us(), 2)
 
     def dispatch_speed_us(self) -> float | None:
-        """The dispatcher reading now (`dispatch_speed_us`); None when made without torch."""
+        """The dispatcher reading now (`dispatch_speed_us`); None when made without `dispatch`."""
         if self._scratch is None:
             return None
         return round(dispatch_speed_us(self._scratch), 2)
@@ -167,10 +172,8 @@ def _cpu_model() -> str | None:
     return None
 
 
-def run_conditions(torch: Any) -> dict[str, Any]:
+def run_conditions() -> dict[str, Any]:
     """GPU, driver, torch, CUDA, CPU and matmul settings of this run, for the `conditions` of a result."""
-    from graphlab.env import _driver_version, gpu_names
-
     gpus = gpu_names()
     affinity = None
     with contextlib.suppress(AttributeError, OSError):

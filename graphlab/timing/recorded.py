@@ -1,14 +1,22 @@
 """Recorded stand-ins for the timing calls: the sweep and the kernel timeline `graphlab record` measured.
 
 In recorded mode `gl.sweep(model, ...)` and `gl.record_timeline(model, ...)` of a zoo model answer from its
-recording (each result says where and when it was measured); another model needs a CUDA GPU.
+recording (each result says where and when it was measured); another model needs a CUDA GPU. Each stand-in
+takes its live function's arguments (`graphlab.mode.stand_in` passes them on unchanged) and ignores the
+ones a recording cannot honour: the timing options of a sweep (pairs, block length, warm-up, profiling, ...)
+and a timeline's warm-up were fixed when it was recorded, and its `conditions` say what they were.
+
+Imports no torch: a recording is read from JSON.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from graphlab.capture.recorded import zoo_name
 from graphlab.errors import GPUUnavailableError
+from graphlab.mode import recorded_gpu
+from graphlab.timing.results import Sweep, Timeline
+from graphlab.zoo import DEFAULT_BATCH_SIZES
 
 
 def _model_name(model: Any, what: str) -> str:
@@ -19,11 +27,13 @@ def _model_name(model: Any, what: str) -> str:
     return name
 
 
-def recorded_sweep(model: Any, batch_sizes: Any = None) -> Any:
-    """The sweep recorded for a zoo model, keeping the batch sizes asked for (all of them when None)."""
-    from graphlab.timing.results import Sweep
-    from graphlab.mode import recorded_gpu
+def recorded_sweep(model: Any, make_inputs: Any = None, batch_sizes: Sequence[int] | None = DEFAULT_BATCH_SIZES,
+                   **not_recorded: Any) -> Sweep:
+    """The sweep recorded for a zoo model, keeping the batch sizes asked for (all of them when None).
 
+    Stands in for `graphlab.timing.sweep.sweep` (same arguments); `make_inputs` and the timing options
+    are not used: the recording was measured with its own inputs and options.
+    """
     sweep = Sweep.load(_model_name(model, "sweeps"), gpu=recorded_gpu())
     if batch_sizes is None:
         return sweep
@@ -36,11 +46,12 @@ def recorded_sweep(model: Any, batch_sizes: Any = None) -> Any:
                  sweep.weight_update)
 
 
-def recorded_timeline(model: Any) -> Any:
-    """The kernel timeline recorded for a zoo model."""
-    from graphlab.timing.results import Timeline
-    from graphlab.mode import recorded_gpu
+def recorded_timeline(model: Any, inputs: Any = None, **not_recorded: Any) -> Timeline:
+    """The kernel timeline recorded for a zoo model.
 
+    Stands in for `graphlab.timing.timeline.record_timeline` (same arguments); the inputs, batch size and
+    warm-up are the recording's own.
+    """
     return Timeline.load(_model_name(model, "timelines"), gpu=recorded_gpu())
 
 

@@ -1,7 +1,6 @@
 """`graphlab repro NAME`: re-run a shipped recording's sweep here, now, and compare point by point.
 
-Layer 2 (GPU): torch through `graphlab.env.require_cuda`. The comparison itself is pure
-(`graphlab.timing.repro_report`).
+Layer 2 (GPU): torch at the top. The comparison itself is pure (`graphlab.timing.repro_report`).
 
 The re-run uses the recording's conditions: the same zoo model (seeded weights), batch sizes, pairs,
 block length, warm-up and TF32 setting; profiling and the weight probe are skipped (they do not
@@ -16,13 +15,20 @@ fresh: a process that has profiled or failed captures launches kernels more slow
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import torch
+
+from graphlab.env import require_cuda
+from graphlab.errors import RecordingError, UnsupportedError
 from graphlab.recordings import load_recording
+from graphlab.timing import blocks
 from graphlab.timing.repro_report import REPRO_MAX_EXTRA_S, ReproReport, check_verdict, compare_sweeps, recorded_target
 from graphlab.timing.results import Sweep
-from graphlab.errors import GraphlabError, RecordingError
-from graphlab.timing import blocks
+from graphlab.timing.sweep import sweep
+from graphlab.zoo import ZOO
 
 #: sweep arguments taken from a recording's conditions, when it has them (paired recordings do)
 _CARRIED = ("pairs", "block_ms", "warmup", "warmup_max_ms")
@@ -60,26 +66,22 @@ def repro(name: str, *, gpu: str | None = None, key: str = "sweep", pairs: int |
     Raises:
         GPUUnavailableError: no CUDA GPU here.
         RecordingError: no such recording or sweep; or it is not of a zoo model.
+        UnsupportedError: the zoo model needs a package that is not installed here.
     """
-    from graphlab.env import require_cuda
-
-    torch = require_cuda("graphlab repro")
+    require_cuda("graphlab repro")
     fresh = not torch.cuda.is_initialized()
     recording = load_recording(name, gpu=gpu)
     recorded = Sweep.from_dict(recording.results(key))
     if recorded.seq_lens:
         raise RecordingError(f"{name}/{key} is a sweep over sequence length: graphlab repro re-runs batch-size sweeps; "
                              "pick a batch-size sweep of the recording")
-    from graphlab.timing.sweep import sweep
-    from graphlab.zoo import ZOO
-
     zoo_model = ZOO.get(recorded.model)
     if zoo_model is None:
         raise RecordingError(f"{name}/{key} is a sweep of {recorded.model!r}, not a zoo model "
                              f"({', '.join(ZOO)}): graphlab repro re-runs zoo models only")
     if not zoo_model.available():
-        raise GraphlabError(f"zoo model {zoo_model.name!r} needs {', '.join(zoo_model.needs)} here: pip install "
-                            f"{' '.join(zoo_model.needs)}")
+        raise UnsupportedError(f"zoo model {zoo_model.name!r} needs {', '.join(zoo_model.needs)}, which is not "
+                               f"installed here: pip install {' '.join(zoo_model.needs)}")
     kwargs = sweep_arguments(recorded.conditions)
     if pairs is not None:
         kwargs["pairs"] = pairs
@@ -102,9 +104,6 @@ def repro(name: str, *, gpu: str | None = None, key: str = "sweep", pairs: int |
 
 def repro_main(args: Any) -> int:
     """Entry point of `graphlab repro` (arguments defined in graphlab.cli)."""
-    import json
-    from pathlib import Path
-
     report, now = repro(args.name, gpu=args.gpu, key=args.key, pairs=args.pairs,
                         max_extra_s=args.max_extra_s, progress=not args.quiet)
     print(report.table())

@@ -24,12 +24,14 @@ from graphlab.timing.weight_update import WeightUpdate, as_weight_update
 from graphlab.errors import ResultsError
 
 MODES = ("eager", "graph")
-#: /2 adds the paired-block fields (block_p50_us, ...); /1 files load unchanged
-SWEEP_SCHEMA = "graphlab.sweep/2"
+#: /2 adds the paired-block fields (block_p50_us, ...); /3 names the graph pool's memory `pool_bytes`, as every
+#: other part of graphlab does (/1 and /2 called it `graph_memory_bytes`); older files load unchanged
+SWEEP_SCHEMA = "graphlab.sweep/3"
 _TUPLES = ("run_p50_us", "block_p50_us", "block_start_ms", "block_gpu_mhz", "block_cpu_mhz", "block_host_us",
            "block_dispatch_us", "block_submit_us")
+#: a latency row's field -> the name older recordings gave it (read when the field itself is absent)
+_OLDER_NAMES = {"pool_bytes": "graph_memory_bytes"}
 TIMELINE_SCHEMA = "graphlab.timeline/1"
-
 
 
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
@@ -58,12 +60,13 @@ class LatencyPoint:
         gpu_busy_us: time at least one kernel or copy ran during one call (torch.profiler; overlaps once).
         launch_overhead_pct: share of p50 wall time the GPU ran no kernel (launches, Python, sync).
         capture_ms: graph only, time to capture (and instantiate) the graph.
-        graph_memory_bytes: graph only, device memory the graph's private pool added.
+        pool_bytes: graph only, device memory the graph's private pool added (growth of
+            `torch.cuda.memory_reserved()` over the capture; older recordings: `graph_memory_bytes`).
         graph_exec_bytes: graph only, device memory the driver took to instantiate the graph
             (free-memory drop over `instantiate()`; page-granular, so 0 or whole pages).
         graph_peak_bytes: graph only, the most memory the captured work held at once (peak of
             `torch.cuda.memory_allocated()` during capture): what the pool must hold, before the
-            caching allocator rounds it up to whole segments (`graph_memory_bytes`).
+            caching allocator rounds it up to whole segments (`pool_bytes`).
         instantiate_ms: graph only, time to instantiate the executable graph (not in `capture_ms`).
         seq_len: the sequence length of the inputs, for sweeps over sequence length (None: the
             model's usual inputs).
@@ -97,7 +100,7 @@ class LatencyPoint:
     gpu_busy_us: float | None = None
     launch_overhead_pct: float | None = None
     capture_ms: float | None = None
-    graph_memory_bytes: int | None = None
+    pool_bytes: int | None = None
     graph_exec_bytes: int | None = None
     graph_peak_bytes: int | None = None
     instantiate_ms: float | None = None
@@ -161,6 +164,9 @@ class LatencyPoint:
     def from_dict(cls, data: dict[str, Any]) -> LatencyPoint:
         try:
             kwargs = _known(cls, data)
+            for name, older in _OLDER_NAMES.items():
+                if name not in data and older in data:
+                    kwargs[name] = data[older]
             for key in _TUPLES:
                 kwargs[key] = tuple(kwargs.get(key) or ())
             return cls(**kwargs)

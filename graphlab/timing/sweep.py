@@ -1,12 +1,13 @@
 """Eager vs graph-replay latency over batch sizes, measured so that a speedup means the same on every run.
 
-Layer 2 (GPU): torch is imported inside functions only. Never imports plotly, graphviz or widgets.
+Layer 2 (GPU): torch at the top. Never imports plotly, graphviz or widgets. In recorded mode (`gl.set_mode`)
+`sweep` answers from the recordings (`graphlab.timing.recorded.recorded_sweep`).
 
 Method (docs/latency-method.md explains each choice), in three phases:
 1. prepare, batch size by batch size: random inputs (three sets, rotated call by call; never zeros),
    one cold eager call (`first_call_us`), one capture with `gl.capture` (the graph that is timed is
    the graph whose capture time and memory are reported: `capture_ms`, `instantiate_ms`,
-   `graph_memory_bytes`, `graph_peak_bytes`, `graph_exec_bytes`), its cold first call, then eager and
+   `pool_bytes`, `graph_peak_bytes`, `graph_exec_bytes`), its cold first call, then eager and
    graph warmed up until their medians settle and their blocks sized to ~`block_ms`;
 2. time: `pairs` rounds; each round times one (eager block, graph block) pair at every batch size,
    eager first in even rounds (`graphlab.timing.blocks.time_rounds`), so both modes, and all batch
@@ -32,16 +33,23 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
-from graphlab.timing import host_modes
-from graphlab.timing.host_modes import READINGS, HostTarget, readings_before_pairs
-from graphlab.timing.results import LatencyPoint, Sweep
-from graphlab.zoo import DEFAULT_BATCH_SIZES
-from graphlab.stats import overhead_share_pct, percentile, run_spread_pct, summarize
+import torch
+
+from graphlab.capture.api import capture
+from graphlab.env import require_cuda
 from graphlab.errors import TimingError
-from graphlab.timing import blocks
-from graphlab.timing.blocks import BlockSeries, PairPlan, prepare_pair, time_rounds
-from graphlab.timing.machine import ClockReader, run_conditions
+from graphlab.mode import stand_in
 from graphlab.progress import progress_bar
+from graphlab.stats import overhead_share_pct, percentile, run_spread_pct, summarize
+from graphlab.timing import blocks, host_modes
+from graphlab.timing.blocks import BlockSeries, PairPlan, prepare_pair, time_rounds
+from graphlab.timing.host_modes import READINGS, HostTarget, readings_before_pairs
+from graphlab.timing.machine import ClockReader, run_conditions
+from graphlab.timing.recorded import recorded_sweep
+from graphlab.timing.results import LatencyPoint, Sweep
+from graphlab.timing.timeline import kernel_count, profile_call
+from graphlab.timing.weights import probe_weight_update
+from graphlab.zoo import DEFAULT_BATCH_SIZES, get_model
 
 INPUT_SETS = 3
 
@@ -50,7 +58,7 @@ def _as_tuple(inputs: Any) -> tuple[Any, ...]:
     return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
 
 
-def _check_inputs(torch: Any, inputs: Sequence[Any], batch_size: int) -> None:
+def _check_inputs(inputs: Sequence[Any], batch_size: int) -> None:
     for x in inputs:
         if torch.is_tensor(x) and x.numel() > 0 and int(torch.count_nonzero(x)) == 0:
             raise TimingError(
@@ -78,7 +86,7 @@ class _Prepared:
     graph_first_us: float
 
 
-def _timed_once(torch: Any, call: Callable[[], Any]) -> float:
+def _timed_once(call: Callable[[], Any]) -> float:
     """Wall µs of one synchronised call (the cold first call of a mode)."""
     torch.cuda.synchronize()
     t0 = time.perf_counter_ns()
@@ -102,28 +110,25 @@ def _point(series: BlockSeries, batch_size: int, first_call_us: float, **extra: 
 
 
 def _graph_cost(cg: Any, count_kernels: bool) -> dict[str, Any]:
-    """What capturing `cg` cost, from the graph itself (the lead's engine fields; older names as fallback)."""
+    """What capturing `cg` cost, from the graph itself (`graphlab.capture.surface.Replayable`'s cost fields)."""
     kernels = None
     if count_kernels:
         try:
             kernels = len(cg.graph.kernels())
         except Exception:  # the DOT export needs cuda-bindings; the kernel count is optional here
             kernels = None
-    pool = getattr(cg, "pool_bytes", None)
     return {
         "kernel_count": kernels,
         "capture_ms": cg.capture_ms,
-        "instantiate_ms": getattr(cg, "instantiate_ms", None),
-        "graph_memory_bytes": pool if pool is not None else getattr(cg, "memory_bytes", None),
-        "graph_peak_bytes": getattr(cg, "peak_bytes", None),
-        "graph_exec_bytes": getattr(cg, "exec_bytes", None),
+        "instantiate_ms": cg.instantiate_ms,
+        "pool_bytes": cg.pool_bytes,
+        "graph_peak_bytes": cg.peak_bytes,
+        "graph_exec_bytes": cg.exec_bytes,
     }
 
 
 def _with_profile(point: LatencyPoint, call: Callable[[], Any]) -> LatencyPoint:
     """Add kernel count, GPU-busy time and idle share from one profiled call (run after all timings)."""
-    from graphlab.timing.timeline import kernel_count, profile_call
-
     try:
         trace = profile_call(call, point.mode)
     except Exception as exc:  # the timings stand without the profile; say why it is missing
@@ -152,6 +157,7 @@ class Case:
         return f"b{self.batch_size}" + (f"-s{self.seq_len}" if self.seq_len is not None else "")
 
 
+@stand_in(recorded_sweep)
 def sweep(
     model: Any,
     make_inputs: Callable[..., Any] | None = None,
@@ -205,15 +211,7 @@ def sweep(
         A `Sweep` with an eager and a graph point per batch size; every block median is kept. In recorded
         mode (`gl.set_mode`), the sweep recorded for this zoo model, at the batch sizes asked for.
     """
-    from graphlab.mode import is_recorded
-
-    if is_recorded():
-        from graphlab.timing.recorded import recorded_sweep
-
-        return recorded_sweep(model, batch_sizes)
     if isinstance(model, str):
-        from graphlab.zoo import get_model
-
         zoo_model = get_model(model)
         name = name or zoo_model.name
         make_inputs = make_inputs or zoo_model.make_inputs
@@ -230,8 +228,6 @@ def sweep(
                          host_target=host_target, max_extra_s=max_extra_s, min_rounds_s=min_rounds_s)
     if not (check_weights and hasattr(model, "parameters")):
         return result
-    from graphlab.timing.weights import probe_weight_update
-
     try:
         weights = probe_weight_update(model, _call_make_inputs(make_inputs, batch_sizes[0], 0))
     except Exception as exc:  # keep the sweep; record why the probe is missing
@@ -251,10 +247,7 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
     `sweep()` calls this with one case per batch size; a sweep over sequence length passes one case
     per (batch size, sequence length), and every point keeps its `seq_len`. Arguments as for `sweep()`.
     """
-    from graphlab.env import require_cuda
-    from graphlab.capture.api import capture
-
-    torch = require_cuda("sweep")
+    require_cuda("sweep")
     if not cases:
         raise TimingError("sweep() needs at least one batch size, e.g. [1, 8, 64]")
     if pairs < 1 or block_ms <= 0 or (repetitions is not None and repetitions < 1):
@@ -267,7 +260,7 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
         raise TimingError(f"max_extra_s and min_rounds_s must be >= 0, got {max_extra_s} and {min_rounds_s}")
     if isinstance(host_target, str) and host_target != FASTEST:
         raise TimingError(f"host_target must be a HostTarget, {FASTEST!r} or None, got {host_target!r}")
-    clocks = ClockReader(torch.cuda.current_device(), torch)
+    clocks = ClockReader(torch.cuda.current_device(), dispatch=True)
     bar = progress_bar(2 * len(cases) + pairs, f"{name}: prepare, paired rounds, summarise", unit="step", show=progress)
     prepared: list[_Prepared] = []
     events: list[Any] = []  # one pool of CUDA event pairs for every timer of the sweep
@@ -275,12 +268,12 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
     with torch.no_grad():
         for case in cases:  # 1. prepare: inputs, cold calls, one capture, warm-up
             input_sets = [_as_tuple(case.make_inputs(seed)) for seed in range(INPUT_SETS)]
-            _check_inputs(torch, input_sets[0], case.batch_size)
-            eager_first = _timed_once(torch, lambda: model(*input_sets[0]))
+            _check_inputs(input_sets[0], case.batch_size)
+            eager_first = _timed_once(lambda: model(*input_sets[0]))
             cg = capture(model, *input_sets[0], name=f"{name}-{case.label}")
-            graph_first = _timed_once(torch, lambda: cg(*input_sets[0]))
+            graph_first = _timed_once(lambda: cg(*input_sets[0]))
             calls = {"eager": lambda xs: model(*xs), "graph": lambda xs, cg=cg: cg(*xs)}
-            plan = prepare_pair(torch, calls, input_sets, block_ms=block_ms, block_calls=repetitions,
+            plan = prepare_pair(calls, input_sets, block_ms=block_ms, block_calls=repetitions,
                                 warmup=warmup, warmup_max_ms=warmup_max_ms, events=events)
             prepared.append(_Prepared(case, cg, plan, input_sets[0], eager_first, graph_first))
             _step(bar, f"{case.label}: captured, warmed up")
@@ -310,7 +303,7 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
     if bar is not None:
         bar.close()
     return Sweep(model=name, points=tuple(points), conditions=_conditions(
-        torch, clocks, pairs=pairs, block_ms=block_ms, repetitions=repetitions, warmup=warmup,
+        clocks, pairs=pairs, block_ms=block_ms, repetitions=repetitions, warmup=warmup,
         warmup_max_ms=warmup_max_ms, sweep_s=time.perf_counter() - started, rounds_s=rounds_s,
         rounds=rounds, host_target=None if host_target is None else _target_now(plans, host_target),
         target_rule=host_target if isinstance(host_target, str) else "given", max_extra_s=max_extra_s,
@@ -345,7 +338,7 @@ def _enough_at(plans: Sequence[PairPlan], target: HostTarget) -> bool:
     return True
 
 
-def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float, repetitions: int | None,
+def _conditions(clocks: ClockReader, *, pairs: int, block_ms: float, repetitions: int | None,
                 warmup: int, warmup_max_ms: float, sweep_s: float, rounds_s: float, rounds: int,
                 host_target: HostTarget | None, target_rule: str, max_extra_s: float,
                 min_rounds_s: float) -> dict[str, Any]:
@@ -359,7 +352,7 @@ def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float,
                                         "pairs whose eager and graph readings, and the reading just before the "
                                         "pair, lie in the band, or max_extra_s"}
     return {
-        **run_conditions(torch),
+        **run_conditions(),
         **clocks.describe(),
         "method": "paired blocks",
         "pairs": pairs, "block_ms": block_ms, "repetitions": repetitions or f"auto (~{block_ms:g} ms per block)",
@@ -383,7 +376,7 @@ def _conditions(torch: Any, clocks: ClockReader, *, pairs: int, block_ms: float,
                            "min_blocks": host_modes.MIN_BLOCKS},
         "capture_ms": "the timed graph's own capture (capture_begin to capture_end), warm-up excluded; "
                       "instantiate_ms apart",
-        "graph_memory_bytes": "torch.cuda.memory_reserved() growth over the timed graph's capture (its pool)",
+        "pool_bytes": "torch.cuda.memory_reserved() growth over the timed graph's capture (its pool)",
         "graph_exec_bytes": "drop of cudaMemGetInfo free memory over instantiate() (driver's executable graph)",
         "graph_peak_bytes": "peak torch.cuda.memory_allocated() growth during the capture",
         "order": "per batch size: cold eager call, capture, cold graph call, warm-up; then the rounds of paired "

@@ -1,9 +1,10 @@
 """Kernel timelines from torch.profiler: what the GPU did during one eager forward and one replay.
 
-Layer 2 (GPU): torch is imported inside functions only; the trace parser (`trace_from_chrome`) is
-pure Python, so it can be tested, and recordings read, on a machine without a GPU. Never imports
-plotly, graphviz or widgets (the GPU machine has none); `graphlab.viz.plots.plot_timeline`
-draws the result.
+Layer 2 (GPU): torch at the top; the trace parser (`trace_from_chrome`) is plain Python, so it can be
+tested on a machine without a GPU (a recording's timeline is read by `graphlab.timing.results.Timeline`).
+Never imports plotly, graphviz or widgets (the GPU machine has none); `graphlab.viz.plots.plot_timeline`
+draws the result. In recorded mode (`gl.set_mode`) `record_timeline` answers from the recordings
+(`graphlab.timing.recorded.recorded_timeline`).
 
 Why a timeline explains graphs: in eager mode the host launches kernels one by one, and while it
 is busy in Python and the CUDA runtime the GPU sits idle between kernels. A replay submits the whole
@@ -25,15 +26,23 @@ import tempfile
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function
+
+from graphlab.capture.api import capture
+from graphlab.env import require_cuda
+from graphlab.errors import TimelineError, TimingError
+from graphlab.mode import stand_in
+from graphlab.timing.machine import run_conditions
+from graphlab.timing.recorded import recorded_timeline
 from graphlab.timing.results import Span, Timeline, Trace
-from graphlab.errors import TimelineError
+from graphlab.zoo import get_model
 
 ANNOTATION = "graphlab_call"
 KERNEL_CATS = ("kernel",)
 COPY_CATS = ("gpu_memcpy", "gpu_memset")
 HOST_CATS = ("cuda_runtime", "cuda_driver")
 LAUNCH_WORDS = ("Launch", "Memcpy", "Memset")
-
 
 
 def is_copy(name: str) -> bool:
@@ -88,9 +97,6 @@ def profile_call(call: Callable[[], Any], mode: str, calls: int = 2) -> Trace:
     so the range covers everything from the host call to the GPU finishing. Earlier calls absorb the
     profiler's own start-up cost.
     """
-    import torch
-    from torch.profiler import ProfilerActivity, profile, record_function
-
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(max(1, calls)):
@@ -108,6 +114,7 @@ def profile_call(call: Callable[[], Any], mode: str, calls: int = 2) -> Trace:
     return trace_from_chrome(data, mode)
 
 
+@stand_in(recorded_timeline)
 def record_timeline(
     model: Any,
     inputs: Any = None,
@@ -127,28 +134,17 @@ def record_timeline(
 
     Returns:
         A `Timeline`; `.eager` and `.graph` are `Trace`s whose times start at the host call (0 µs).
-        The graph call is what a request pays: copy the inputs in, replay, synchronise.
+        The graph call is what a request pays: copy the inputs in, replay, synchronise. In recorded
+        mode (`gl.set_mode`), the timeline recorded for this zoo model.
     """
-    from graphlab.mode import is_recorded
-
-    if is_recorded():  # the timeline recorded for this zoo model
-        from graphlab.timing.recorded import recorded_timeline
-
-        return recorded_timeline(model)
-    from graphlab.env import require_cuda
-    from graphlab.capture.api import capture
-    from graphlab.timing.machine import run_conditions
-
-    torch = require_cuda("record_timeline")
+    require_cuda("record_timeline")
     if isinstance(model, str):
-        from graphlab.zoo import get_model
-
         zoo_model = get_model(model)
         name = name or zoo_model.name
         model = zoo_model.build()
         inputs = zoo_model.make_inputs(batch_size) if inputs is None else inputs
     if inputs is None:
-        raise TimelineError("record_timeline(model, inputs) needs example inputs unless model is a zoo name")
+        raise TimingError("record_timeline(model, inputs) needs example inputs unless model is a zoo name")
     args: Sequence[Any] = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     if hasattr(model, "eval"):
         model.eval()
@@ -169,7 +165,7 @@ def record_timeline(
         kernel_nodes = None
     cg.reset()
     conditions = {
-        **run_conditions(torch),
+        **run_conditions(),
         "warmup": warmup,
         "graph_call": "graphlab.capture: CapturedGraph.__call__ (copy in, replay)",
         "graph_kernel_nodes": kernel_nodes,

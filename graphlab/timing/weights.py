@@ -1,19 +1,23 @@
 """Do new weights need a new capture? Measured, not assumed.
 
-Layer 2 (GPU): torch is imported inside functions.
+Layer 2 (GPU): torch at the top.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import torch
+
+from graphlab.capture.api import capture
 
 
-def _flat_outputs(torch: Any, out: Any) -> Any:
+def _flat_outputs(out: Any) -> Any:
     if torch.is_tensor(out):
         return out.detach().float().flatten()
     if isinstance(out, dict):
         out = list(out.values())
-    return torch.cat([_flat_outputs(torch, o) for o in out if torch.is_tensor(o) or isinstance(o, (list, tuple, dict))])
+    return torch.cat([_flat_outputs(o) for o in out if torch.is_tensor(o) or isinstance(o, (list, tuple, dict))])
 
 
 def probe_weight_update(model: Any, inputs: Any, seed: int = 1) -> dict[str, Any]:
@@ -24,12 +28,6 @@ def probe_weight_update(model: Any, inputs: Any, seed: int = 1) -> dict[str, Any
     memory, which the graph never reads. Returns the measured output differences (relative to the
     output's largest magnitude) and the verdicts drawn from them.
     """
-    import copy
-
-    import torch
-
-    from graphlab.capture.api import capture
-
     args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     work = copy.deepcopy(model).eval()
     params = [(mod, pname, p) for mod in work.modules() for pname, p in mod.named_parameters(recurse=False)]
@@ -39,7 +37,7 @@ def probe_weight_update(model: Any, inputs: Any, seed: int = 1) -> dict[str, Any
     tol = 1e-3
     with torch.no_grad():
         cg = capture(work, *args, name="weight-probe")
-        before = _flat_outputs(torch, cg(*args)).clone()
+        before = _flat_outputs(cg(*args)).clone()
         scale = float(before.abs().max()) or 1.0
 
         def rel(a: Any, b: Any) -> float:
@@ -48,14 +46,14 @@ def probe_weight_update(model: Any, inputs: Any, seed: int = 1) -> dict[str, Any
         for _, _, p in params:
             if p.is_floating_point():
                 p.copy_(p + 0.5 * p.std().nan_to_num(1.0) * torch.randn(p.shape, generator=gen, device=p.device, dtype=p.dtype))
-        replay_inplace = _flat_outputs(torch, cg(*args)).clone()
-        eager_inplace = _flat_outputs(torch, work(*args)).clone()
+        replay_inplace = _flat_outputs(cg(*args)).clone()
+        eager_inplace = _flat_outputs(work(*args)).clone()
         kept = [p for _, _, p in params]  # keep the old storage alive: the graph still reads it
         for mod, pname, p in params:
             if p.is_floating_point():
                 setattr(mod, pname, torch.nn.Parameter(p.detach() * -1.0 + 0.1, requires_grad=False))
-        replay_rebound = _flat_outputs(torch, cg(*args)).clone()
-        eager_rebound = _flat_outputs(torch, work(*args)).clone()
+        replay_rebound = _flat_outputs(cg(*args)).clone()
+        eager_rebound = _flat_outputs(work(*args)).clone()
         cg.reset()
         del kept
     changed = rel(eager_inplace, before)

@@ -38,7 +38,7 @@ def one() -> dict:
         cg = gl.capture(model, *sets[0])
     static = cg.inputs[0]
     raw = cg.torch_graph
-    clocks = ClockReader(0, torch)
+    clocks = ClockReader(0, dispatch=True)
     sync, clock = torch.cuda.synchronize, time.perf_counter_ns
 
     def block(fn, n=400):

@@ -578,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         out["sweep_table"] = result.table().splitlines()
         out["sweep_modes"] = result.modes_report().splitlines()
         p = result.point(1, "graph")
-        out["graph_b1"] = {k: getattr(p, k) for k in ("capture_ms", "instantiate_ms", "graph_memory_bytes",
+        out["graph_b1"] = {k: getattr(p, k) for k in ("capture_ms", "instantiate_ms", "pool_bytes",
                                                       "graph_peak_bytes", "graph_exec_bytes", "kernel_count",
                                                       "gpu_busy_us", "warmup_calls", "repetitions")}
         out["graph_b1"]["block_gpu_mhz"] = list(p.block_gpu_mhz[:3])

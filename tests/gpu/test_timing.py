@@ -33,10 +33,10 @@ def captured_by_sweep():
 
 @pytest.fixture(scope="module")
 def mlp_sweep(mlp, captured_by_sweep):
-    import graphlab.capture.api as capture_module
+    import graphlab.timing.sweep as sweep_module
     from graphlab.timing.sweep import sweep
 
-    real = capture_module.capture
+    real = sweep_module.capture  # gl.capture, as the sweep calls it
 
     def counting(*args, **kwargs):
         cg = real(*args, **kwargs)
@@ -44,11 +44,11 @@ def mlp_sweep(mlp, captured_by_sweep):
         return cg
 
     model, make_inputs = mlp
-    capture_module.capture = counting
+    sweep_module.capture = counting
     try:
         return sweep(model, make_inputs, [1, 8], name="mlp", pairs=6, block_ms=10.0, progress=False)
     finally:
-        capture_module.capture = real
+        sweep_module.capture = real
 
 
 def test_sweep_numbers_are_sane(mlp_sweep):
@@ -66,7 +66,7 @@ def test_sweep_numbers_are_sane(mlp_sweep):
         assert len(p.block_gpu_mhz) in (0, 6) and len(p.block_cpu_mhz) in (0, 6)
     graph = mlp_sweep.point(1, "graph")
     assert graph.capture_ms and graph.capture_ms > 0 and graph.instantiate_ms is not None
-    assert graph.graph_memory_bytes is not None and graph.graph_memory_bytes >= 0
+    assert graph.pool_bytes is not None and graph.pool_bytes >= 0
 
 
 def test_sweep_captures_each_batch_size_once_and_reports_that_graphs_cost(mlp_sweep, captured_by_sweep):
@@ -74,7 +74,7 @@ def test_sweep_captures_each_batch_size_once_and_reports_that_graphs_cost(mlp_sw
     assert [c[0] for c in timed] == ["mlp-b1", "mlp-b8"]  # one capture per batch size, no second path
     for (_, capture_ms, pool_bytes), batch_size in zip(timed, (1, 8)):
         point = mlp_sweep.point(batch_size, "graph")
-        assert point.capture_ms == capture_ms and point.graph_memory_bytes == pool_bytes
+        assert point.capture_ms == capture_ms and point.pool_bytes == pool_bytes
 
 
 def test_pairs_alternate_and_the_modes_are_reported(mlp_sweep):
