@@ -18,8 +18,7 @@ from graphlab.graph.model import CudaGraph, Node, NodeKind
 from graphlab.recordings import Recording
 from graphlab.errors import CaptureError, DistributedError, RecordingError
 from graphlab.capture import diagnose as dg
-from graphlab.distributed.comm import BucketAgreement, bucket_for, common_bucket
-from graphlab.distributed.capture import rule_error
+from graphlab.distributed.rules import BucketAgreement, bucket_for, common_bucket, rule_error
 from graphlab.distributed.launch import launch_command, path_free, run_torchrun, torchrun_argv
 from graphlab.distributed.results import load_multigpu, machine_slug, multigpu_recordings, split_machine_slug
 from graphlab.studies.multigpu_timing import merge_rank_points
@@ -229,9 +228,9 @@ def test_replicas_with_the_eager_graph_cache_match_the_model():
 
 def test_device_errors_are_one_clear_line():
     with pytest.raises(DistributedError, match="does not exist"):
-        normalize_devices(torch, ["cuda:0"])
+        normalize_devices(["cuda:0"])
     with pytest.raises(DistributedError, match="no CUDA GPU here"):
-        normalize_devices(torch, "all")
+        normalize_devices("all")
     with pytest.raises(DistributedError, match="copy_outputs=False"):
         Replicas(torch.nn.Identity(), ["cpu"], cache_factory=_factory(), copy_outputs=False)
     with pytest.raises(DistributedError, match="closed"):

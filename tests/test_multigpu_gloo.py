@@ -39,7 +39,8 @@ def _rank_main(rank: int, world_size: int, port: int, out: str) -> None:
     from graphlab.capture import api as capture_module
     from graphlab.distributed import tensor_parallel as tp
     from graphlab.distributed.comm import agree_bucket, gather_ints, global_size, init_distributed, shutdown
-    from graphlab.distributed.capture import capture_collective, check_rules, rule_error
+    from graphlab.distributed.capture import capture_collective, check_rules
+    from graphlab.distributed.rules import rule_error
 
     ctx = init_distributed("gloo")
     result: dict = {"rank": ctx.rank, "world_size": ctx.world_size, "backend": ctx.backend}
@@ -49,9 +50,9 @@ def _rank_main(rank: int, world_size: int, port: int, out: str) -> None:
     result["bucket"] = agree_bucket(local, [1, 2, 4, 8], ctx).bucket
     # rule: the same shapes on every rank
     x = torch.ones(local, 4)
-    result["mismatch"] = _expect_error(lambda: check_rules(torch, (x,), ctx, warmup=3))
-    result["agree"] = _expect_error(lambda: check_rules(torch, (torch.ones(8, 4),), ctx, warmup=3))
-    result["nowarm"] = _expect_error(lambda: check_rules(torch, (torch.ones(8, 4),), ctx, warmup=0 if rank else 3))
+    result["mismatch"] = _expect_error(lambda: check_rules((x,), ctx, warmup=3))
+    result["agree"] = _expect_error(lambda: check_rules((torch.ones(8, 4),), ctx, warmup=3))
+    result["nowarm"] = _expect_error(lambda: check_rules((torch.ones(8, 4),), ctx, warmup=0 if rank else 3))
 
     # a capture that fails on rank 1 only: rank 0 must not keep a graph that would hang at replay
     class FakeGraph:

@@ -1,5 +1,6 @@
 """gl.watch's patch on CPU: a fake torch whose CUDAGraph behaves like torch 2.8-2.13's (pybind __init__
-takes keep_graph, capture_end instantiates and drops the graph unless kept), and the real CPU torch class."""
+takes keep_graph, capture_end instantiates and drops the graph unless kept), and the real CPU torch class.
+The fake replaces the patch module's `torch` (monkeypatch), as the real one would be there on a GPU."""
 from __future__ import annotations
 
 import itertools
@@ -11,9 +12,10 @@ from conftest import FIXTURES
 
 import graphlab as gl
 from graphlab.errors import GraphlabError, WatchUnsupportedError
+from graphlab.watch import patch as watch_patch
 from graphlab.watch.api import Watch, is_patched
 from graphlab.watch.frames import CAPTURE_BEGIN
-from graphlab.watch.patch import PATCH, PATCHED, check_supported
+from graphlab.watch.patch import PATCH, PATCHED, check_supported, pool_size_bytes
 
 DOT = (FIXTURES / "h200" / "models" / "mlp_b1__verbose.dot").read_text()
 MiB = 2**20
@@ -130,14 +132,15 @@ def entries(cls):
 
 
 @pytest.fixture
-def fake():
+def fake(monkeypatch):
     torch = make_fake_torch()
+    monkeypatch.setattr(watch_patch, "torch", torch)
     yield torch
     assert not PATCH.installed, "a test left the patch installed"
 
 
 def test_inside_graphs_are_kept_instantiated_and_recorded(fake):
-    with Watch(fake) as seen:
+    with Watch() as seen:
         g = fake.cuda.CUDAGraph()
         capture(fake, g, grow_bytes=2 * MiB)
     assert g.keep is True, "the C++ base was asked to keep the graph"
@@ -159,7 +162,7 @@ def test_inside_graphs_are_kept_instantiated_and_recorded(fake):
 
 
 def test_a_graph_that_asked_for_keep_graph_is_left_to_its_caller(fake):
-    with Watch(fake) as seen:
+    with Watch() as seen:
         g = fake.cuda.CUDAGraph(keep_graph=True)
         capture(fake, g, pool=(0, 9))
     assert g.instantiations == 0 and seen[0].keep_graph_asked is True and seen[0].instantiate_ms is None
@@ -170,10 +173,10 @@ def test_outside_the_block_nothing_is_patched(fake):
     cls = fake.cuda.CUDAGraph
     before = entries(cls)
     new_before = cls.__new__
-    with Watch(fake):
-        assert is_patched(fake) and entries(cls) != before
+    with Watch():
+        assert is_patched() and entries(cls) != before
     assert entries(cls) == before and "__init__" not in vars(cls) and cls.__new__ is new_before
-    assert not is_patched(fake)
+    assert not is_patched()
     g = cls()
     capture(fake, g)
     assert g.keep is False and not g.has_graph and g.instantiations == 1  # torch's own behaviour
@@ -182,13 +185,13 @@ def test_outside_the_block_nothing_is_patched(fake):
 def test_an_exception_in_the_block_restores_and_propagates(fake):
     before = entries(fake.cuda.CUDAGraph)
     with pytest.raises(ZeroDivisionError):
-        with Watch(fake):
+        with Watch():
             1 / 0
     assert entries(fake.cuda.CUDAGraph) == before
 
 
 def test_a_failed_capture_end_propagates_unchanged_and_records_nothing(fake):
-    with Watch(fake) as seen:
+    with Watch() as seen:
         g = fake.cuda.CUDAGraph()
         g.fail_end = True
         with pytest.raises(RuntimeError, match="previous error during capture"):
@@ -200,11 +203,11 @@ def test_a_failed_capture_end_propagates_unchanged_and_records_nothing(fake):
 def test_nested_watches_both_see_inner_captures_and_unpatch_last(fake):
     cls = fake.cuda.CUDAGraph
     before = entries(cls)
-    with Watch(fake) as outer:
+    with Watch() as outer:
         capture(fake, cls())
-        with Watch(fake) as inner:
+        with Watch() as inner:
             capture(fake, cls())
-        assert is_patched(fake), "the outer watch is still open"
+        assert is_patched(), "the outer watch is still open"
         capture(fake, cls())
     assert (len(outer), len(inner)) == (3, 1)
     assert [g.index for g in outer] == [0, 1, 2] and inner[0].index == 0
@@ -212,21 +215,22 @@ def test_nested_watches_both_see_inner_captures_and_unpatch_last(fake):
 
 
 def test_reopening_an_open_watch_and_mixed_flags_are_clear_errors(fake):
-    w = Watch(fake)
+    w = Watch()
     with w:
         with pytest.raises(GraphlabError, match="already open"):
             w.__enter__()
         with pytest.raises(GraphlabError, match="dot_flags=1 is already open"):
-            with Watch(fake, dot_flags=5):
+            with Watch(dot_flags=5):
                 pass
-        with pytest.raises(GraphlabError, match="another torch module"):
-            with Watch(make_fake_torch()):
+        with pytest.MonkeyPatch.context() as m, pytest.raises(GraphlabError, match="another torch module"):
+            m.setattr(watch_patch, "torch", make_fake_torch())
+            with Watch():
                 pass
 
 
 def test_graph_created_before_the_watch_is_recorded_without_dot(fake):
     g = fake.cuda.CUDAGraph()
-    with Watch(fake) as seen:
+    with Watch() as seen:
         capture(fake, g)
     assert g.instantiations == 1, "torch instantiated it; graphlab did not again"
     assert seen[0].dot is None and "before gl.watch started" in seen[0].dot_error
@@ -236,7 +240,7 @@ def test_graph_created_before_the_watch_is_recorded_without_dot(fake):
 
 
 def test_graph_created_inside_and_captured_after_still_replays(fake):
-    with Watch(fake):
+    with Watch():
         g = fake.cuda.CUDAGraph()
     capture(fake, g)  # unpatched capture_end: keep_graph stays on, torch instantiates on the first replay
     g.replay()
@@ -244,31 +248,33 @@ def test_graph_created_inside_and_captured_after_still_replays(fake):
 
 
 def test_max_graphs_and_keep_dot(fake):
-    with Watch(fake, max_graphs=2, keep_dot=False) as seen:
+    with Watch(max_graphs=2, keep_dot=False) as seen:
         for _ in range(3):
             capture(fake, fake.cuda.CUDAGraph())
     assert len(seen) == 2 and seen.dropped == 1
     assert seen[0].dot is None and "keep_dot=False" in seen[0].dot_error
     with pytest.raises(GraphlabError, match="max_graphs"):
-        Watch(fake, max_graphs=0)
+        Watch(max_graphs=0)
 
 
 def test_the_signature_still_shows_keep_graph_while_patched(fake):
     import inspect
 
-    with Watch(fake):
+    with Watch():
         assert "keep_graph" in inspect.signature(fake.cuda.CUDAGraph).parameters
-        check_supported(fake)  # graphlab's own engine feature-detects keep_graph the same way
+        check_supported()  # graphlab's own engine feature-detects keep_graph the same way
 
 
-def test_old_torch_raises_naming_the_version_that_can():
+def test_old_torch_raises_naming_the_version_that_can(monkeypatch):
     old = make_fake_torch(keep_graph_param=False)
+    monkeypatch.setattr(watch_patch, "torch", old)
     with pytest.raises(WatchUnsupportedError, match=r"torch 2\.7\.0\+fake cannot keep.*torch 2\.8 or newer"):
-        with Watch(old):
+        with Watch():
             pass
     assert not PATCH.installed and "__init__" not in vars(old.cuda.CUDAGraph)
+    monkeypatch.setattr(watch_patch, "torch", types.SimpleNamespace(__version__="0", cuda=types.SimpleNamespace()))
     with pytest.raises(WatchUnsupportedError, match="no torch.cuda.CUDAGraph"):
-        check_supported(types.SimpleNamespace(__version__="0", cuda=types.SimpleNamespace()))
+        check_supported()
     assert gl.WatchUnsupportedError is WatchUnsupportedError
 
 
@@ -277,7 +283,7 @@ def test_the_real_cpu_torch_class_is_patched_and_restored():
     cls = torch.cuda.CUDAGraph
     before, new_before, init_before = entries(cls), cls.__new__, cls.__init__
     with pytest.raises(KeyError):
-        with Watch(torch):
+        with Watch():
             assert vars(cls)["capture_end"] is not before["capture_end"]
             assert torch.cuda.graphs.CUDAGraph is cls  # one class object: the patch reaches every holder
             raise KeyError("boom")
@@ -295,32 +301,30 @@ def test_gl_watch_without_a_gpu_says_so(monkeypatch):
         gl.watch()
 
 
-def test_pool_size_is_unknown_without_segment_owners():
-    from graphlab.watch.patch import pool_size_bytes
-
+def test_pool_size_is_unknown_without_segment_owners(monkeypatch):
     bare = types.SimpleNamespace(cuda=types.SimpleNamespace(memory_snapshot=lambda: [{"total_size": 5}]))
-    assert pool_size_bytes(bare, [0, 1], 0) is None
-    assert pool_size_bytes(types.SimpleNamespace(cuda=types.SimpleNamespace()), [0, 1], 0) is None
-    assert pool_size_bytes(bare, None, 0) is None
+    monkeypatch.setattr(watch_patch, "torch", bare)
+    assert pool_size_bytes([0, 1], 0) is None
+    assert pool_size_bytes(None, 0) is None
+    monkeypatch.setattr(watch_patch, "torch", types.SimpleNamespace(cuda=types.SimpleNamespace()))
+    assert pool_size_bytes([0, 1], 0) is None
 
 
 def test_a_forced_graph_is_instantiated_even_when_bookkeeping_fails(fake, monkeypatch):
-    from graphlab.watch import patch as watch_patch
-
     def broken(*args, **kwargs):
         raise RuntimeError("bookkeeping bug")
 
     monkeypatch.setattr(watch_patch, "Pending", broken)
-    with Watch(fake) as seen:
+    with Watch() as seen:
         g = fake.cuda.CUDAGraph()
         capture(fake, g)
     assert g.instantiations == 1 and len(seen) == 0, "the library's graph is ready; only the record is lost"
 
 
 def test_a_graph_begun_before_and_ended_inside_is_instantiated(fake):
-    with Watch(fake):
+    with Watch():
         g = fake.cuda.CUDAGraph()  # forced to keep its graph
     g.capture_begin()  # unpatched
-    with Watch(fake) as seen:
+    with Watch() as seen:
         g.capture_end()  # patched: nothing pending, but torch would have instantiated here
     assert g.instantiations == 1 and len(seen) == 0

@@ -17,7 +17,8 @@ is broken in a `CaptureError` (causes in `graphlab.capture.diagnose`):
     >>> cg = capture_collective(layer, x, ctx=ctx)          # the all-reduces are inside the graph
     >>> y = cg(new_x)                                        # every rank replays, in step
 
-Layer 2: torch is imported inside functions.
+The rules themselves (`RULES`, `collective_rules`, `rule_error`) are pure and live in
+`graphlab.distributed.rules`; this module checks them across ranks and captures.
 """
 from __future__ import annotations
 
@@ -25,38 +26,22 @@ import dataclasses
 import inspect
 from typing import Any, Callable
 
+import torch
+
+from graphlab.capture import api as capture_module
+from graphlab.capture.tensors import flatten
+from graphlab.distributed import tensor_parallel as tp
+from graphlab.distributed.comm import DistContext, barrier, current_context, gather_objects
+from graphlab.distributed.rules import collective_rules, rule_error  # noqa: F401 (gl.collective_rules loads here)
 from graphlab.errors import CaptureError, DistributedError
-from graphlab.capture.diagnose import CAUSES, Diagnosis, capture_error
-from graphlab.distributed.comm import DistContext, current_context, gather_objects
 
 
-#: The rules of a captured collective, in the order `capture_collective` checks them: (cause, rule).
-RULES = (
-    ("nccl_lazy_init", "the NCCL communicator exists before capture (eager init: device_id)"),
-    ("collective_not_warmed", "every collective ran eagerly on the capture stream first (warm-up)"),
-    ("rank_mismatch", "every rank captures the same shapes (one global bucket)"),
-    ("rank_capture_failed", "every rank captured, or none keeps a graph"),
-)
-
-
-def collective_rules() -> list[dict[str, str]]:
-    """The rules as rows (rule, the CaptureError cause that reports a break, what it says, the fix); pure."""
-    return [{"rule": rule, "cause": key, "error": CAUSES[key].title, "fix": CAUSES[key].fix} for key, rule in RULES]
-
-
-def rule_error(cause: str, detail: str) -> CaptureError:
-    """A CaptureError for a broken multi-GPU rule, in the house style (cause, what, why, fix)."""
-    return capture_error(Diagnosis(CAUSES[cause], detail, None, detail))
-
-
-def _shapes(torch: Any, inputs: tuple[Any, ...]) -> list[str]:
-    from graphlab.capture.tensors import flatten
-
+def _shapes(inputs: tuple[Any, ...]) -> list[str]:
     return [f"{path}:{tuple(t.shape)}:{t.dtype}" if isinstance(t, torch.Tensor) else f"{path}:{t!r}"
             for path, t in flatten(inputs)]
 
 
-def check_rules(torch: Any, inputs: tuple[Any, ...], ctx: DistContext, *, warmup: int,
+def check_rules(inputs: tuple[Any, ...], ctx: DistContext, *, warmup: int,
                 require_eager_communicator: bool = True) -> None:
     """Check rules 1-3 on this rank, then agree with every rank; raise the first broken rule (same on all ranks)."""
     mine: list[tuple[str, str]] = []
@@ -65,7 +50,7 @@ def check_rules(torch: Any, inputs: tuple[Any, ...], ctx: DistContext, *, warmup
                                        "(init_process_group was called without device_id)"))
     if warmup < 1:
         mine.append(("collective_not_warmed", f"rank {ctx.rank}: the collective was not warmed up (warmup={warmup})"))
-    everyone = gather_objects({"problems": mine, "shapes": _shapes(torch, inputs)}, ctx)
+    everyone = gather_objects({"problems": mine, "shapes": _shapes(inputs)}, ctx)
     for cause in ("nccl_lazy_init", "collective_not_warmed"):
         found = [text for rank_info in everyone for key, text in rank_info["problems"] if key == cause]
         if found:
@@ -89,13 +74,8 @@ def capture_collective(fn: Callable[..., Any], *example_inputs: Any, ctx: DistCo
             some rank (`rank_capture_failed` elsewhere, the real cause on that rank).
         DistributedError: no process group (call `init_distributed()` first).
     """
-    import torch
-
-    from graphlab.capture import api as capture_module
-    from graphlab.distributed.comm import barrier
-
     ctx = ctx or current_context()
-    check_rules(torch, example_inputs, ctx, warmup=warmup, require_eager_communicator=require_eager_communicator)
+    check_rules(example_inputs, ctx, warmup=warmup, require_eager_communicator=require_eager_communicator)
     kwargs = dict(capture_kwargs)
     if "device" in inspect.signature(capture_module.capture).parameters and ctx.backend == "nccl":
         kwargs.setdefault("device", ctx.device)
@@ -132,10 +112,6 @@ def check_against_dense(batch_size: int = 2, *, ctx: DistContext | None = None, 
     Every rank builds the same dense layer and input (fixed seeds), cuts its shard, runs it eagerly and
     as a graph with the all-reduces inside, and compares both with the dense output.
     """
-    import torch
-
-    from graphlab.distributed import tensor_parallel as tp
-
     ctx = ctx or current_context()
     if ctx.backend != "nccl":
         raise DistributedError("check_against_dense captures a graph: it needs the nccl backend on a GPU")
@@ -164,5 +140,4 @@ def check_against_dense(batch_size: int = 2, *, ctx: DistContext | None = None, 
     return result
 
 
-__all__ = ["RULES", "capture_collective", "check_against_dense", "check_rules", "collective_rules", "rule_error",
-           "tagged_graph"]
+__all__ = ["capture_collective", "check_against_dense", "check_rules", "tagged_graph"]

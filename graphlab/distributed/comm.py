@@ -17,8 +17,8 @@ recommends for graph capture). This module holds the few rules a captured collec
     >>> agreement = agree_bucket(len(requests), [1, 2, 4, 8, 16], ctx)
     >>> agreement.bucket                          # the same on every rank
 
-The pure part (`common_bucket`, `BucketAgreement`) needs no torch and is what the notebook shows.
-Layer 2: torch is imported inside functions.
+The arithmetic of the agreement (`common_bucket`, `BucketAgreement`) needs no torch: it lives in
+`graphlab.distributed.rules`, which is what the notebook shows; this module gathers the sizes.
 """
 from __future__ import annotations
 
@@ -27,76 +27,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+import torch
+import torch.distributed as dist
+
+from graphlab.env import require_cuda
 from graphlab.errors import DistributedError
+from graphlab.distributed.rules import BucketAgreement, common_bucket
 
 TORCHRUN_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK")
-
-
-# -- pure: which bucket every rank uses ---------------------------------------------------------------
-def bucket_for(size: int, buckets: Sequence[int]) -> int | None:
-    """The smallest bucket that holds `size`, or None when `size` is above the largest."""
-    if size < 0:
-        raise DistributedError(f"a batch size cannot be negative, got {size}")
-    fitting = [b for b in sorted(buckets) if b >= size]
-    return fitting[0] if fitting else None
-
-
-@dataclass(frozen=True)
-class BucketAgreement:
-    """What every rank pads to: the bucket of the largest local batch size.
-
-    Attributes:
-        local_sizes: each rank's batch size, by rank.
-        global_size: the largest of them (what an all-reduce MAX gives).
-        bucket: the bucket every rank captures and replays, or None (above the largest bucket: every
-            rank runs eager, together, so no rank waits in a collective alone).
-    """
-
-    local_sizes: tuple[int, ...]
-    global_size: int
-    bucket: int | None
-    buckets: tuple[int, ...] = field(default=(), repr=False)
-
-    @property
-    def padding(self) -> tuple[int, ...]:
-        """Rows of padding each rank adds (0 where the rank runs eager)."""
-        return tuple((self.bucket - n) if self.bucket is not None else 0 for n in self.local_sizes)
-
-    @property
-    def pad_waste(self) -> float:
-        """The share of the replayed rows that are padding, over all ranks (0.0 to 1.0)."""
-        if self.bucket is None or self.bucket == 0:
-            return 0.0
-        return sum(self.padding) / (self.bucket * len(self.local_sizes))
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One row per rank, for a table."""
-        return [{"rank": r, "local_size": n, "bucket": self.bucket, "padding": p}
-                for r, (n, p) in enumerate(zip(self.local_sizes, self.padding))]
-
-    def __str__(self) -> str:
-        where = f"bucket {self.bucket}" if self.bucket is not None else "eager (above the largest bucket)"
-        return (f"{len(self.local_sizes)} rank(s) with sizes {list(self.local_sizes)} -> global size "
-                f"{self.global_size} -> {where} on every rank; padding {list(self.padding)} "
-                f"({self.pad_waste:.0%} of the replayed rows)")
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-
-def common_bucket(local_sizes: Sequence[int], buckets: Sequence[int]) -> BucketAgreement:
-    """The bucket every rank must use for these local batch sizes (pure: no torch, no process group).
-
-    >>> common_bucket([3, 7], [1, 2, 4, 8, 16]).bucket
-    8
-    """
-    sizes = tuple(int(n) for n in local_sizes)
-    if not sizes:
-        raise DistributedError("common_bucket needs the batch size of at least one rank")
-    if not buckets:
-        raise DistributedError("common_bucket needs at least one bucket")
-    global_size = max(sizes)
-    return BucketAgreement(sizes, global_size, bucket_for(global_size, buckets), tuple(sorted(buckets)))
 
 
 # -- the process group ----------------------------------------------------------------------------------
@@ -117,7 +55,7 @@ class DistContext:
     rank: int
     world_size: int
     local_rank: int
-    device: Any
+    device: torch.device
     backend: str
     cpu_group: Any = field(repr=False)
     eager_communicator: bool = False
@@ -133,20 +71,17 @@ def launched_by_torchrun() -> bool:
     return all(v in os.environ for v in TORCHRUN_VARIABLES)
 
 
-def nccl_version(torch: Any) -> str | None:
+def nccl_version() -> str | None:
     """NCCL's version as "2.28.9" (torch.cuda.nccl.version()), or None when torch has no NCCL."""
     try:
-        import torch.cuda.nccl
-
         return ".".join(str(part) for part in torch.cuda.nccl.version())
     except (AttributeError, ImportError, RuntimeError, TypeError):
         return None
 
 
-def communicator_is_eager(torch: Any, group: Any = None) -> bool | None:
+def communicator_is_eager(group: Any = None) -> bool | None:
     """True when the group is bound to a device (its NCCL communicator was created at init), False when
     it is not, None when this torch does not say (no `bound_device_id`)."""
-    dist = torch.distributed
     pg = group if group is not None else dist.distributed_c10d._get_default_group()
     if not hasattr(pg, "bound_device_id"):
         return None
@@ -166,9 +101,6 @@ def init_distributed(backend: str | None = None) -> DistContext:
         DistributedError: not launched by torchrun, or fewer GPUs than local ranks.
     """
     global _CONTEXT
-    import torch
-    import torch.distributed as dist
-
     if _CONTEXT is not None and dist.is_initialized():
         return _CONTEXT
     if not launched_by_torchrun() and not dist.is_initialized():
@@ -177,8 +109,6 @@ def init_distributed(backend: str | None = None) -> DistContext:
     backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if backend == "nccl":
-        from graphlab.env import require_cuda
-
         require_cuda("init_distributed(backend='nccl')")
         if local_rank >= torch.cuda.device_count():
             raise DistributedError(f"local rank {local_rank} has no GPU: this machine shows "
@@ -194,13 +124,13 @@ def init_distributed(backend: str | None = None) -> DistContext:
             kwargs["device_id"] = device  # eager communicator: it exists before any capture
             passed_device_id = True
         dist.init_process_group(backend, **kwargs)
-    eager = communicator_is_eager(torch) if dist.get_backend() == "nccl" else False
+    eager = communicator_is_eager() if dist.get_backend() == "nccl" else False
     cpu_group = dist.new_group(backend="gloo") if dist.get_backend() != "gloo" else dist.group.WORLD
     _CONTEXT = DistContext(
         rank=dist.get_rank(), world_size=dist.get_world_size(), local_rank=local_rank, device=device,
         backend=dist.get_backend(), cpu_group=cpu_group,
         eager_communicator=bool(eager) or (eager is None and passed_device_id),
-        nccl_version=nccl_version(torch) if backend == "nccl" else None,
+        nccl_version=nccl_version() if backend == "nccl" else None,
     )
     return _CONTEXT
 
@@ -214,9 +144,6 @@ def current_context() -> DistContext:
 
 def gather_ints(value: int, ctx: DistContext | None = None) -> list[int]:
     """Every rank's `value`, by rank, over the gloo side group (CPU only: no kernel, no GPU sync)."""
-    import torch
-    import torch.distributed as dist
-
     ctx = ctx or current_context()
     mine = torch.tensor([int(value)], dtype=torch.int64)
     everyone = [torch.zeros(1, dtype=torch.int64) for _ in range(ctx.world_size)]
@@ -226,8 +153,6 @@ def gather_ints(value: int, ctx: DistContext | None = None) -> list[int]:
 
 def gather_objects(value: Any, ctx: DistContext | None = None) -> list[Any]:
     """Every rank's picklable `value`, by rank, over the gloo side group."""
-    import torch.distributed as dist
-
     ctx = ctx or current_context()
     everyone: list[Any] = [None] * ctx.world_size
     dist.all_gather_object(everyone, value, group=ctx.cpu_group)
@@ -236,9 +161,6 @@ def gather_objects(value: Any, ctx: DistContext | None = None) -> list[Any]:
 
 def global_size(local_size: int, ctx: DistContext | None = None) -> int:
     """The largest local batch size over all ranks (an all-reduce MAX on the gloo side group)."""
-    import torch
-    import torch.distributed as dist
-
     ctx = ctx or current_context()
     t = torch.tensor([int(local_size)], dtype=torch.int64)
     dist.all_reduce(t, op=dist.ReduceOp.MAX, group=ctx.cpu_group)
@@ -255,9 +177,6 @@ def agree_bucket(local_size: int, buckets: Sequence[int], ctx: DistContext | Non
 
 def barrier(ctx: DistContext | None = None) -> None:
     """Wait for every rank (CPU-side, on the gloo group), after this rank's GPU work is done."""
-    import torch
-    import torch.distributed as dist
-
     ctx = ctx or current_context()
     if ctx.backend == "nccl":
         torch.cuda.synchronize(ctx.device)
@@ -271,9 +190,6 @@ def shutdown(ctx: DistContext | None = None, graphs: Iterable[Any] = ()) -> None
     graph still alive did not finish on 2 H200s (docs/multi-gpu.md).
     """
     global _CONTEXT
-    import torch
-    import torch.distributed as dist
-
     for graph in graphs:
         release = getattr(graph, "reset", None) or getattr(graph, "clear", None)
         if release is not None:
@@ -290,6 +206,5 @@ def shutdown(ctx: DistContext | None = None, graphs: Iterable[Any] = ()) -> None
     _CONTEXT = None
 
 
-__all__ = ["BucketAgreement", "DistContext", "agree_bucket", "barrier", "bucket_for", "common_bucket",
-           "communicator_is_eager", "current_context", "gather_ints", "gather_objects", "global_size",
-           "init_distributed", "launched_by_torchrun", "nccl_version", "shutdown"]
+__all__ = ["DistContext", "agree_bucket", "barrier", "communicator_is_eager", "current_context", "gather_ints",
+           "gather_objects", "global_size", "init_distributed", "launched_by_torchrun", "nccl_version", "shutdown"]

@@ -9,7 +9,7 @@ kills every worker it started (by process id), so no worker outlives it.
     >>> result.ok, result.timed_out, result.output[-500:]
 
 `launch_command` gives the same launch as a short, path-free string for provenance.
-Layer 2: no torch needed here (torchrun is found through the running interpreter).
+Pure (in `graphlab.distributed.PURE`): torchrun is found through the running interpreter, not imported.
 """
 from __future__ import annotations
 

@@ -16,7 +16,6 @@ their future resolves, and the tensors of one call live on one device (the first
 
 Devices may also be "cpu" (with `backend="eager"` or a stand-in cache): the same dispatch runs on a
 machine without a GPU, which is how it is tested.
-Layer 2: torch is imported inside functions.
 """
 from __future__ import annotations
 
@@ -29,19 +28,20 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from graphlab.errors import DistributedError
+import torch
+
+from graphlab.cache.graph_cache import GraphCache
 from graphlab.capture.tensors import flatten, is_tensor, map_tensors
+from graphlab.errors import DistributedError
 
 CacheFactory = Callable[..., Any]  # (model_copy, *, device, **cache_kwargs) -> callable like the model
 
 
-def _default_cache_factory(model: Any, *, device: Any, **cache_kwargs: Any) -> Any:
-    from graphlab.cache.graph_cache import GraphCache
-
+def _default_cache_factory(model: Any, *, device: torch.device, **cache_kwargs: Any) -> Any:
     return GraphCache(model, device=device, **cache_kwargs)
 
 
-def normalize_devices(torch: Any, devices: Any) -> list[Any]:
+def normalize_devices(devices: Any) -> list[torch.device]:
     """`torch.device`s from None ("all GPUs"), "all", an int, "cuda:1", "cpu" or a list of them.
 
     Raises:
@@ -66,7 +66,7 @@ def normalize_devices(torch: Any, devices: Any) -> list[Any]:
     return [torch.device("cuda", 0 if d.index is None else d.index) if d.type == "cuda" else d for d in found]
 
 
-def result_device(torch: Any, inputs: tuple[Any, ...], default: Any) -> Any:
+def result_device(inputs: tuple[Any, ...], default: torch.device) -> torch.device:
     """Where results go: the device of the first tensor input (the caller's), else `default`."""
     for _, leaf in flatten(inputs):
         if is_tensor(leaf):
@@ -108,8 +108,8 @@ class ReplicaStats:
 class _Replica:
     """One device: model copy, cache, stream, worker thread and its queue."""
 
-    def __init__(self, torch: Any, index: int, device: Any, cache: Any, max_pending: int, lock: Any):
-        self.torch, self.index, self.device, self.cache, self.lock = torch, index, device, cache, lock
+    def __init__(self, index: int, device: torch.device, cache: Any, max_pending: int, lock: Any):
+        self.index, self.device, self.cache, self.lock = index, device, cache, lock
         self.is_cuda = device.type == "cuda"
         self.stream = torch.cuda.Stream(device=device) if self.is_cuda else None
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=max_pending)
@@ -119,13 +119,11 @@ class _Replica:
 
     def run(self, inputs: tuple[Any, ...], out_device: Any, ready: Any, grad: tuple[bool, bool]) -> Any:
         """Copy in, run the cache under the caller's grad mode, copy back; return once the result is complete."""
-        torch = self.torch
         grad_enabled, inference = grad  # autograd modes are thread-local: the worker takes the caller's
         with torch.inference_mode(inference), torch.set_grad_enabled(grad_enabled):
             return self._run(inputs, out_device, ready)
 
     def _run(self, inputs: tuple[Any, ...], out_device: Any, ready: Any) -> Any:
-        torch = self.torch
         if not self.is_cuda:
             local = map_tensors(lambda t: t.to(self.device), inputs)
             return map_tensors(lambda t: t.to(out_device), self.cache(*local))
@@ -144,7 +142,7 @@ class _Replica:
 
     def _serve(self) -> None:
         if self.is_cuda:
-            self.torch.cuda.set_device(self.device)  # a graph replays only while its device is current
+            torch.cuda.set_device(self.device)  # a graph replays only while its device is current
         while True:
             task = self.queue.get()
             if task is None:
@@ -187,15 +185,12 @@ class Replicas:
 
     def __init__(self, model: Any, devices: Any = None, *, cache_factory: CacheFactory | None = None,
                  max_pending: int = 64, **cache_kwargs: Any):
-        import torch
-
         if max_pending < 1:
             raise DistributedError(f"max_pending must be at least 1, got {max_pending}")
         if cache_kwargs.get("copy_outputs") is False:
             raise DistributedError("replicas cannot use copy_outputs=False: a worker serves its next request while "
                                    "you read the last result, so it would overwrite the buffers you were given")
-        self._torch = torch
-        self.devices = normalize_devices(torch, devices)
+        self.devices = normalize_devices(devices)
         factory = cache_factory or _default_cache_factory
         self._lock = threading.Lock()
         self._round_robin = itertools.count()
@@ -204,7 +199,7 @@ class Replicas:
         for index, device in enumerate(self.devices):
             local_model = self._copy_model(model, device)
             cache = factory(local_model, device=device, **cache_kwargs)
-            self._replicas.append(_Replica(torch, index, device, cache, max_pending, self._lock))
+            self._replicas.append(_Replica(index, device, cache, max_pending, self._lock))
         for replica in self._replicas:
             replica.thread.start()
 
@@ -221,7 +216,6 @@ class Replicas:
 
     def warmup(self, *example_inputs: Any, sizes: Iterable[Any] | None = None, progress: bool = True) -> None:
         """Capture ahead on every device, one device after another, before serving (`GraphCache.warmup`)."""
-        torch = self._torch
         for replica in self._replicas:
             warm = getattr(replica.cache, "warmup", None)
             if warm is None:
@@ -251,7 +245,6 @@ class Replicas:
         """
         if self._closed:
             raise DistributedError("these replicas were closed: make new ones with gl.replicate(...)")
-        torch = self._torch
         if device is None:
             replica = self._pick()
         else:
@@ -260,7 +253,7 @@ class Replicas:
             replica = self._replicas[device]
             with self._lock:
                 replica.in_flight += 1
-        out_device = result_device(torch, inputs, replica.device)
+        out_device = result_device(inputs, replica.device)
         ready = None
         if out_device.type == "cuda":
             ready = torch.cuda.Event()
@@ -282,7 +275,6 @@ class Replicas:
 
     def split(self, *inputs: Any) -> Any:
         """One large batch cut along dim 0 into one piece per replica, run at once, joined again."""
-        torch = self._torch
         n = len(self._replicas)
         first = next((t for _, t in flatten(inputs) if is_tensor(t) and t.dim() > 0), None)
         if first is None:
@@ -297,7 +289,7 @@ class Replicas:
             part = map_tensors(lambda t, a=bounds[i], b=bounds[i + 1]: t[a:b] if t.dim() > 0 else t, inputs)
             futures.append(self.submit(*part, device=i))
         outs = [f.result() for f in futures]
-        return _concat(torch, outs)
+        return _concat(outs)
 
     def stats(self) -> ReplicaStats:
         with self._lock:
@@ -316,7 +308,7 @@ class Replicas:
             if release is None:
                 continue
             if replica.is_cuda:
-                with self._torch.cuda.device(replica.device):
+                with torch.cuda.device(replica.device):
                     release()
             else:
                 release()
@@ -334,14 +326,14 @@ class Replicas:
         return f"Replicas({len(self._replicas)} on {', '.join(str(d) for d in self.devices)})"
 
 
-def _concat(torch: Any, outs: list[Any]) -> Any:
+def _concat(outs: list[Any]) -> Any:
     first = outs[0]
     if is_tensor(first):
         return torch.cat(outs, dim=0)
     if isinstance(first, (tuple, list)):
-        return type(first)(_concat(torch, [o[i] for o in outs]) for i in range(len(first)))
+        return type(first)(_concat([o[i] for o in outs]) for i in range(len(first)))
     if isinstance(first, dict):
-        return {k: _concat(torch, [o[k] for o in outs]) for k in first}
+        return {k: _concat([o[k] for o in outs]) for k in first}
     return first
 
 
@@ -359,26 +351,18 @@ def replicate(model: Any, devices: Any = None, *, example_inputs: Sequence[Any] 
     return replicas
 
 
-def probe_one_device(torch: Any) -> dict[str, Any]:
-    """For the multi-GPU probe: replicas over GPU 0 (graph caches when they exist), checked against eager."""
+def probe_one_device() -> dict[str, Any]:
+    """For the multi-GPU probe: replicas (graph caches) over GPU 0, checked against eager."""
     model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).cuda().eval()
     x = torch.randn(5, 64, device="cuda")
-    kwargs: dict[str, Any] = {"buckets": [1, 2, 4, 8]}
-    try:
-        import graphlab.cache.graph_cache  # noqa: F401
-    except ImportError as exc:
-        kwargs = {"cache_factory": lambda m, device: m}
-        note = f"GraphCache not importable ({exc}): eager stand-in"
-    else:
-        note = "GraphCache"
     with torch.no_grad():
         want = model(x)
-        with replicate(model, devices=[0], example_inputs=(x,), progress=False, **kwargs) as reps:
+        with replicate(model, devices=[0], buckets=[1, 2, 4, 8], example_inputs=(x,), progress=False) as reps:
             got = reps(x)
             from_cpu = reps(x.cpu())
             many = reps.map([(x[:n],) for n in (1, 2, 3, 5)])
             stats = reps.stats().to_dict()
-    return {"cache": note, "max_abs_err": float((got - want).abs().max()), "cpu_result_device": str(from_cpu.device),
+    return {"cache": "GraphCache", "max_abs_err": float((got - want).abs().max()), "cpu_result_device": str(from_cpu.device),
             "cpu_max_abs_err": float((from_cpu - want.cpu()).abs().max()), "map_rows": [int(m.shape[0]) for m in many],
             "stats": stats}
 

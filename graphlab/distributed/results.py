@@ -10,7 +10,8 @@ Python: no torch, no GPU), so notebook 07 shows them on any laptop:
     >>> rec.tensor_parallel_rows()             # eager vs graph latency of the TP layer by batch size
     >>> rec.replica_rows()                     # requests/s: one GPU vs replicas, by batch size
 
-Layer 2 by place, pure by content (like `diagnose`): standard library and the pure core only.
+Pure (in `graphlab.distributed.PURE`): the standard library and ground-floor modules only; pandas only
+inside `to_pandas`.
 """
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphlab.recordings import Recording, gpu_slug, list_recordings, recordings_root
 from graphlab.errors import RecordingError
+from graphlab.mode import recorded_gpu
+from graphlab.recordings import Recording, gpu_slug, list_recordings, recordings_root
 
 NAME = "multigpu"
 RECORD_COMMAND = "graphlab record --models multigpu"
@@ -232,8 +234,6 @@ def missing_message(gpu: str) -> str:
 def multigpu_recordings(gpu: str | None = None, root: str | Path | None = None) -> MultiGpuOverview:
     """Every `multigpu` recording whose machine folder is `gpu` or `gpu`xN (default: the recorded-mode GPU)."""
     if gpu is None:
-        from graphlab.mode import recorded_gpu
-
         gpu = recorded_gpu()
     base = Path(root) if root is not None else recordings_root()
     found = []
@@ -254,5 +254,5 @@ def load_multigpu(gpu: str | None = None, root: str | Path | None = None) -> Mul
     return multigpu_recordings(gpu, root).largest()
 
 
-__all__ = ["MultiGpuOverview", "MultiGpuRecording", "NAME", "ReplicaThroughput", "load_multigpu", "machine_slug", "missing_message",
-           "multigpu_recordings", "replica_rows", "split_machine_slug"]
+__all__ = ["NAME", "MultiGpuOverview", "MultiGpuRecording", "ReplicaThroughput", "load_multigpu", "machine_slug",
+           "missing_message", "multigpu_recordings", "replica_rows", "split_machine_slug"]

@@ -23,8 +23,7 @@ library (graphlab's worked examples, `watch_examples.py`, count as user code: th
 
 Input shapes and the role of a graph (forward/backward, a CUDAGraph Trees recording) come from the
 locals of the library's frame, where they are knowable (`shapes_and_role`).
-Layer 2, but imports neither torch nor anything from graphlab beyond the standard library: tested on CPU
-with fake frames.
+Pure (in `graphlab.watch.PURE`): the standard library only, tested on CPU with fake frames.
 """
 from __future__ import annotations
 

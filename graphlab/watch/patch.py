@@ -20,11 +20,30 @@ of that class itself, not the name, which reaches every holder:
 the record; errors from torch's own calls propagate unchanged. Outside every watch the class holds
 exactly its original entries again (`restore`), even after an exception.
 
-Layer 2: torch is passed in.
+Why a patch and not torch's hooks: neither torch graphlab runs on has a hook that fits. Looked for in
+torch 2.13.0+cpu (its sources) and 2.11 (the H200's: `torch.cuda.CUDAGraph` there has capture_begin,
+capture_end, debug_dump, enable_debug_mode, instantiate, pool, raw_cuda_graph, raw_cuda_graph_exec,
+register_generator_state, replay and reset, nothing more), by module and attribute:
+
+  `torch.cuda.graphs`       no module-level graph hook (`register_graph_instantiate_hook` is 2.14's);
+  `torch.cuda.CUDAGraph`,   no `register_capture_end_hook`, `register_post_instantiate_hook` or
+  `torch._C._CUDAGraph`     `capture_end_pre` (all 2.14's);
+  `torch.accelerator.Graph` (2.13) the same class shape, no hooks;
+  `torch.cuda._gpu_trace`   callbacks for events, streams, memory and synchronisation only;
+  `torch._dynamo.callback`  `CallbackTrigger.CUDAGRAPH_RECORDING` fires around a CUDAGraph Trees
+                            recording, without the graph, and only for torch.compile.
+
+With 2.14's hooks a watch would need neither `keep_graph=True` nor the instantiate in `capture_end`
+(a capture-end hook sees the `cudaGraph_t` whatever keep_graph), but it would still patch
+`capture_begin`: there is no module-level capture hook, and the stack, stream and memory are read there.
+The patch works the same from 2.8 to 2.14, so it stays while graphlab supports torch older than 2.14.
+
+torch is imported at the top; tests swap this module's `torch` for a fake (`monkeypatch.setattr`).
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import threading
 import time
@@ -33,16 +52,18 @@ import weakref
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from graphlab.errors import WatchUnsupportedError
+import torch
+
+from graphlab.errors import BadInputError, ConfigurationError, GraphlabError, WatchUnsupportedError
+from graphlab.graph.export import dump_dot
+from graphlab.watch.frames import origin, shapes_and_role, stack_frames
 
 PATCHED = ("__new__", "__init__", "capture_begin", "capture_end")
 _MISSING = object()
 
 
-def check_supported(torch: Any) -> None:
+def check_supported() -> None:
     """Raise WatchUnsupportedError unless `torch.cuda.CUDAGraph` takes `keep_graph` (torch >= 2.8)."""
-    import inspect
-
     cls = getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
     if cls is None:
         raise WatchUnsupportedError(f"torch {getattr(torch, '__version__', '?')} has no torch.cuda.CUDAGraph: "
@@ -68,9 +89,7 @@ def asked_keep_graph(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 class Pending:
     """What `capture_begin` saw, waiting for `capture_end`."""
 
-    def __init__(self, torch: Any, graph: Any, caller: Any, args: tuple[Any, ...], kwargs: dict[str, Any]):
-        from graphlab.watch.frames import origin, shapes_and_role, stack_frames
-
+    def __init__(self, graph: Any, caller: Any, args: tuple[Any, ...], kwargs: dict[str, Any]):
         frames = stack_frames(caller)
         self.origin = origin(frames)
         self.input_shapes, self.role, self.details = shapes_and_role(frames, graph)
@@ -106,20 +125,17 @@ class Patch:
     def installed(self) -> bool:
         return self.cls is not None
 
-    def open(self, torch: Any, sink: Callable[[dict[str, Any]], None], dot_flags: int) -> None:
+    def open(self, sink: Callable[[dict[str, Any]], None], dot_flags: int) -> None:
         with self.lock:
             if not self.installed:
-                check_supported(torch)
-                self._install(torch)
+                check_supported()
+                self._install()
                 self.dot_flags = dot_flags
             elif self.cls is not torch.cuda.CUDAGraph:
-                from graphlab.errors import GraphlabError
-
-                raise GraphlabError("a watch over another torch module is open: close it first")
+                raise ConfigurationError("a watch over another torch module is open (torch.cuda.CUDAGraph is not the "
+                                         "class it patched): close that watch first")
             elif dot_flags != self.dot_flags:
-                from graphlab.errors import GraphlabError
-
-                raise GraphlabError(f"a watch with dot_flags={self.dot_flags} is already open: a nested watch "
+                raise BadInputError(f"a watch with dot_flags={self.dot_flags} is already open: a nested watch "
                                     f"shares its dumps, so open it with the same flags (not {dot_flags})")
             self.sinks.append(sink)
 
@@ -161,7 +177,7 @@ class Patch:
         self.pending.clear()
 
     # -- the patched entries ------------------------------------------------------------------------------
-    def _install(self, torch: Any) -> None:
+    def _install(self) -> None:
         cls = torch.cuda.CUDAGraph
         self.saved = {name: vars(cls).get(name, _MISSING) for name in PATCHED}
         orig_new, orig_init = cls.__new__, cls.__init__
@@ -183,7 +199,7 @@ class Patch:
         @functools.wraps(orig_begin)
         def capture_begin(self: Any, *args: Any, **kwargs: Any) -> None:
             try:
-                pending: Pending | None = Pending(torch, self, sys._getframe(1), args, kwargs)
+                pending: Pending | None = Pending(self, sys._getframe(1), args, kwargs)
             except Exception:
                 pending = None
             orig_begin(self, *args, **kwargs)
@@ -201,7 +217,7 @@ class Patch:
                 self.instantiate()
                 instantiate_ms = (time.perf_counter() - t_end) * 1e3
             if pending is not None:
-                patch._finish(torch, self, pending, (t_end - pending.t0) * 1e3, instantiate_ms, asked)
+                patch._finish(self, pending, (t_end - pending.t0) * 1e3, instantiate_ms, asked)
 
         cls.__new__ = __new__
         cls.__init__ = __init__
@@ -209,7 +225,7 @@ class Patch:
         cls.capture_end = capture_end
         self.cls = cls
 
-    def _finish(self, torch: Any, graph: Any, pending: Pending, capture_ms: float, instantiate_ms: float | None,
+    def _finish(self, graph: Any, pending: Pending, capture_ms: float, instantiate_ms: float | None,
                 asked: bool | None) -> None:
         """Measure, dump and hand the record to every open watch; never raise."""
         fields: dict[str, Any] = {}
@@ -226,7 +242,7 @@ class Patch:
                 "keep_graph_asked": asked, "torch_graph": graph,
             }
             fields["pool_id"] = _pool_id(graph)
-            fields["pool_reserved_bytes"] = pool_size_bytes(torch, fields["pool_id"], pending.device)
+            fields["pool_reserved_bytes"] = pool_size_bytes(fields["pool_id"], pending.device)
             fields.update(_dump(graph, self.dot_flags, asked))
         except Exception as exc:  # bookkeeping only: the capture itself succeeded
             fields.setdefault("library", pending.origin.library)
@@ -247,7 +263,7 @@ def _pool_id(graph: Any) -> list[int] | None:
         return None
 
 
-def pool_size_bytes(torch: Any, pool_id: list[int] | None, device: int) -> int | None:
+def pool_size_bytes(pool_id: list[int] | None, device: int) -> int | None:
     """Bytes the caching allocator holds in one graph pool now (its segments' sizes), or None if unknown.
 
     Shared pools (CUDAGraph Trees, make_graphed_callables) fill mostly before a capture (warm-up,
@@ -257,8 +273,6 @@ def pool_size_bytes(torch: Any, pool_id: list[int] | None, device: int) -> int |
     if pool_id is None or snapshot is None:
         return None
     try:
-        import inspect
-
         params = inspect.signature(snapshot).parameters
         kwargs: dict[str, Any] = {}
         if "mempool_id" in params:
@@ -281,9 +295,6 @@ def pool_size_bytes(torch: Any, pool_id: list[int] | None, device: int) -> int |
 
 def _dump(graph: Any, flags: int, asked: bool | None) -> dict[str, Any]:
     """{"dot", "dot_ms"} or {"dot_error"}."""
-    from graphlab.errors import GraphlabError
-    from graphlab.graph.export import dump_dot
-
     t0 = time.perf_counter()
     try:
         with warnings.catch_warnings():
@@ -300,4 +311,10 @@ def _dump(graph: Any, flags: int, asked: bool | None) -> dict[str, Any]:
 
 PATCH = Patch()
 
-__all__ = ["PATCH", "PATCHED", "Patch", "asked_keep_graph", "check_supported", "pool_size_bytes"]
+
+def is_patched() -> bool:
+    """True while any watch is open: `torch.cuda.CUDAGraph` carries graphlab's entries."""
+    return PATCH.installed and PATCH.cls is getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
+
+
+__all__ = ["PATCH", "PATCHED", "Patch", "asked_keep_graph", "check_supported", "is_patched", "pool_size_bytes"]

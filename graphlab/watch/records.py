@@ -15,7 +15,7 @@ import weakref
 from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Iterator, Sequence, overload
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import BadInputError, GraphlabError, RecordingError, UnsupportedError
 
 #: the columns of `WatchedGraphs.rows()` / `to_pandas()`
 ROW_COLUMNS = ("index", "library", "role", "input_shapes", "nodes", "kernels", "capture_ms", "pool_bytes",
@@ -100,7 +100,7 @@ class WatchedGraph:
         """The parsed DAG (`gl.CudaGraph`), what gl.render, gl.inspect and gl.diff read."""
         if self._parsed is None:
             if self.dot is None:
-                raise GraphlabError(f"watched graph #{self.index} ({self.library}) has no DOT: {self.dot_error}")
+                raise UnsupportedError(f"watched graph #{self.index} ({self.library}) has no DOT: {self.dot_error}")
             from graphlab.graph.dot_parser import parse_dot
 
             self._parsed = parse_dot(self.dot, source=self.name.replace("/", "|"))
@@ -149,7 +149,7 @@ class WatchedGraph:
         names = {f.name for f in fields(cls) if not f.name.startswith("_")}
         missing = {"index", "library"} - set(data)
         if missing:
-            raise GraphlabError(f"a watched graph needs {', '.join(sorted(missing))}; got {sorted(data)}")
+            raise RecordingError(f"a watched graph needs {', '.join(sorted(missing))}; got {sorted(data)}")
         return cls(**{k: v for k, v in data.items() if k in names})
 
     def row(self) -> dict[str, Any]:
@@ -260,7 +260,7 @@ class WatchedGraphs(Sequence[WatchedGraph]):
     def __init__(self, graphs: Iterable[WatchedGraph] = (), *, max_graphs: int | None = None,
                  keep_dot: bool = True):
         if max_graphs is not None and max_graphs < 1:
-            raise GraphlabError(f"max_graphs must be at least 1 (or None for no limit), got {max_graphs}")
+            raise BadInputError(f"max_graphs must be at least 1 (or None for no limit), got {max_graphs}")
         self._items: list[WatchedGraph] = list(graphs)
         self._lock = threading.Lock()
         self.max_graphs = max_graphs

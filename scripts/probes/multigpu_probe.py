@@ -488,7 +488,7 @@ def single_process(checks: Checks) -> None:
     def replicas_one_device() -> Any:
         from graphlab.distributed import replicas
 
-        return replicas.probe_one_device(torch)
+        return replicas.probe_one_device()
 
     checks.run("replicas_one_device", replicas_one_device)
 

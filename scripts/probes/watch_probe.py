@@ -363,7 +363,7 @@ def probe_pool_snapshot() -> dict[str, Any]:
     info["pool_total_size"] = sum(int(s["total_size"]) for s in segments if tuple(s.get("segment_pool_id", ())) == pool)
     from graphlab.watch.patch import pool_size_bytes
 
-    info["graphlab_pool_size_bytes"] = pool_size_bytes(torch, list(pool), torch.cuda.current_device())
+    info["graphlab_pool_size_bytes"] = pool_size_bytes(list(pool), torch.cuda.current_device())
     return info
 
 
