@@ -143,3 +143,14 @@ def test_the_study_functions_are_found_by_name_and_answer_from_the_recording_in_
     assert studies.ConditionalStudy is cr.ConditionalStudy
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         studies.nope  # noqa: B018
+
+
+def test_the_recorder_writes_what_recorded_mode_reads(tmp_path, monkeypatch):
+    """record(out_root, prov), the protocol `graphlab record` calls, with the GPU studies replaced by one made up."""
+    monkeypatch.setattr(conditional_record, "run_studies", lambda: ([_decode_study()], {"routes": "/opt/x/y.so: no"}))
+    folder = conditional_record.record(tmp_path, PROV)
+    assert folder == tmp_path / "h200" / cr.RECORDING
+    monkeypatch.setenv("GRAPHLAB_RECORDINGS", str(tmp_path))
+    loaded = cr.load_study("decode_loop", gpu="h200")
+    assert loaded.rows == _decode_study().rows and loaded.graph.count_by_kind()["conditional"] == 1
+    assert "/opt/" not in (folder / "errors.json").read_text()
