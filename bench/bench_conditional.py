@@ -1,6 +1,6 @@
 """Conditional nodes with PyTorch bodies, measured: the three worked uses and the two build routes (GPU).
 
-For each study (graphlab.gpu.conditional_*), every variant is checked against eager first, then
+For each study (the modules of graphlab.studies.conditional), every variant is checked against eager first, then
 timed (host time to issue the call, wall time to the sync, CUDA-event GPU time; p10/p50/p90 over
 `repeats` synchronised calls after warm-up):
 

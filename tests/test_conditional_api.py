@@ -1,5 +1,7 @@
 """gl.cond / gl.while_loop / gl.switch without a GPU: argument checks, route choice, the condition tensor's
-rules, the set-condition kernel's source (compiled with NVRTC where it is installed), and who frees what."""
+rules, the set-condition kernel's source (compiled with NVRTC where it is installed), and who frees what.
+The GPU parts are replaced by monkeypatching the module's `torch` and its builders (torch is imported at the
+top of graphlab.conditional.api, as in every torch module)."""
 from __future__ import annotations
 
 import dataclasses
@@ -9,7 +11,7 @@ import sys
 import pytest
 
 import graphlab as gl
-from graphlab.errors import ConditionalUnsupportedError, GraphlabError
+from graphlab.errors import BadInputError, ConditionalUnsupportedError, GraphlabError
 from graphlab.conditional import api as conditional
 from graphlab.conditional.kernel import SOURCES, flag_kind, include_dirs
 from graphlab.conditional.support import ConditionalFacts, ConditionalSupport
@@ -22,18 +24,21 @@ H200 = ConditionalFacts(cuda_available=True, torch_version="2.11.0+cu130", drive
 
 
 def test_light_modules_import_no_torch():
-    code = ("import sys, graphlab.conditional.support, graphlab.conditional.results, "
-            "graphlab.conditional.kernel, graphlab.conditional.builder, graphlab.conditional.api; "
-            "print('torch' in sys.modules, 'cuda.bindings' in sys.modules)")
+    """The probe and the results import no torch; no module imports cuda-bindings until a graph is built."""
+    code = ("import sys, graphlab.conditional.support, graphlab.conditional.results; "
+            "print('torch' in sys.modules, 'cuda.bindings' in sys.modules); "
+            "import graphlab.conditional.kernel, graphlab.conditional.builder, graphlab.conditional.api, "
+            "graphlab.conditional.selftest, graphlab.conditional.torch_cond; "
+            "print('cuda.bindings' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False"]
+    assert out.stdout.split() == ["False", "False", "False"]
 
 
 def test_bad_arguments_fail_before_any_gpu_work():
     flag = torch.zeros((), dtype=torch.bool)
-    with pytest.raises(GraphlabError, match="max_iterations must be an int from 0"):
+    with pytest.raises(BadInputError, match="max_iterations must be an int from 0"):
         gl.while_loop(flag, lambda: None, max_iterations=-1)
-    with pytest.raises(GraphlabError, match="switch needs at least one branch"):
+    with pytest.raises(BadInputError, match="switch needs at least one branch"):
         gl.switch(torch.zeros((), dtype=torch.int64), [])
 
 
@@ -44,17 +49,17 @@ def test_bad_arguments_fail_before_any_gpu_work():
     (torch.zeros((), dtype=torch.bool), True, "dtype bool, not one of int32, int64"),
 ])
 def test_the_condition_must_be_a_one_element_cuda_tensor(tensor, as_index, message):
-    with pytest.raises(GraphlabError, match=message):
-        flag_kind(torch, tensor, as_index=as_index, what="the condition")
-    with pytest.raises(GraphlabError, match="must be a CUDA tensor"):
-        flag_kind(torch, True, as_index=False, what="the condition")
+    with pytest.raises(BadInputError, match=message):
+        flag_kind(tensor, as_index=as_index, what="the condition")
+    with pytest.raises(BadInputError, match="must be a CUDA tensor"):
+        flag_kind(True, as_index=False, what="the condition")
 
 
 def test_route_auto_picks_child_and_a_missing_feature_is_named(monkeypatch):
     monkeypatch.setattr(conditional, "conditional_support", lambda: ConditionalSupport.from_facts(H200))
     assert conditional._route("auto", "while") == "child"
     assert conditional._route("capture", "switch") == "capture"
-    with pytest.raises(GraphlabError, match="route must be one of auto, child, capture"):
+    with pytest.raises(BadInputError, match="route must be one of auto, child, capture"):
         conditional._route("torch", "if")
     old = ConditionalSupport.from_facts(dataclasses.replace(H200, driver_version=12040, keep_graph=False))
     monkeypatch.setattr(conditional, "conditional_support", lambda: old)
@@ -79,13 +84,13 @@ def test_the_kernel_source_declares_the_device_runtime_call_and_compiles_where_n
     assert len(compile_image(SOURCES["declared"], ["--gpu-architecture=sm_90"], cubin=True)) > 1000
     ptx = compile_image(SOURCES["declared"], ["--gpu-architecture=compute_90"], cubin=False).decode()
     assert ".entry graphlab_set_conditional" in ptx and "cudaGraphSetConditional" in ptx
-    with pytest.raises(GraphlabError, match="NVRTC could not compile"):
+    with pytest.raises(ConditionalUnsupportedError, match="NVRTC could not compile"):
         compile_image("this is not CUDA", [], cubin=False)
 
 
 class _FakeAsm:
     def __init__(self, log):
-        self.torch, self.device_index, self.exec, self.log = torch, 0, object(), log
+        self.device_index, self.exec, self.log = 0, object(), log
 
     def destroy(self):
         self.log.append("destroy graph")
@@ -116,7 +121,7 @@ def test_close_destroys_the_graph_before_freeing_its_memory_and_only_once():
         cg.launch()  # the fake has no launch; the real one raises "was closed"
 
 
-def test_the_capture_route_gives_back_exactly_the_pool_references_it_took():
+def test_the_capture_route_gives_back_exactly_the_pool_references_it_took(monkeypatch):
     released = []
 
     class FakeC:
@@ -127,8 +132,9 @@ def test_the_capture_route_gives_back_exactly_the_pool_references_it_took():
     class FakeTorch:
         _C = FakeC
 
+    monkeypatch.setattr(conditional, "torch", FakeTorch)
     stages = object.__new__(conditional._CapturedStages)
-    stages.torch, stages.asm, stages.pool, stages.pool_refs, stages.results = FakeTorch, _FakeAsm([]), (0, 7), 3, {}
+    stages.asm, stages.pool, stages.pool_refs, stages.results = _FakeAsm([]), (0, 7), 3, {}
     stages.close()
     stages.close()
     assert released == [(0, (0, 7))] * 3
@@ -142,7 +148,6 @@ class _Recorder:
         self.calls: list[tuple] = []
         self.fail_on = fail_on
         self.exec = None
-        self.torch = self
         self.device_index = 0
         self.graph = "outer"
         self.keep: list = []
@@ -194,7 +199,7 @@ class _Recorder:
 
     def instantiate(self):
         if self.fail_on == "instantiate":
-            raise GraphlabError("refused")
+            raise BadInputError("refused")
         self.exec = "exec"
         return 1.5
 
@@ -204,7 +209,7 @@ class _Recorder:
     # stages
     def add(self, graph, deps, fn, label):
         if self.fail_on == label:
-            raise GraphlabError(f"{label} failed")
+            raise BadInputError(f"{label} failed")
         self.calls.append(("stage", label, graph, tuple(deps)))
         return [f"{label}-last"]
 
@@ -215,12 +220,13 @@ class _Recorder:
 @pytest.fixture
 def recorder(monkeypatch):
     rec = _Recorder()
-    monkeypatch.setattr(conditional, "require_cuda", lambda what: rec)
+    monkeypatch.setattr(conditional, "torch", rec)
+    monkeypatch.setattr(conditional, "require_cuda", lambda what: None)
     monkeypatch.setattr(conditional, "_route", lambda route, kind: "child")
     monkeypatch.setattr(conditional, "flag_kind", lambda *a, **k: None)
-    monkeypatch.setattr(conditional, "set_condition_kernel", lambda torch, index: rec)
-    monkeypatch.setattr(conditional, "GraphAssembly", lambda torch, index: rec)
-    monkeypatch.setattr(conditional, "_ChildStages", lambda torch, asm, name, warmup: rec)
+    monkeypatch.setattr(conditional, "set_condition_kernel", lambda index: rec)
+    monkeypatch.setattr(conditional, "GraphAssembly", lambda index: rec)
+    monkeypatch.setattr(conditional, "_ChildStages", lambda asm, name, warmup: rec)
     return rec
 
 

@@ -12,6 +12,8 @@ from graphlab.graph.dot_parser import parse_dot
 from graphlab.recordings import write_recording
 from graphlab.errors import RecordingError
 from graphlab.conditional import results as cr
+from graphlab.studies import conditional as studies
+from graphlab.studies.conditional import record as conditional_record
 from graphlab.studies.conditional.record import strip_paths
 
 DOT = (FIXTURES / "h200" / "conditional" / "route_b_gpt_while.dot").read_text()
@@ -99,13 +101,13 @@ def test_recorded_mode_loads_the_study_and_its_graph(tmp_path, monkeypatch):
                     results={"decode_loop": study.to_dict()})
     gl.set_mode("recorded")
     try:
-        loaded = gl.decode_loop_study()
+        loaded = studies.decode_loop_study()
         assert loaded.rows == study.rows
         assert loaded.source.startswith("Recorded on NVIDIA H200")
         assert loaded.graph.count_by_kind() == parse_dot(DOT).count_by_kind()
         with pytest.raises(RecordingError, match="has no study 'early_exit'"):
-            gl.early_exit_study()
-        with pytest.raises(gl.GraphlabError, match="recorded mode is on"):
+            studies.early_exit_study()
+        with pytest.raises(gl.ConditionalUnsupportedError, match="recorded mode is on"):
             gl.cond(None, lambda: None)
     finally:
         gl.set_mode("auto")
@@ -120,3 +122,35 @@ def test_recordings_hold_no_absolute_paths():
     clean = strip_paths(value)
     assert clean == {"error": "OSError: libnvrtc.so.13 failed", "list": ["see cuda_device_runtime_api.h"], "n": 3,
                      "ratio": "1/2"}
+
+
+def test_every_study_module_has_its_line_in_the_pure_table_and_one_recording():
+    """A study registers by being a module of graphlab.studies.conditional that names itself; the recorder runs
+    them in the order of the pure table graphlab.conditional.results.VERDICTS, which must name the same ones."""
+    order = [name for name, _ in conditional_record.studies_in_order()]
+    assert order == list(cr.STUDY_NAMES) == ["early_exit", "decode_loop", "bucket_switch", "routes"]
+    assert all(callable(module.run_for_recording) for module in studies.study_modules().values())
+    assert conditional_record.RECORDING == cr.RECORDING
+    assert callable(conditional_record.record)
+
+
+def test_the_study_functions_are_found_by_name_and_answer_from_the_recording_in_recorded_mode():
+    from graphlab.mode import STAND_INS
+
+    for name in ("early_exit_study", "decode_loop_study", "bucket_switch_study", "conditional_route_study"):
+        study = getattr(studies, name)
+        assert study.__name__ == name and f"{study.__module__}.{name}" in STAND_INS
+    assert studies.ConditionalStudy is cr.ConditionalStudy
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        studies.nope  # noqa: B018
+
+
+def test_the_recorder_writes_what_recorded_mode_reads(tmp_path, monkeypatch):
+    """record(out_root, prov), the protocol `graphlab record` calls, with the GPU studies replaced by one made up."""
+    monkeypatch.setattr(conditional_record, "run_studies", lambda: ([_decode_study()], {"routes": "/opt/x/y.so: no"}))
+    folder = conditional_record.record(tmp_path, PROV)
+    assert folder == tmp_path / "h200" / cr.RECORDING
+    monkeypatch.setenv("GRAPHLAB_RECORDINGS", str(tmp_path))
+    loaded = cr.load_study("decode_loop", gpu="h200")
+    assert loaded.rows == _decode_study().rows and loaded.graph.count_by_kind()["conditional"] == 1
+    assert "/opt/" not in (folder / "errors.json").read_text()

@@ -118,11 +118,13 @@ def test_the_public_functions_need_a_gpu_first():
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
+    from graphlab.studies import conditional as studies
+
     flag = torch.zeros((), dtype=torch.bool)
     for call in (lambda: gl.cond(flag, lambda: None), lambda: gl.while_loop(flag, lambda: None),
                  lambda: gl.switch(flag, [lambda: None]), lambda: gl.capture_with_torch_cond(lambda: None),
-                 lambda: gl.early_exit_study(), lambda: gl.decode_loop_study(), lambda: gl.bucket_switch_study(),
-                 lambda: gl.conditional_route_study()):
+                 lambda: studies.early_exit_study(), lambda: studies.decode_loop_study(),
+                 lambda: studies.bucket_switch_study(), lambda: studies.conditional_route_study()):
         with pytest.raises(GPUUnavailableError):
             call()
 

@@ -30,6 +30,9 @@ their shared pool lives as long as they do) or the private pool (route "capture"
 tensor and the kernel arguments. `close()`, or garbage collection, destroys the executable graph
 first, then gives the memory back. Keep tensors the functions only reach through globals alive
 yourself.
+
+In recorded mode these functions refuse with `ConditionalUnsupportedError` (a recording holds no
+graph to launch); the conditional studies in `graphlab.studies.conditional` answer from recordings.
 """
 from __future__ import annotations
 
@@ -39,11 +42,17 @@ import time
 import weakref
 from typing import Any, Callable, Sequence
 
-from graphlab.env import require_cuda
-from graphlab.errors import CaptureError, GraphlabError
+import torch
+
+from graphlab.capture.api import capture
+from graphlab.capture.streams import side_stream
 from graphlab.conditional.builder import GraphAssembly
 from graphlab.conditional.kernel import flag_kind, set_condition_kernel
 from graphlab.conditional.support import conditional_support
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError, CaptureError, ConditionalUnsupportedError
+from graphlab.graph.export import raw_graph_handle
+from graphlab.mode import stand_in
 
 ROUTE_CHOICES = ("auto", "child", "capture")
 DEFAULT_MAX_ITERATIONS = 10_000
@@ -53,21 +62,19 @@ Fn = Callable[[], Any]
 class _ChildStages:
     """Route "child": `gl.capture` each function into its own torch graph; one shared torch pool."""
 
-    def __init__(self, torch: Any, asm: GraphAssembly, name: str, warmup: int):
-        self.torch, self.asm, self.name, self.warmup = torch, asm, name, warmup
+    def __init__(self, asm: GraphAssembly, name: str, warmup: int):
+        self.asm, self.name, self.warmup = asm, name, warmup
         self.captured: dict[str, Any] = {}
 
     def add(self, graph: Any, deps: list[Any], fn: Fn, label: str) -> list[Any]:
-        from graphlab.capture.api import capture
-        from graphlab.graph.export import raw_graph_handle
-
         owner = next(iter(self.captured.values()), None)
         cg = capture(fn, warmup=self.warmup, pool=owner, name=f"{self.name}:{label}", device=self.asm.device_index)
         self.captured[label] = cg
         handle = raw_graph_handle(cg.torch_graph)
         if handle is None:
-            raise GraphlabError("route 'child' needs torch.cuda.CUDAGraph(keep_graph=True).raw_cuda_graph(): "
-                                "use route='capture'")
+            raise ConditionalUnsupportedError(
+                f"route 'child' needs torch.cuda.CUDAGraph(keep_graph=True).raw_cuda_graph(), which torch "
+                f"{torch.__version__} did not give for the {label!r} stage (torch >= 2.8 does): use route='capture'")
         return [self.asm.add_child(graph, deps, handle)]
 
     def close(self) -> None:
@@ -84,14 +91,12 @@ class _CapturedStages:
     torch graph's `reset` does, so the pool's memory is freed only after the graph that uses it.
     """
 
-    def __init__(self, torch: Any, asm: GraphAssembly, name: str, warmup: int, mode: str = "thread_local"):
-        from graphlab.capture.streams import side_stream
-
+    def __init__(self, asm: GraphAssembly, name: str, warmup: int, mode: str = "thread_local"):
         for needed in ("_cuda_beginAllocateCurrentStreamToPool", "_cuda_endAllocateToPool", "_cuda_releasePool"):
             if not hasattr(torch._C, needed):
-                raise GraphlabError(f"route 'capture' needs torch._C.{needed}, which torch {torch.__version__} "
-                                    "lacks: use route='child'")
-        self.torch, self.asm, self.name, self.warmup, self.mode = torch, asm, name, warmup, mode
+                raise ConditionalUnsupportedError(f"route 'capture' needs torch._C.{needed}, which torch "
+                                                  f"{torch.__version__} lacks: use route='child'")
+        self.asm, self.name, self.warmup, self.mode = asm, name, warmup, mode
         self.pool = torch.cuda.graph_pool_handle()
         self.pool_refs = 0
         self.stream = side_stream(torch, asm.device_index)
@@ -99,7 +104,7 @@ class _CapturedStages:
         self.captured: dict[str, Any] = {}  # route "child" only; kept for a uniform interface
 
     def add(self, graph: Any, deps: list[Any], fn: Fn, label: str) -> list[Any]:
-        torch, index = self.torch, self.asm.device_index
+        index = self.asm.device_index
         with torch.cuda.device(index):
             current = torch.cuda.current_stream()
             self.stream.wait_stream(current)
@@ -118,8 +123,8 @@ class _CapturedStages:
             finally:
                 torch._C._cuda_endAllocateToPool(index, self.pool)
         if {int(n) for n in leaves} == {int(d) for d in deps}:
-            raise GraphlabError(f"{self.name}: the {label!r} function captured no GPU work (a body needs at least "
-                                "one kernel or copy)")
+            raise BadInputError(f"{self.name}: the {label!r} function captured no GPU work, and a body needs at "
+                                "least one kernel or copy: give it PyTorch ops on CUDA tensors")
         self.results[label] = result
         return leaves
 
@@ -128,7 +133,7 @@ class _CapturedStages:
         refs, self.pool_refs = self.pool_refs, 0
         for _ in range(refs):
             with contextlib.suppress(Exception):
-                self.torch._C._cuda_releasePool(self.asm.device_index, self.pool)
+                torch._C._cuda_releasePool(self.asm.device_index, self.pool)
 
 
 #: graphs whose build failed part-way: kept, not destroyed, for the life of the process. Destroying one
@@ -184,7 +189,6 @@ class ConditionalGraph:
         self.kernel_how = kernel_how
         self._asm = asm
         self._stages = stages
-        self._torch = asm.torch
         self._parsed: Any = None
         self._finalizer = weakref.finalize(self, _cleanup, asm, stages)
         self._finalizer.atexit = False  # at interpreter exit the CUDA context may already be gone
@@ -195,7 +199,7 @@ class ConditionalGraph:
 
     @property
     def device(self) -> Any:
-        return self._torch.device("cuda", self._asm.device_index)
+        return torch.device("cuda", self._asm.device_index)
 
     @property
     def closed(self) -> bool:
@@ -203,7 +207,7 @@ class ConditionalGraph:
 
     def launch(self) -> None:
         """Launch the whole graph once on torch's current stream of its device (no host sync)."""
-        self._asm.launch(self._torch.cuda.current_stream(self._asm.device_index))
+        self._asm.launch(torch.cuda.current_stream(self._asm.device_index))
 
     __call__ = launch
 
@@ -247,33 +251,36 @@ class ConditionalGraph:
 
 def _check_fn(fn: Any, what: str) -> None:
     if not callable(fn):
-        raise GraphlabError(f"{what} must be a function of no arguments (it works on tensors made outside it), "
+        raise BadInputError(f"{what} must be a function of no arguments (it works on tensors made outside it), "
                             f"got {type(fn).__name__}")
 
 
 def _route(route: str, kind: str) -> str:
     if route not in ROUTE_CHOICES:
-        raise GraphlabError(f"route must be one of {', '.join(ROUTE_CHOICES)}, got {route!r}")
+        raise BadInputError(f"route must be one of {', '.join(ROUTE_CHOICES)}, got {route!r}")
     support = conditional_support()
     chosen = (support.best_route() or "child") if route == "auto" else route
     support.require(kind, chosen)
     return chosen
 
 
+def _no_graph_when_recorded(kind: str, *args: Any, **kwargs: Any) -> ConditionalGraph:
+    """`build`'s recorded stand-in: a recording holds no graph to launch, so say where recorded results are."""
+    api = {"if": "cond", "if_else": "cond", "while": "while_loop"}.get(kind, kind)
+    raise ConditionalUnsupportedError(
+        f"gl.{api} builds a graph on this machine's GPU, but recorded mode is on: the conditional studies "
+        "(graphlab.studies.conditional: early_exit_study, decode_loop_study, ...) show recorded results, or "
+        "gl.set_mode('live') on a GPU builds the graph")
+
+
+@stand_in(_no_graph_when_recorded)
 def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: Fn | None, after: Fn | None,
           route: str, warmup: int, name: str, max_iterations: int = 0,
           capture_mode: str = "thread_local") -> ConditionalGraph:
     """Build a ConditionalGraph of `kind`; the public functions below check their arguments and call this."""
-    from graphlab.mode import is_recorded
-
-    if is_recorded():
-        api = {"if": "cond", "if_else": "cond", "while": "while_loop"}.get(kind, kind)
-        raise GraphlabError(f"gl.{api} builds a graph on this machine's GPU, "
-                            "but recorded mode is on: the conditional studies (gl.early_exit_study, ...) show "
-                            "recorded results")
-    torch = require_cuda(f"a {kind.upper()} conditional graph")
+    require_cuda(f"a {kind.upper()} conditional graph")
     chosen = _route(route, kind)
-    flag_kind(torch, condition, as_index=kind == "switch", what="the switch index" if kind == "switch" else
+    flag_kind(condition, as_index=kind == "switch", what="the switch index" if kind == "switch" else
               "the condition")
     for label, fn in [("before", before), ("after", after)]:
         if fn is not None:
@@ -281,16 +288,16 @@ def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: 
     for label, fn in branches:
         _check_fn(fn, f"the {label!r} body")
     if warmup < 0:
-        raise GraphlabError(f"warmup must be 0 or more, got {warmup}")
+        raise BadInputError(f"warmup must be 0 or more, got {warmup}")
     device_index = condition.device.index if condition.device.index is not None else torch.cuda.current_device()
-    kernel = set_condition_kernel(torch, device_index)
+    kernel = set_condition_kernel(device_index)
     with torch.cuda.device(device_index):
         torch.cuda.synchronize()
         torch.cuda.empty_cache()  # captures empty the cache too: start the memory count from the same floor
         reserved0 = torch.cuda.memory_reserved()
-    asm = GraphAssembly(torch, device_index)
-    stages: Any = (_ChildStages(torch, asm, name, warmup) if chosen == "child" else
-                   _CapturedStages(torch, asm, name, warmup, capture_mode))
+    asm = GraphAssembly(device_index)
+    stages: Any = (_ChildStages(asm, name, warmup) if chosen == "child" else
+                   _CapturedStages(asm, name, warmup, capture_mode))
     try:
         t0 = time.perf_counter()
         with torch.no_grad():
@@ -359,7 +366,7 @@ def while_loop(condition: Any, body_fn: Fn, *, before: Fn | None = None, after: 
     the last launch. Arguments otherwise as `gl.cond`.
     """
     if not isinstance(max_iterations, int) or not 0 <= max_iterations < 2**31:
-        raise GraphlabError(f"max_iterations must be an int from 0 (no limit) to 2**31-1, got {max_iterations!r}")
+        raise BadInputError(f"max_iterations must be an int from 0 (no limit) to 2**31-1, got {max_iterations!r}")
     return build("while", condition, [("body", body_fn)], before=before, after=after, route=route, warmup=warmup,
                  name=name, max_iterations=max_iterations)
 
@@ -373,7 +380,7 @@ def switch(index: Any, branches: Sequence[Fn], *, before: Fn | None = None, afte
     """
     fns = list(branches)
     if not fns:
-        raise GraphlabError("switch needs at least one branch")
+        raise BadInputError("switch needs at least one branch: pass a list of functions, one per case")
     return build("switch", index, [(f"case_{i}", fn) for i, fn in enumerate(fns)], before=before, after=after,
                  route=route, warmup=warmup, name=name)
 

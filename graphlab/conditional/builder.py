@@ -11,12 +11,15 @@
   a private graph pool for that stream meanwhile, so the memory the captured kernels use is never
   handed to eager code).
 
-    >>> asm = GraphAssembly(torch, device_index=0)                          # doctest: +SKIP
+    >>> asm = GraphAssembly(device_index=0)                                 # doctest: +SKIP
     >>> handle = asm.new_handle()                                           # doctest: +SKIP
     >>> node, (then_body, else_body) = asm.add_conditional(asm.graph, [setter], handle, "if", 2)  # doctest: +SKIP
     >>> asm.instantiate(); asm.launch(torch.cuda.current_stream())         # doctest: +SKIP
 
-Layer 2: torch is passed in; cuda-bindings is imported inside methods.
+torch is imported at the top. cuda-bindings is optional and imported lazily, when a graph is built
+(`GraphAssembly.__init__` keeps its runtime module as `self._rt`): importing it loads the CUDA
+libraries, and only building a conditional graph needs it. Callers check `conditional_support()`
+first, so its absence is reported as one `ConditionalUnsupportedError` before any graph is made.
 """
 from __future__ import annotations
 
@@ -24,7 +27,10 @@ import contextlib
 import time
 from typing import Any, Callable
 
-from graphlab.errors import GraphlabError
+import torch
+
+from graphlab.capture.diagnose import capture_error, diagnose
+from graphlab.errors import BadInputError, CaptureError, GraphlabError, UnsupportedError
 from graphlab.graph.export import check_cuda, dot_from_handle
 
 #: cudaStreamCaptureMode names -> cuda-bindings member names
@@ -56,10 +62,9 @@ class GraphAssembly:
         keep: Python objects the graph's nodes point at (kernel argument storage); dropped on destroy.
     """
 
-    def __init__(self, torch: Any, device_index: int):
+    def __init__(self, device_index: int):
         from cuda.bindings import runtime as rt
 
-        self.torch = torch
         self.device_index = device_index
         self._rt = rt
         with torch.cuda.device(device_index):
@@ -109,9 +114,7 @@ class GraphAssembly:
         `_CapturedStages` in graphlab.conditional.api). A failure ends the capture and raises the
         diagnosed CaptureError.
         """
-        from graphlab.capture.diagnose import capture_error, diagnose
-
-        torch, rt = self.torch, self._rt
+        rt = self._rt
         raw = rt.cudaStream_t(init_value=int(stream.cuda_stream))
         parents = _nodes(rt, deps)
         capture_mode = getattr(rt.cudaStreamCaptureMode, CAPTURE_MODES[mode])
@@ -132,8 +135,9 @@ class GraphAssembly:
             err, _ = rt.cudaStreamEndCapture(raw)
             if int(err) != 0:
                 rt.cudaGetLastError()
-                raise GraphlabError(f"capture into the conditional body was invalidated ({err!r}): the body did "
-                                    "something stream capture does not allow (a host sync, another stream)")
+                raise CaptureError(f"capture into the conditional body was invalidated ({err!r}): the body did "
+                                   "something stream capture does not allow (a host sync, another stream); keep "
+                                   "the body to GPU work on the current stream")
         return leaves, result
 
     # -- running ------------------------------------------------------------------------------------------
@@ -141,18 +145,18 @@ class GraphAssembly:
         """Instantiate (and upload) the graph; returns the host milliseconds it took."""
         rt = self._rt
         t0 = time.perf_counter()
-        with self.torch.cuda.device(self.device_index):
+        with torch.cuda.device(self.device_index):
             err, graph_exec = rt.cudaGraphInstantiate(self.graph, 0)
             if int(err) != 0:
                 rt.cudaGetLastError()
-                raise GraphlabError(
+                raise BadInputError(
                     f"cudaGraphInstantiate refused the conditional graph ({err!r}): a body holds a node conditional "
                     "bodies do not allow (event record/wait, e.g. torch.cuda.Event(external=True) or NCCL; host "
                     "callbacks; memory alloc/free nodes); bodies take kernels, copies, memsets and child graphs")
             self.exec = graph_exec
-            stream = self.torch.cuda.current_stream(self.device_index)
+            stream = torch.cuda.current_stream(self.device_index)
             check_cuda(rt.cudaGraphUpload(self.exec, self._stream(stream)), "cudaGraphUpload")
-            self.torch.cuda.synchronize(self.device_index)
+            torch.cuda.synchronize(self.device_index)
         return (time.perf_counter() - t0) * 1e3
 
     def _stream(self, stream: Any) -> Any:
@@ -165,15 +169,17 @@ class GraphAssembly:
     def launch(self, stream: Any) -> None:
         """Launch the instantiated graph on a torch stream (asynchronous: no host sync)."""
         if self.exec is None:
-            raise GraphlabError("this conditional graph was closed (or never instantiated): build it again")
+            raise BadInputError("this conditional graph was closed (or never instantiated): build it again")
         (err,) = self._rt.cudaGraphLaunch(self.exec, self._stream(stream))
         if int(err) != 0:
-            raise GraphlabError(f"cudaGraphLaunch failed with {err!r}")
+            raise UnsupportedError(f"cudaGraphLaunch of the conditional graph failed with {err!r}: the driver "
+                                   "refused to run it on this stream; rerun with CUDA_LAUNCH_BLOCKING=1 to see the "
+                                   "failing node")
 
     def dot(self, flags: int = 1) -> str:
         """The DOT text of the whole graph (bodies included) from cudaGraphDebugDotPrint."""
         if self.graph is None:
-            raise GraphlabError("this conditional graph was closed: there is nothing to dump")
+            raise BadInputError("this conditional graph was closed: there is nothing to dump; build it again")
         return dot_from_handle(self.handle, flags)
 
     def node_count(self) -> int:

@@ -5,7 +5,7 @@ runtime's `cudaGraphSetConditional(handle, value)`. graphlab compiles that kerne
 at run time with NVRTC (from cuda-bindings, so no nvcc is needed), loads it into torch's CUDA
 context, and adds it to graphs as a kernel node:
 
-    >>> kernel = set_condition_kernel(torch, device_index=0)               # doctest: +SKIP
+    >>> kernel = set_condition_kernel(device_index=0)                      # doctest: +SKIP
     >>> node = kernel.add_node(graph, deps, handle, flag, keep)   # flag: a 1-element CUDA tensor  # doctest: +SKIP
 
 The kernel reads the flag as a bool (IF, WHILE: non-zero means run the body) or as an index (SWITCH:
@@ -14,7 +14,13 @@ int32 and stops the loop at `max_iterations` (0: no limit), so a wrong condition
 
 The prototype of `cudaGraphSetConditional` is declared in the source (as the CUDA headers declare
 it), so no CUDA include directory is needed; `include_dirs()` finds the headers for a fallback and
-for the probe's report. Layer 2: torch is passed in; cuda-bindings is imported inside functions.
+for the probe's report.
+
+torch is imported at the top. cuda-bindings (its driver API and NVRTC) is optional and imported
+lazily, inside the functions that compile, load and add the kernel: only building a conditional
+graph needs it, importing it loads the CUDA libraries, and on a machine without NVRTC (or with a
+broken driver) the import itself can fail with more than an ImportError. `set_condition_kernel`
+turns its absence into one `ConditionalUnsupportedError` that names the package to install.
 """
 from __future__ import annotations
 
@@ -26,7 +32,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from graphlab.errors import ConditionalUnsupportedError, GraphlabError
+import torch
+
+from graphlab.errors import BadInputError, ConditionalUnsupportedError
 from graphlab.graph.export import check_cuda
 
 KERNEL_NAME = "graphlab_set_conditional"
@@ -88,7 +96,11 @@ def include_dirs() -> list[str]:
 
 
 def compile_image(source: str, options: list[str], cubin: bool) -> bytes:
-    """Compile `source` with NVRTC; return the CUBIN (cubin=True) or PTX bytes. Raises GraphlabError with the log."""
+    """Compile `source` with NVRTC; return the CUBIN (cubin=True) or PTX bytes.
+
+    Raises:
+        ConditionalUnsupportedError: NVRTC refused the source; the message holds its log.
+    """
     from cuda.bindings import nvrtc
 
     prog = check_cuda(nvrtc.nvrtcCreateProgram(source.encode(), b"graphlab_set_conditional.cu", 0, [], []),
@@ -101,7 +113,8 @@ def compile_image(source: str, options: list[str], cubin: bool) -> bytes:
             log = bytearray(max(int(size), 1))  # NVRTC writes into it: never an immutable bytes object
             check_cuda(nvrtc.nvrtcGetProgramLog(prog, log), "nvrtcGetProgramLog")
             text = bytes(log).rstrip(b"\0").decode(errors="replace").strip()
-            raise GraphlabError(f"NVRTC could not compile the set-condition kernel ({err!r}): {text[:600]}")
+            raise ConditionalUnsupportedError(f"NVRTC could not compile the set-condition kernel ({err!r}): "
+                                              f"{text[:600]}")
         get_size, get = (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if cubin else \
             (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX)
         image = bytearray(int(check_cuda(get_size(prog), "nvrtcGet*Size")))
@@ -163,7 +176,7 @@ def _load(image: bytes) -> Any:
     return check_cuda(dr.cuModuleLoadData(ctypes.addressof(buffer)), "cuModuleLoadData")
 
 
-def set_condition_kernel(torch: Any, device_index: int) -> SetConditionKernel:
+def set_condition_kernel(device_index: int) -> SetConditionKernel:
     """The kernel for `device_index`, compiled and loaded on first use (then cached).
 
     Raises:
@@ -212,10 +225,10 @@ def set_condition_kernel(torch: Any, device_index: int) -> SetConditionKernel:
                                       "(pip install nvidia-cuda-nvrtc for NVRTC): " + "; ".join(attempts))
 
 
-def flag_kind(torch: Any, flag: Any, *, as_index: bool, what: str) -> None:
-    """Check `flag` is a one-element CUDA tensor of a dtype the kernel reads; raise GraphlabError if not."""
+def flag_kind(flag: Any, *, as_index: bool, what: str) -> None:
+    """Check `flag` is a one-element CUDA tensor of a dtype the kernel reads; raise BadInputError if not."""
     if not isinstance(flag, torch.Tensor):
-        raise GraphlabError(f"{what} must be a CUDA tensor (the condition stays on the device), got "
+        raise BadInputError(f"{what} must be a CUDA tensor (the condition stays on the device), got "
                             f"{type(flag).__name__}: make it with torch.tensor(..., device='cuda')")
     allowed = INDEX_DTYPES if as_index else tuple(FLAG_BYTES)
     dtype = str(flag.dtype).replace("torch.", "")
@@ -227,7 +240,7 @@ def flag_kind(torch: Any, flag: Any, *, as_index: bool, what: str) -> None:
     if dtype not in allowed:
         problems.append(f"dtype {dtype}, not one of {', '.join(allowed)}")
     if problems:
-        raise GraphlabError(f"{what} must be a 1-element CUDA tensor of {'/'.join(allowed)}; this one has "
+        raise BadInputError(f"{what} must be a 1-element CUDA tensor of {'/'.join(allowed)}; this one has "
                             f"{'; '.join(problems)}")
 
 

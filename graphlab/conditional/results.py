@@ -1,25 +1,27 @@
 """What a conditional-node study measured, as plain data: live, or loaded from a recording.
 
-    >>> study = gl.decode_loop_study()   # live on a GPU, else data/recordings/<gpu>/conditional  # doctest: +SKIP
+    >>> from graphlab.studies.conditional import decode_loop_study          # doctest: +SKIP
+    >>> study = decode_loop_study()   # live on a GPU, else data/recordings/<gpu>/conditional  # doctest: +SKIP
     >>> study                                 # a table: one row per variant and case  # doctest: +SKIP
     >>> study.verdict()                       # sentences computed from those rows  # doctest: +SKIP
     >>> gl.render(study.graph)                # the conditional graph it measured (parsed DOT)  # doctest: +SKIP
 
 Pure (standard library, plus pandas for `to_pandas` only): no torch, so recorded mode works anywhere.
-Every number in a row was measured; the verdict only compares them.
+Every number in a row was measured; the verdict only compares them. The studies themselves (torch,
+a GPU) live in `graphlab.studies.conditional`, one module each; `VERDICTS` below is the one table
+they share with this module (why it is here, and not in them, is said there).
 """
 from __future__ import annotations
 
 import html
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from graphlab.stats import format_bytes, format_us
 from graphlab.errors import RecordingError
 
 RECORDING = "conditional"
 RECORD_COMMAND = "graphlab record --models conditional"
-STUDY_NAMES = ("early_exit", "decode_loop", "bucket_switch", "routes")
 TABLE_COLUMNS = ("variant", "case", "wall_p50_us", "gpu_p50_us", "host_p50_us", "launches", "syncs")
 
 # variant names shared by the studies, their verdicts and the notebook
@@ -92,7 +94,7 @@ class ConditionalStudy:
 
     def verdict(self) -> list[str]:
         """Sentences comparing the measured variants (computed from the rows, nothing typed in)."""
-        return _VERDICTS.get(self.name, _generic)(self)
+        return VERDICTS.get(self.name, fastest_per_case)(self)
 
     # -- conversions ------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -163,7 +165,8 @@ def _ratio(a: float, b: float) -> str:
     return f"{b / a:.1f}x" if a > 0 else "n/a"
 
 
-def _generic(study: ConditionalStudy) -> list[str]:
+def fastest_per_case(study: ConditionalStudy) -> list[str]:
+    """The verdict of a study without one of its own: the fastest variant of each case, by wall p50."""
     lines = []
     for case in study.cases:
         rows = [r for r in study.rows if str(r.get("case", "")) == case and "wall_p50_us" in r]
@@ -227,7 +230,19 @@ def _buckets(study: ConditionalStudy) -> list[str]:
     return lines
 
 
-_VERDICTS = {"early_exit": _early_exit, "decode_loop": _decode, "bucket_switch": _buckets}
+#: Every conditional study, in the order `graphlab record --models conditional` runs them, and how its verdict
+#: reads. A study module in graphlab.studies.conditional names itself (`STUDY = "early_exit"`) and the recorder,
+#: which finds the modules by walking that package, checks that they and this table agree one to one.
+#: The verdicts are here, not in the study modules, because a recorded study is read, shown and judged by this
+#: pure module alone (`load_study`, `ConditionalStudy.from_dict`: no torch, no GPU), and a pure module cannot
+#: import the torch study modules. So a new study is its module plus one line here.
+VERDICTS: dict[str, Callable[[ConditionalStudy], list[str]]] = {
+    "early_exit": _early_exit,
+    "decode_loop": _decode,
+    "bucket_switch": _buckets,
+    "routes": fastest_per_case,
+}
+STUDY_NAMES = tuple(VERDICTS)
 
 
 def load_study(name: str, gpu: str | None = None) -> ConditionalStudy:
@@ -255,4 +270,5 @@ def load_study(name: str, gpu: str | None = None) -> ConditionalStudy:
 
 
 __all__ = ["CONDITIONAL", "ConditionalStudy", "EAGER", "FULL_GRAPH", "HOST_SYNC", "PER_BUCKET", "PER_TOKEN",
-           "RECORDING", "RECORD_COMMAND", "STUDY_NAMES", "SWITCH", "WHILE_LOOP", "load_study"]
+           "RECORDING", "RECORD_COMMAND", "STUDY_NAMES", "SWITCH", "VERDICTS", "WHILE_LOOP", "fastest_per_case",
+           "load_study"]

@@ -5,16 +5,19 @@
     {'child': {'if': 'ok', 'if_else': 'ok', 'while': 'ok', 'switch': 'ok'}, 'capture': {...}}
 
 Each entry is "ok", "wrong: ..." (the graph ran but gave another answer) or the error's type and
-message (it could not be built). The probe and the GPU tests call it. Layer 2.
+message (it could not be built). The probe and the GPU tests call it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
+
+import torch
+
+from graphlab.conditional.api import cond, switch, while_loop
+from graphlab.env import require_cuda
 
 
-def _if(torch: Any, route: str) -> str:
-    from graphlab.conditional.api import cond
-
+def _if(route: str) -> str:
     x = torch.arange(8, dtype=torch.float32, device="cuda")
     acc = torch.zeros(8, device="cuda")
     flag = torch.zeros((), dtype=torch.bool, device="cuda")
@@ -30,9 +33,7 @@ def _if(torch: Any, route: str) -> str:
     return "ok" if seen == [1.0, 201.0] else f"wrong: acc[1] {seen}, expected [1.0, 201.0]"
 
 
-def _if_else(torch: Any, route: str) -> str:
-    from graphlab.conditional.api import cond
-
+def _if_else(route: str) -> str:
     x = torch.arange(8, dtype=torch.float32, device="cuda")
     out = torch.zeros(8, device="cuda")
     flag = torch.zeros((), dtype=torch.int32, device="cuda")
@@ -48,9 +49,7 @@ def _if_else(torch: Any, route: str) -> str:
     return "ok" if seen == [60.0, 20.0] else f"wrong: out[3] {seen}, expected [60.0, 20.0]"
 
 
-def _while(torch: Any, route: str) -> str:
-    from graphlab.conditional.api import while_loop
-
+def _while(route: str) -> str:
     i = torch.zeros((), dtype=torch.int32, device="cuda")
     n = torch.zeros((), dtype=torch.int32, device="cuda")
     go = torch.zeros((), dtype=torch.bool, device="cuda")
@@ -75,9 +74,7 @@ def _while(torch: Any, route: str) -> str:
     return "ok" if seen == want else f"wrong: (acc, iterations) {seen}, expected {want}"
 
 
-def _switch(torch: Any, route: str) -> str:
-    from graphlab.conditional.api import switch
-
+def _switch(route: str) -> str:
     index = torch.zeros((), dtype=torch.int64, device="cuda")
     acc = torch.zeros(4, device="cuda")
     g = switch(index, [lambda k=k: acc.add_(10.0 ** k) for k in range(3)], route=route, warmup=1)
@@ -93,20 +90,18 @@ def _switch(torch: Any, route: str) -> str:
     return "ok" if seen == want else f"wrong: {seen}, expected {want}"
 
 
-CHECKS: dict[str, Callable[[Any, str], str]] = {"if": _if, "if_else": _if_else, "while": _while, "switch": _switch}
+CHECKS: dict[str, Callable[[str], str]] = {"if": _if, "if_else": _if_else, "while": _while, "switch": _switch}
 
 
 def self_test(routes: tuple[str, ...] = ("child", "capture")) -> dict[str, dict[str, str]]:
     """Build and run a tiny graph of every kind by every route; {route: {kind: "ok" | what went wrong}}."""
-    from graphlab.env import require_cuda
-
-    torch = require_cuda("the conditional-node self test")
+    require_cuda("the conditional-node self test")
     report: dict[str, dict[str, str]] = {}
     for route in routes:
         report[route] = {}
         for kind, check in CHECKS.items():
             try:
-                report[route][kind] = check(torch, route)
+                report[route][kind] = check(route)
             except Exception as exc:  # noqa: BLE001 - the report is the point
                 report[route][kind] = f"{type(exc).__name__}: {str(exc)[:400]}"
             torch.cuda.synchronize()

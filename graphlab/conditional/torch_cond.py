@@ -12,19 +12,24 @@ into the if result). Branches must be functions of their operands that return te
 of `torch.cond`: no mutation of inputs or closures). torch 2.11 has none of this: there the call
 raises `ConditionalUnsupportedError`, and `gl.cond` (graphlab's own IF/ELSE with PyTorch bodies)
 is the way. `torch.while_loop` into WHILE nodes needs torch 2.14 and is not wrapped here.
-Layer 2: torch imported inside functions.
+The dispatch modes are imported when called (`importlib`): the module exists only on torch >= 2.12.
 """
 from __future__ import annotations
 
 import importlib
 from typing import Any, Callable
 
-from graphlab.env import require_cuda
+import torch
+
+from graphlab.capture.api import CapturedGraph, finish, inputs_device
+from graphlab.capture.engine import CaptureEngine
+from graphlab.capture.tensors import map_tensors
 from graphlab.conditional.support import TORCH_COND_MODULE, conditional_support
+from graphlab.env import require_cuda
 
 
 def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3,
-                            name: str | None = None) -> Any:
+                            name: str | None = None) -> CapturedGraph:
     """Capture `fn(*example_inputs)`, whose `torch.cond` calls become IF nodes; returns a `CapturedGraph`.
 
     Raises:
@@ -32,11 +37,7 @@ def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup
         ConditionalUnsupportedError: this torch cannot capture torch.cond (it needs torch >= 2.12).
         CaptureError: the capture failed (cause, line and fix named).
     """
-    from graphlab.capture.api import finish, inputs_device
-    from graphlab.capture.engine import CaptureEngine
-    from graphlab.capture.tensors import grad_context, map_tensors
-
-    torch = require_cuda("gl.capture_with_torch_cond")
+    require_cuda("gl.capture_with_torch_cond")
     conditional_support().require("if", "torch")
     modes = importlib.import_module(TORCH_COND_MODULE)
     engine = CaptureEngine(torch, device=inputs_device(example_inputs, None))
@@ -48,7 +49,7 @@ def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup
         with warm_mode:
             return fn(*static_inputs)
 
-    with grad_context(torch, "no_grad"):
+    with torch.no_grad():
         engine.warm_up(warm, warmup)
         with engine.capturing(), modes.CUDAGraphCaptureControlFlowOpDispatchMode():
             outputs = fn(*static_inputs)

@@ -987,7 +987,7 @@ def probe_library(torch) -> None:
         selftest = importlib.import_module("graphlab.conditional.selftest")
         v["self_test"] = selftest.self_test()
         kernel = importlib.import_module("graphlab.conditional.kernel")
-        v["kernel_how"] = kernel.set_condition_kernel(torch, torch.cuda.current_device()).how
+        v["kernel_how"] = kernel.set_condition_kernel(torch.cuda.current_device()).how
         v["correct"] = all(r == "ok" for route in v["self_test"].values() for r in route.values())
 
 

@@ -14,6 +14,8 @@ from graphlab.graph.model import NodeKind  # noqa: E402
 from graphlab.errors import CaptureError, ConditionalUnsupportedError, GraphlabError  # noqa: E402
 from graphlab.conditional.results import WHILE_LOOP  # noqa: E402
 from graphlab.conditional.support import conditional_support  # noqa: E402
+from graphlab.studies.conditional import (bucket_switch_study, conditional_route_study,  # noqa: E402
+                                          decode_loop_study, early_exit_study)
 
 pytestmark = pytest.mark.gpu
 ROUTES = ["child", "capture"]
@@ -133,12 +135,12 @@ def test_torch_cond_capture_is_clear_about_the_torch_it_needs():
 
 
 def test_the_worked_uses_match_eager():
-    early = gl.early_exit_study(repeats=5)
+    early = early_exit_study(repeats=5)
     assert early.passed, early.checks
-    decode = gl.decode_loop_study(repeats=2)
+    decode = decode_loop_study(repeats=2)
     assert decode.passed, decode.checks
     assert decode.row(WHILE_LOOP, decode.cases[0])["launches"] == 1
-    buckets = gl.bucket_switch_study(repeats=5, sizes=(1, 5, 64))
+    buckets = bucket_switch_study(repeats=5, sizes=(1, 5, 64))
     assert buckets.passed, buckets.checks
     for study in (early, decode, buckets):
         assert study.graph.count_by_kind()["conditional"] == 1
@@ -146,7 +148,7 @@ def test_the_worked_uses_match_eager():
 
 
 def test_both_routes_build_the_same_graphs():
-    routes = gl.conditional_route_study(repeats=5)
+    routes = conditional_route_study(repeats=5)
     print(routes)
     assert routes.checks["routes_built"] == ["capture", "child"], routes.facts
     assert routes.checks["matches_eager"] and routes.checks["tokens_identical"]
@@ -160,7 +162,7 @@ def test_the_recorder_writes_a_recording_recorded_mode_reads(tmp_path, monkeypat
 
     quick = conditional_record.run_studies
     monkeypatch.setattr(conditional_record, "run_studies", lambda: quick(quick=True, names=["early_exit"]))
-    folder = conditional_record.record_conditional(torch, tmp_path, provenance(torch, "pytest"))
+    folder = conditional_record.record(tmp_path, provenance(torch, "pytest"))
     rec = load_recording("conditional", root=tmp_path)
     assert folder == rec.path
     study = ConditionalStudy.from_dict(rec.results("early_exit"), dot=rec.dot("early_exit"))

@@ -11,22 +11,29 @@ some sequence has not produced EOS and the window has room (`max_new_tokens`). T
   the continue flag (`.item()`, a host sync) after every token;
 - "eager": the same step in plain PyTorch, with the same host check.
 
-    >>> study = gl.decode_loop_study()        # live on a GPU, recorded otherwise  # doctest: +SKIP
+    >>> from graphlab.studies.conditional import decode_loop_study
+    >>> study = decode_loop_study()           # live on a GPU, recorded otherwise  # doctest: +SKIP
     >>> study.checks["tokens_identical"]      # doctest: +SKIP
     True
 
 EOS is a device tensor, so the same graphs serve both cases measured: no EOS (the loop runs to the
 maximum) and an EOS the model really emits mid-way (the token it produced at step
 `max_new_tokens // 3`, chosen from the eager run; the weights are random, so no token means "end").
-Layer 2: torch imported inside functions.
 """
 from __future__ import annotations
 
-from typing import Any
+import torch
 
-from graphlab.errors import GraphlabError
+from graphlab.capture.api import CapturedGraph, capture
+from graphlab.conditional.api import while_loop
 from graphlab.conditional.results import EAGER, PER_TOKEN, WHILE_LOOP, ConditionalStudy
+from graphlab.errors import BadInputError
+from graphlab.mode import stand_in
+from graphlab.studies.conditional.common import graph_facts, recorded, study_conditions, zoo_on_gpu
+from graphlab.studies.conditional.timing import time_call
 
+#: this study's name in the "conditional" recording (and in graphlab.conditional.results.VERDICTS)
+STUDY = "decode_loop"
 PAD_TOKEN = 0
 NO_EOS = -1
 
@@ -39,15 +46,15 @@ class GreedyDecoder:
         max_new_tokens: most tokens to generate (capped by the window).
     """
 
-    def __init__(self, torch: Any, model: Any, prompt: Any, max_new_tokens: int):
+    def __init__(self, model: torch.nn.Module, prompt: torch.Tensor, max_new_tokens: int):
         window = int(model.positions.numel())
         batch, prompt_len = prompt.shape
         if not 1 <= prompt_len < window:
-            raise GraphlabError(f"the prompt must hold 1 to {window - 1} tokens (the window is {window}), "
+            raise BadInputError(f"the prompt must hold 1 to {window - 1} tokens (the window is {window}), "
                                 f"got {prompt_len}")
         if max_new_tokens < 1:
-            raise GraphlabError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-        self.torch, self.model = torch, model
+            raise BadInputError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        self.model = model
         self.prompt = prompt.clone()
         self.prompt_len = prompt_len
         self.max_new_tokens = min(max_new_tokens, window - prompt_len)
@@ -87,19 +94,19 @@ class GreedyDecoder:
         while bool(self.go.item()):
             self.step()
 
-    def replay_each(self, step_graph: Any) -> None:
+    def replay_each(self, step_graph: CapturedGraph) -> None:
         self.reset()
         self.check()
         while bool(self.go.item()):
             step_graph.replay()
 
-    def generated(self) -> Any:
+    def generated(self) -> torch.Tensor:
         """The generated tokens (batch, n) on the host (a sync)."""
         end = int(self.pos.item()) + 1
         return self.ids[:, self.prompt_len:end].cpu()
 
 
-def _pick_eos(tokens: Any, step: int) -> int | None:
+def _pick_eos(tokens: torch.Tensor, step: int) -> int | None:
     """A token first produced at `step` or later in row 0 (so EOS really stops the loop mid-way)."""
     row = tokens[0].tolist()
     for i in range(step, len(row)):
@@ -108,29 +115,17 @@ def _pick_eos(tokens: Any, step: int) -> int | None:
     return None
 
 
+@stand_in(recorded(STUDY))
 def decode_loop_study(*, batch_size: int = 1, prompt_len: int = 8, max_new_tokens: int = 48, repeats: int = 20,
                       route: str = "auto") -> ConditionalStudy:
     """Measure greedy decoding in one WHILE launch against a replay per token and eager (module docs).
 
     In recorded mode this returns the study recorded on the GPU (`graphlab record --models conditional`).
     """
-    from graphlab.mode import is_recorded
-
-    if is_recorded():
-        from graphlab.conditional.results import load_study
-
-        return load_study("decode_loop")
-    from graphlab.env import require_cuda
-    from graphlab.capture.api import capture
-    from graphlab.conditional.api import while_loop
-    from graphlab.studies.conditional.timing import graph_facts, study_conditions, time_call
-    from graphlab.zoo import get_model
-
-    torch = require_cuda("gl.decode_loop_study")
-    zoo = get_model("gpt")
+    zoo = zoo_on_gpu("gpt", "decode_loop_study")
     model = zoo.build(device="cuda")
     (ids,) = zoo.make_inputs(batch_size, device="cuda")
-    d = GreedyDecoder(torch, model, ids[:, :prompt_len], max_new_tokens)
+    d = GreedyDecoder(model, ids[:, :prompt_len], max_new_tokens)
     with torch.no_grad():
         graph = while_loop(d.go, d.step, before=d.check, max_iterations=d.max_new_tokens, route=route,
                            name="greedy_decode")
@@ -160,7 +155,7 @@ def decode_loop_study(*, batch_size: int = 1, prompt_len: int = 8, max_new_token
             identical &= all(torch.equal(first, r) for r in results.values())
             tokens = int(first.shape[1])
             for variant, call in variants:
-                timing = time_call(torch, call, repeats=repeats, warmup=2)
+                timing = time_call(call, repeats=repeats, warmup=2)
                 launches = {WHILE_LOOP: 1, PER_TOKEN: tokens, EAGER: 0}[variant]
                 rows.append({"variant": variant, "case": case, **timing, "tokens": tokens,
                              "per_token_us": round(timing["wall_p50_us"] / max(tokens, 1), 2), "launches": launches,
@@ -175,9 +170,14 @@ def decode_loop_study(*, batch_size: int = 1, prompt_len: int = 8, max_new_token
     graph.close()
     step_graph.reset()
     return ConditionalStudy(
-        name="decode_loop", title=f"Greedy decoding of up to {d.max_new_tokens} tokens in one WHILE launch",
+        name=STUDY, title=f"Greedy decoding of up to {d.max_new_tokens} tokens in one WHILE launch",
         question="What does keeping the decode loop on the GPU save over one graph replay (and one sync) per token?",
-        rows=rows, checks=checks, facts=facts, conditions=study_conditions(torch, repeats=repeats), dot=dot)
+        rows=rows, checks=checks, facts=facts, conditions=study_conditions(repeats=repeats), dot=dot)
 
 
-__all__ = ["GreedyDecoder", "NO_EOS", "PAD_TOKEN", "decode_loop_study"]
+def run_for_recording(quick: bool = False) -> ConditionalStudy:
+    """The study as `graphlab record --models conditional` runs it (a quarter of the repeats when `quick`)."""
+    return decode_loop_study(repeats=5 if quick else 20)
+
+
+__all__ = ["GreedyDecoder", "NO_EOS", "PAD_TOKEN", "STUDY", "decode_loop_study", "run_for_recording"]

@@ -11,17 +11,28 @@ otherwise the remaining blocks run. Four ways to serve it:
 - "one full graph": always all blocks (no early exit at all);
 - "eager": the same code without graphs, with a Python `if` on `.item()`.
 
-    >>> study = gl.early_exit_study()          # live on a GPU, recorded otherwise  # doctest: +SKIP
+    >>> from graphlab.studies.conditional import early_exit_study
+    >>> study = early_exit_study()             # live on a GPU, recorded otherwise  # doctest: +SKIP
 
 The threshold is a device tensor too: 0 makes every input exit, 2 (above any probability) makes
-none exit, so both branches are measured on the same inputs. Layer 2: torch imported inside functions.
+none exit, so both branches are measured on the same inputs.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from graphlab.conditional.results import CONDITIONAL, EAGER, FULL_GRAPH, HOST_SYNC, ConditionalStudy
+import torch
 
+from graphlab.capture.api import capture
+from graphlab.conditional.api import cond
+from graphlab.conditional.results import CONDITIONAL, EAGER, FULL_GRAPH, HOST_SYNC, ConditionalStudy
+from graphlab.errors import BadInputError
+from graphlab.mode import stand_in
+from graphlab.studies.conditional.common import graph_facts, max_abs_err, recorded, study_conditions, zoo_on_gpu
+from graphlab.studies.conditional.timing import time_call
+
+#: this study's name in the "conditional" recording (and in graphlab.conditional.results.VERDICTS)
+STUDY = "early_exit"
 CASES = {"confident: exits early": 0.0, "not confident: all blocks": 2.0}
 TOLERANCE = 1e-4
 
@@ -34,14 +45,12 @@ class EarlyExitGPT:
         threshold: CUDA float scalar; exit_now: CUDA bool scalar the head computes.
     """
 
-    def __init__(self, torch: Any, model: Any, ids: Any, exit_after: int = 1):
+    def __init__(self, model: torch.nn.Module, ids: torch.Tensor, exit_after: int = 1):
         blocks = list(model.blocks)
         if not 1 <= exit_after < len(blocks):
-            from graphlab.errors import GraphlabError
-
-            raise GraphlabError(f"exit_after must be between 1 and {len(blocks) - 1} (the GPT has {len(blocks)} "
+            raise BadInputError(f"exit_after must be between 1 and {len(blocks) - 1} (the GPT has {len(blocks)} "
                                 f"blocks), got {exit_after}")
-        self.torch, self.model, self.exit_after = torch, model, exit_after
+        self.model, self.exit_after = model, exit_after
         self.first, self.rest = blocks[:exit_after], blocks[exit_after:]
         self.ids = ids.clone()
         with torch.no_grad():
@@ -91,6 +100,7 @@ class EarlyExitGPT:
         (self.take_early if bool(self.exit_now.item()) else self.run_rest)()
 
 
+@stand_in(recorded(STUDY))
 def early_exit_study(*, batch_size: int = 1, exit_after: int = 1, repeats: int = 200,
                      route: str = "auto") -> ConditionalStudy:
     """Measure early exit with an IF/ELSE node against syncing to the host (see the module docs).
@@ -105,23 +115,10 @@ def early_exit_study(*, batch_size: int = 1, exit_after: int = 1, repeats: int =
 
     In recorded mode this returns the study recorded on the GPU (`graphlab record --models conditional`).
     """
-    from graphlab.mode import is_recorded
-
-    if is_recorded():
-        from graphlab.conditional.results import load_study
-
-        return load_study("early_exit")
-    from graphlab.env import require_cuda
-    from graphlab.capture.api import capture
-    from graphlab.conditional.api import cond
-    from graphlab.studies.conditional.timing import graph_facts, max_abs_err, study_conditions, time_call
-    from graphlab.zoo import get_model
-
-    torch = require_cuda("gl.early_exit_study")
-    zoo = get_model("gpt")
+    zoo = zoo_on_gpu("gpt", "early_exit_study")
     model = zoo.build(device="cuda")
     (ids,) = zoo.make_inputs(batch_size, device="cuda")
-    s = EarlyExitGPT(torch, model, ids, exit_after)
+    s = EarlyExitGPT(model, ids, exit_after)
     graph = cond(s.exit_now, s.take_early, s.run_rest, before=s.head, route=route, name="early_exit")
     head_g = capture(s.head, name="head")
     exit_g = capture(s.take_early, name="take_early", pool=head_g)
@@ -147,9 +144,9 @@ def early_exit_study(*, batch_size: int = 1, exit_after: int = 1, repeats: int =
                 s.out.zero_()
                 call()
                 torch.cuda.synchronize()
-                err = max_abs_err(torch, s.out, want_full if variant == FULL_GRAPH else want)
+                err = max_abs_err(s.out, want_full if variant == FULL_GRAPH else want)
                 checks[f"{variant} / {case}: max_abs_err"] = err
-                rows.append({"variant": variant, "case": case, **time_call(torch, call, repeats=repeats),
+                rows.append({"variant": variant, "case": case, **time_call(call, repeats=repeats),
                              "launches": launches, "syncs": syncs, "exited": exited if variant != FULL_GRAPH else False,
                              "max_abs_err": err})
     errs = [v for k, v in checks.items() if k.endswith("max_abs_err")]
@@ -163,9 +160,14 @@ def early_exit_study(*, batch_size: int = 1, exit_after: int = 1, repeats: int =
     for g in (head_g, exit_g, rest_g, full_g):
         g.reset()
     return ConditionalStudy(
-        name="early_exit", title=f"Early exit: skip the GPT's last {len(s.rest)} blocks when confident",
+        name=STUDY, title=f"Early exit: skip the GPT's last {len(s.rest)} blocks when confident",
         question="Does deciding on the GPU (one IF/ELSE graph) beat syncing to the host to pick the next graph?",
-        rows=rows, checks=checks, facts=facts, conditions=study_conditions(torch, repeats=repeats), dot=dot)
+        rows=rows, checks=checks, facts=facts, conditions=study_conditions(repeats=repeats), dot=dot)
 
 
-__all__ = ["CASES", "EarlyExitGPT", "early_exit_study"]
+def run_for_recording(quick: bool = False) -> ConditionalStudy:
+    """The study as `graphlab record --models conditional` runs it (a quarter of the repeats when `quick`)."""
+    return early_exit_study(repeats=50 if quick else 200)
+
+
+__all__ = ["CASES", "EarlyExitGPT", "STUDY", "early_exit_study", "run_for_recording"]

@@ -6,16 +6,28 @@ loop, a SWITCH over batch-size buckets) and the route comparison. It writes
 `data/recordings/<gpu>/conditional/` with, per study, the DOT of its conditional graph exactly as
 `cudaGraphDebugDotPrint` wrote it (flags 1, bodies included) and the parsed model, plus the
 measured rows as JSON. A study that fails is recorded as its error, never as numbers.
-Layer 2: torch is passed in.
+
+The studies are the modules of `graphlab.studies.conditional` that name themselves (`STUDY`); they
+run in the order of `graphlab.conditional.results.STUDY_NAMES`, and the two must agree one to one.
 """
 from __future__ import annotations
 
 import re
 import traceback
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from graphlab.conditional.results import RECORDING
+from graphlab.conditional.results import STUDY_NAMES, ConditionalStudy
+from graphlab.conditional.support import conditional_support
+from graphlab.errors import ConfigurationError
+from graphlab.graph.dot_parser import parse_dot
+from graphlab.recordings import gpu_slug, write_recording
+from graphlab.studies.conditional import study_modules
+
+#: the experiment `graphlab record --models conditional` names, and the recording folder it writes (the one
+#: graphlab.conditional.results.RECORDING reads back)
+RECORDING = "conditional"
 
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.])/(?:[\w.+-]+/)+([\w.+-]+)")
 
@@ -31,28 +43,28 @@ def strip_paths(value: Any) -> Any:
     return value
 
 
-def run_studies(quick: bool = False, names: list[str] | None = None) -> tuple[list[Any], dict[str, str]]:
+def studies_in_order() -> list[tuple[str, ModuleType]]:
+    """(name, module) of every conditional study, in recording order; ConfigurationError when the study
+    modules and the pure table of graphlab.conditional.results disagree."""
+    modules = study_modules()
+    if set(modules) != set(STUDY_NAMES):
+        raise ConfigurationError(
+            f"the conditional study modules ({', '.join(sorted(modules))}) and "
+            f"graphlab.conditional.results.VERDICTS ({', '.join(STUDY_NAMES)}) must name the same studies: "
+            "give each study module its line in VERDICTS")
+    return [(name, modules[name]) for name in STUDY_NAMES]
+
+
+def run_studies(quick: bool = False, names: list[str] | None = None) -> tuple[list[ConditionalStudy], dict[str, str]]:
     """The conditional studies called `names` (default: all; a quarter of the repeats when `quick`);
     returns (studies, {name: error})."""
-    from graphlab.studies.conditional.bucket_switch import bucket_switch_study
-    from graphlab.studies.conditional.decode_loop import decode_loop_study
-    from graphlab.studies.conditional.early_exit import early_exit_study
-    from graphlab.studies.conditional.routes import conditional_route_study
-
-    scale = 0.25 if quick else 1.0
-    plan = [
-        ("early_exit", lambda: early_exit_study(repeats=int(200 * scale))),
-        ("decode_loop", lambda: decode_loop_study(repeats=max(5, int(20 * scale)))),
-        ("bucket_switch", lambda: bucket_switch_study(repeats=int(300 * scale))),
-        ("routes", lambda: conditional_route_study(repeats=int(100 * scale))),
-    ]
     studies, errors = [], {}
-    for name, run in plan:
+    for name, module in studies_in_order():
         if names and name not in names:
             continue
         print(f"[record] conditional: {name}", flush=True)
         try:
-            study = run()
+            study = module.run_for_recording(quick)
         except Exception as exc:  # noqa: BLE001 - a failed study is recorded as its error
             errors[name] = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"[-2000:]
             print(f"[record]   {name} FAILED: {type(exc).__name__}: {exc}", flush=True)
@@ -64,12 +76,8 @@ def run_studies(quick: bool = False, names: list[str] | None = None) -> tuple[li
     return studies, errors
 
 
-def record_conditional(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
+def record(out_root: Path, prov: dict[str, Any]) -> Path:
     """Run the studies and write the "conditional" recording; returns its folder."""
-    from graphlab.graph.dot_parser import parse_dot
-    from graphlab.recordings import gpu_slug, write_recording
-    from graphlab.conditional.support import conditional_support
-
     support = conditional_support()
     print(f"[record] conditional support here:\n{support}", flush=True)
     studies, errors = run_studies()
@@ -90,4 +98,4 @@ def record_conditional(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path
     return folder
 
 
-__all__ = ["record_conditional", "run_studies", "strip_paths"]
+__all__ = ["RECORDING", "record", "run_studies", "strip_paths", "studies_in_order"]

@@ -10,29 +10,33 @@ rows compare build cost (capture, instantiate, pool and executable memory) and l
 GPU, wall), and the checks compare each route's result with eager. A route that fails here is kept
 with its exact error in `facts` ("child_error" / "capture_error").
 
-    >>> study = gl.conditional_route_study()      # live on a GPU, recorded otherwise  # doctest: +SKIP
-
-Layer 2: torch imported inside functions.
+    >>> from graphlab.studies.conditional import conditional_route_study
+    >>> study = conditional_route_study()         # live on a GPU, recorded otherwise  # doctest: +SKIP
 """
 from __future__ import annotations
 
 from typing import Any
 
-from graphlab.conditional.results import ConditionalStudy
+import torch
 
+from graphlab.conditional.api import cond, while_loop
+from graphlab.conditional.results import ConditionalStudy
+from graphlab.mode import stand_in
+from graphlab.studies.conditional.common import graph_facts, max_abs_err, recorded, study_conditions, zoo_on_gpu
+from graphlab.studies.conditional.decode_loop import GreedyDecoder
+from graphlab.studies.conditional.early_exit import EarlyExitGPT
+from graphlab.studies.conditional.timing import time_call
+from graphlab.zoo import ZooModel
+
+#: this study's name in the "conditional" recording (and in graphlab.conditional.results.VERDICTS)
+STUDY = "routes"
 ROUTES = ("child", "capture")
 EARLY_EXIT = "early exit (IF/ELSE)"
 DECODE = "greedy decode (WHILE)"
 
 
-def _early_exit(torch: Any, route: str, repeats: int) -> dict[str, Any]:
-    from graphlab.conditional.api import cond
-    from graphlab.studies.conditional.early_exit import EarlyExitGPT
-    from graphlab.studies.conditional.timing import graph_facts, max_abs_err, time_call
-    from graphlab.zoo import get_model
-
-    zoo = get_model("gpt")
-    s = EarlyExitGPT(torch, zoo.build(device="cuda"), zoo.make_inputs(1, device="cuda")[0])
+def _early_exit(zoo: ZooModel, route: str, repeats: int) -> dict[str, Any]:
+    s = EarlyExitGPT(zoo.build(device="cuda"), zoo.make_inputs(1, device="cuda")[0])
     graph = cond(s.exit_now, s.take_early, s.run_rest, before=s.head, route=route, name=f"early_exit_{route}")
     errs = []
     for threshold in (0.0, 2.0):
@@ -42,21 +46,15 @@ def _early_exit(torch: Any, route: str, repeats: int) -> dict[str, Any]:
         s.out.zero_()
         graph.launch()
         torch.cuda.synchronize()
-        errs.append(max_abs_err(torch, s.out, want))
-    row = {**time_call(torch, graph.launch, repeats=repeats), **graph_facts(graph), "max_abs_err": max(errs),
+        errs.append(max_abs_err(s.out, want))
+    row = {**time_call(graph.launch, repeats=repeats), **graph_facts(graph), "max_abs_err": max(errs),
            "nodes_in_dot": len(graph.graph)}
     graph.close()
     return row
 
 
-def _decode(torch: Any, route: str, repeats: int) -> dict[str, Any]:
-    from graphlab.conditional.api import while_loop
-    from graphlab.studies.conditional.decode_loop import GreedyDecoder
-    from graphlab.studies.conditional.timing import graph_facts, time_call
-    from graphlab.zoo import get_model
-
-    zoo = get_model("gpt")
-    d = GreedyDecoder(torch, zoo.build(device="cuda"), zoo.make_inputs(1, device="cuda")[0][:, :8], 48)
+def _decode(zoo: ZooModel, route: str, repeats: int) -> dict[str, Any]:
+    d = GreedyDecoder(zoo.build(device="cuda"), zoo.make_inputs(1, device="cuda")[0][:, :8], 48)
     graph = while_loop(d.go, d.step, before=d.check, max_iterations=d.max_new_tokens, route=route,
                        name=f"decode_{route}")
     d.eager()
@@ -65,34 +63,26 @@ def _decode(torch: Any, route: str, repeats: int) -> dict[str, Any]:
     graph.launch()
     torch.cuda.synchronize()
     same = bool(torch.equal(want, d.generated()))
-    row = {**time_call(torch, graph.launch, repeats=repeats, warmup=2, setup=d.reset), **graph_facts(graph),
+    row = {**time_call(graph.launch, repeats=repeats, warmup=2, setup=d.reset), **graph_facts(graph),
            "tokens_identical": same, "tokens": int(want.shape[1]), "nodes_in_dot": len(graph.graph)}
     graph.close()
     return row
 
 
+@stand_in(recorded(STUDY))
 def conditional_route_study(*, repeats: int = 100) -> ConditionalStudy:
     """Build the early-exit and decode graphs by both routes; compare build and launch costs (module docs).
 
     In recorded mode this returns the study recorded on the GPU (`graphlab record --models conditional`).
     """
-    from graphlab.mode import is_recorded
-
-    if is_recorded():
-        from graphlab.conditional.results import load_study
-
-        return load_study("routes")
-    from graphlab.env import require_cuda
-    from graphlab.studies.conditional.timing import study_conditions
-
-    torch = require_cuda("gl.conditional_route_study")
+    zoo = zoo_on_gpu("gpt", "conditional_route_study")
     rows: list[dict[str, Any]] = []
     facts: dict[str, Any] = {}
     with torch.no_grad():
         for case, build in ((EARLY_EXIT, _early_exit), (DECODE, _decode)):
             for route in ROUTES:
                 try:
-                    row = build(torch, route, repeats)
+                    row = build(zoo, route, repeats)
                 except Exception as exc:  # noqa: BLE001 - a route that fails is a result: keep the exact error
                     facts[f"{route}_error"] = f"{case}: {type(exc).__name__}: {exc}"[:600]
                     continue
@@ -102,9 +92,14 @@ def conditional_route_study(*, repeats: int = 100) -> ConditionalStudy:
               "matches_eager": bool(errs) and max(errs) <= 1e-4,
               "tokens_identical": all(r.get("tokens_identical", True) for r in rows)}
     return ConditionalStudy(
-        name="routes", title="Route 'child' (torch graphs as child nodes) vs route 'capture' (capture into the body)",
+        name=STUDY, title="Route 'child' (torch graphs as child nodes) vs route 'capture' (capture into the body)",
         question="Which way of putting PyTorch code into conditional bodies costs less to build and to launch?",
-        rows=rows, checks=checks, facts=facts, conditions=study_conditions(torch, repeats=repeats))
+        rows=rows, checks=checks, facts=facts, conditions=study_conditions(repeats=repeats))
 
 
-__all__ = ["conditional_route_study"]
+def run_for_recording(quick: bool = False) -> ConditionalStudy:
+    """The study as `graphlab record --models conditional` runs it (a quarter of the repeats when `quick`)."""
+    return conditional_route_study(repeats=25 if quick else 100)
+
+
+__all__ = ["STUDY", "conditional_route_study", "run_for_recording"]
