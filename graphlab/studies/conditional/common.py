@@ -47,7 +47,7 @@ def zoo_on_gpu(name: str, what: str) -> ZooModel:
 def study_conditions(**extra: Any) -> dict[str, Any]:
     """Where a study ran: GPU, driver, torch, CUDA, cuda-bindings, NVRTC, date (plus `extra`)."""
     facts = conditional_support().facts
-    return {**run_conditions(torch), "cuda_driver": driver_version_text(facts.driver_version),
+    return {**run_conditions(), "cuda_driver": driver_version_text(facts.driver_version),
             "cuda_bindings": facts.cuda_bindings, "nvrtc": facts.nvrtc,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **extra}
 
