@@ -11,8 +11,9 @@ milliseconds). It also lets the largest sizes run eagerly when a graph there sav
     >>> advice.buckets, print(advice.table())                         # doctest: +SKIP
     >>> gl.GraphCache(model, buckets=advice)                          # doctest: +SKIP
 
-It compares the choice with one graph per size, powers of two, vLLM's ladder and eager: expected and
-p99 latency, pad waste, graphs, pool memory and capture time (from the sweep's graph points).
+It compares the choice with one graph per size, each bucket policy of `graphlab.cache.buckets.POLICIES`
+that asks to be compared, and eager: expected and p99 latency, pad waste, graphs, pool memory and capture
+time (from the sweep's graph points).
 
 Layer 0 (pure): standard library only; pandas only in `to_pandas()`.
 """
@@ -23,8 +24,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
-from graphlab.cache.buckets import pow2_buckets, vllm_buckets
-from graphlab.errors import GraphlabError
+from graphlab.cache.buckets import POLICIES
+from graphlab.errors import BadInputError, ConfigurationError, RecordingError
 
 ADVICE_SCHEMA = "graphlab.bucket_advice/1"
 
@@ -63,7 +64,7 @@ class CostModel:
         if callable(latency):
             wanted = sorted(set(sizes))
             return cls({s: float(latency(s)) for s in range(1, max(wanted) + 1)}, source="latency function")
-        raise GraphlabError("latency must be a Sweep, a {size: µs} mapping, or a callable size -> µs, got "
+        raise BadInputError("latency must be a Sweep, a {size: µs} mapping, or a callable size -> µs, got "
                             f"{type(latency).__name__}")
 
 
@@ -100,10 +101,10 @@ def histogram(sizes: Any) -> dict[int, int]:
         for s in sizes:
             hist[int(s)] = hist.get(int(s), 0) + 1
     if not hist:
-        raise GraphlabError("advise_buckets needs at least one observed request size")
+        raise BadInputError("advise_buckets needs at least one observed request size, e.g. [1, 3, 8]")
     bad = [s for s in hist if s < 1]
     if bad:
-        raise GraphlabError(f"request sizes must be >= 1, got {sorted(bad)[:5]}")
+        raise BadInputError(f"request sizes must be >= 1, got {sorted(bad)[:5]}: drop empty requests")
     return dict(sorted(hist.items()))
 
 
@@ -112,7 +113,7 @@ def score(name: str, buckets: Iterable[int], hist: Mapping[int, int], cost: Cost
     chosen = sorted(set(buckets))
     missing = [b for b in chosen if b not in cost.graph_us]
     if missing:
-        raise GraphlabError(f"{name}: no graph latency measured for bucket(s) {missing[:6]}; measured sizes "
+        raise BadInputError(f"{name}: no graph latency measured for bucket(s) {missing[:6]}; measured sizes "
                             f"{min(cost.graph_us)}..{max(cost.graph_us)}")
     per_request: list[tuple[float, int]] = []
     real = padded = eager_n = total = 0
@@ -121,7 +122,7 @@ def score(name: str, buckets: Iterable[int], hist: Mapping[int, int], cost: Cost
         total += count
         if bucket is None:
             if size not in cost.eager_us:
-                raise GraphlabError(f"{name}: size {size} is above the largest bucket and its eager latency is "
+                raise BadInputError(f"{name}: size {size} is above the largest bucket and its eager latency is "
                                     "not known: pass a Sweep with eager points, or a bucket that covers it")
             per_request.append((cost.eager_us[size], count))
             eager_n += count
@@ -158,7 +159,7 @@ def optimal_buckets(hist: Mapping[int, int], cost: CostModel, max_graphs: int) -
     candidates = sorted(c for c in cost.graph_us if c >= sizes[0])
     if not candidates or (candidates[-1] < sizes[-1] and not all(s in cost.eager_us for s in sizes
                                                                      if s > candidates[-1])):
-        raise GraphlabError(f"graph latency is known up to size {max(cost.graph_us, default=0)} but requests go "
+        raise BadInputError(f"graph latency is known up to size {max(cost.graph_us, default=0)} but requests go "
                             f"up to {sizes[-1]} with no eager latency to fall back on: measure larger sizes")
     m = len(candidates)
     # demand[j]: requests with size in (candidates[j-1], candidates[j]]; tail[j]: eager cost of sizes > candidates[j]
@@ -224,7 +225,7 @@ class BucketAdvice:
         for s in self.strategies:
             if s.name == name:
                 return s
-        raise GraphlabError(f"no strategy {name!r}; have {[s.name for s in self.strategies]}")
+        raise BadInputError(f"no strategy {name!r}; have {[s.name for s in self.strategies]}")
 
     def rows(self) -> list[dict[str, Any]]:
         return [s.to_dict() for s in self.strategies]
@@ -274,7 +275,7 @@ class BucketAdvice:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BucketAdvice:
         if data.get("schema") != ADVICE_SCHEMA:
-            raise GraphlabError(f"not a bucket advice (schema {data.get('schema')!r}, expected {ADVICE_SCHEMA})")
+            raise RecordingError(f"not a bucket advice (schema {data.get('schema')!r}, expected {ADVICE_SCHEMA})")
         c = data["cost"]
         cost = CostModel(*({int(s): v for s, v in c[k].items()} for k in
                            ("graph_us", "eager_us", "pool_bytes", "exec_bytes", "capture_ms")), source=c.get("source", ""))
@@ -297,17 +298,19 @@ def advise_buckets(sizes: Any, latency: Any, *, max_graphs: int = 8,
 
     Returns:
         A `BucketAdvice`: `.buckets` (pass it to `gl.GraphCache(model, buckets=advice)`), and the
-        strategies compared: the advice, one graph per size, powers of two, vLLM's ladder, eager.
+        strategies compared: the advice, one graph per size, each bucket policy that is compared (its
+        `label`), eager.
     """
     if max_graphs < 1:
-        raise GraphlabError(f"max_graphs must be at least 1, got {max_graphs}")
+        raise BadInputError(f"max_graphs must be at least 1, got {max_graphs}")
     hist = histogram(sizes)
     cost = CostModel.from_any(latency, hist)
     chosen = optimal_buckets(hist, cost, max_graphs)
     if memory_budget_bytes is not None:
         if not cost.pool_bytes:
-            raise GraphlabError("memory_budget_bytes needs memory figures per size: pass a Sweep measured with "
-                                "graphs (its graph points carry pool_bytes)")
+            raise ConfigurationError("memory_budget_bytes needs memory figures per size: pass a Sweep measured "
+                                     "with graphs (its graph points carry pool_bytes) or a latency table with "
+                                     "pool_bytes")
         for k in range(max_graphs, 0, -1):
             trial = optimal_buckets(hist, cost, k)
             result = score("trial", trial, hist, cost)
@@ -319,14 +322,15 @@ def advise_buckets(sizes: Any, latency: Any, *, max_graphs: int = 8,
     measured = sorted(cost.graph_us)
     cover = next((b for b in measured if b >= max(hist)), measured[-1])  # the ladders stop at the first cover
     strategies = [score(f"advisor (k={max_graphs})", chosen, hist, cost)]
-    alternatives = {"one graph per size": [s for s in hist if s in cost.graph_us],
-                    "powers of two": [b for b in pow2_buckets(cover) if b in cost.graph_us],
-                    "vLLM ladder": [b for b in vllm_buckets(cover) if b in cost.graph_us]}
+    alternatives = {"one graph per size": [s for s in hist if s in cost.graph_us]}
+    for policy in POLICIES.values():
+        if policy.compare:
+            alternatives[policy.label] = [b for b in policy.sizes(cover) if b in cost.graph_us]
     for name, buckets in alternatives.items():
         try:
             strategies.append(score(name, buckets, hist, cost))
-        except GraphlabError:
-            continue  # e.g. a ladder step that was never measured
+        except BadInputError:
+            continue  # e.g. a ladder that leaves a size uncovered with no eager latency to fall back on
     if all(s in cost.eager_us for s in hist):
         strategies.append(score("eager", (), hist, cost))
     return BucketAdvice(tuple(chosen), max_graphs, tuple(strategies), hist, cost, memory_budget_bytes)

@@ -1,78 +1,153 @@
 """How a graph cache makes a graph: by capturing it (CUDA), or by a stand-in that runs eagerly.
 
 `CudaBackend` captures through graphlab's one capture engine (`gl.capture`) into a pool the cache
-chooses. `EagerBackend` is the same surface without a GPU: its "replay" runs the model on the static
-inputs and writes the static outputs, so the cache's bookkeeping, padding, padding check, locking and
-eviction are tested on a CPU exactly as they run on a GPU.
-
-Layer 2: torch comes from sys.modules or is passed in.
+chooses. `EagerBackend` makes `EagerGraph`s, the same surface without a GPU: "replay" runs the model on
+the static inputs and writes the static outputs, so the cache's bookkeeping, padding, padding check,
+locking and eviction are tested on a CPU exactly as they run on a GPU. `make_backend(None)` picks the CUDA
+backend live and the eager one in recorded mode (`graphlab.mode.pick`).
 """
 from __future__ import annotations
 
-import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from graphlab.capture.engine import CaptureCost
-from graphlab.capture.tensors import flatten, grad_context, map_tensors
+import torch
+
+from graphlab.capture.api import capture
+from graphlab.capture.input_plan import InputPlan
+from graphlab.capture.recorded import zoo_name
+from graphlab.capture.tensors import describe, flatten, grad_context, map_tensors
+from graphlab.capture.verify import VerifyResult, verify_replay
+from graphlab.errors import BadInputError, UnsupportedError
+from graphlab.mode import pick, recorded_gpu, stand_in
+from graphlab.recordings import load_recording
+
+if TYPE_CHECKING:
+    from graphlab.graph.model import CudaGraph
+
+
+def _clone(t: torch.Tensor) -> torch.Tensor:
+    return t.clone()
+
+
+def _no_graph(graph: EagerGraph, note: str = "") -> UnsupportedError:
+    return UnsupportedError(f"{graph.name!r} is an eager stand-in (backend='eager'): it has no CUDA graph, so "
+                            f"no {note or 'DAG'}; capture on a GPU (backend='cuda') for one")
+
+
+def _recorded_dag(graph: EagerGraph) -> CudaGraph:
+    """Recorded mode: the DAG a GPU recorded for this zoo model at this batch size (what a live cache holds)."""
+    name, batch = zoo_name(graph._fn), graph._batch_size()
+    if name is not None and batch is not None:
+        recording = load_recording(name, gpu=recorded_gpu())
+        if f"b{batch}" in recording.graph_names:
+            return recording.graph(f"b{batch}")
+    raise _no_graph(graph, "DAG" + (f" (the {name} recording has no batch {batch})" if name else ""))
+
+
+@stand_in(_recorded_dag)
+def eager_dag(graph: EagerGraph) -> CudaGraph:
+    """An eager stand-in's DAG: none live (it captured nothing); in recorded mode, the recorded one."""
+    raise _no_graph(graph, "DAG to draw")
 
 
 class EagerGraph:
-    """A stand-in for a `CapturedGraph`: fixed static inputs and outputs, replay = run the model."""
+    """A stand-in for a `CapturedGraph`: fixed static inputs and outputs; replay runs the model on them.
+
+    It offers the whole graph surface (`graphlab.capture.surface.Replayable`): calls and replays, `verify`
+    (replay vs eager on fresh inputs, by the capture package's `verify_replay`), `summary`, and its memory
+    (the static outputs it holds, as `pool_bytes`). Nothing is captured, so `capture_ms` and
+    `instantiate_ms` are 0.0, and `dot`, `census` and `pool` raise `UnsupportedError`; so does `graph`,
+    except in recorded mode, where it is the DAG a GPU recorded for the same zoo model at this batch size.
+    """
+
+    origin = "eager"
+    capture_ms = 0.0  # nothing is captured
+    instantiate_ms = 0.0  # nor instantiated
 
     def __init__(self, fn: Callable[..., Any], static_inputs: tuple[Any, ...], grad_mode: str, name: str):
-        torch = sys.modules["torch"]
-        self._fn, self.inputs, self.grad_mode, self.name = fn, static_inputs, grad_mode, name
+        self._fn: Callable[..., Any] | None = fn
+        self.inputs, self.grad_mode, self.name = static_inputs, grad_mode, name
+        self.plan = InputPlan(static_inputs, name)  # what a call checks and copies, as a CapturedGraph's
         with torch.inference_mode(False), grad_context(torch, grad_mode):
-            self.outputs = map_tensors(lambda t: t.clone(), fn(*static_inputs))
-        bytes_held = sum(t.numel() * t.element_size() for _, t in flatten(self.outputs) if hasattr(t, "numel"))
-        self.cost = CaptureCost(0.0, 0.0, bytes_held, bytes_held, None)
-        self.replays = 0
+            self.outputs = map_tensors(_clone, fn(*static_inputs))
+        self._held_bytes = sum(t.numel() * t.element_size() for _, t in flatten(self.outputs)
+                               if isinstance(t, torch.Tensor))
 
-    pool_bytes = property(lambda self: self.cost.pool_bytes)
-    exec_bytes = property(lambda self: self.cost.exec_bytes)
+    # -- memory: the static outputs it holds ----------------------------------------------------------------
+    pool_bytes = property(lambda self: self._held_bytes, doc="Bytes of the static outputs it holds.")
+    peak_bytes = property(lambda self: self._held_bytes, doc="The same: nothing else is held.")
+    exec_bytes = property(lambda self: None, doc="None: there is no executable graph.")
+
+    # -- running ----------------------------------------------------------------------------------------------
+    def __call__(self, *new_inputs: Any, **named: Any) -> Any:
+        """Check and copy `new_inputs` into the static inputs (as a CapturedGraph does), run, return outputs."""
+        if named:
+            raise BadInputError(f"graph {self.name!r}: an eager stand-in takes its inputs by position, got "
+                                f"{sorted(named)} by name")
+        self.plan.feed(new_inputs)
+        return self.replay()
+
+    def unchecked(self, *new_inputs: Any) -> Any:
+        self.plan.feed_unchecked(new_inputs)
+        return self.replay()
 
     def replay(self) -> Any:
-        torch = sys.modules["torch"]
-        self.replays += 1
+        """Run the model on the static inputs and write its answer into the static outputs."""
+        if self._fn is None:
+            raise BadInputError(f"graph {self.name!r} was reset: capture it again")
         with grad_context(torch, self.grad_mode):
             fresh = self._fn(*self.inputs)
         for (_, out), (_, new) in zip(flatten(self.outputs), flatten(fresh)):
-            if hasattr(out, "copy_"):
+            if isinstance(out, torch.Tensor):
                 out.copy_(new)
         return self.outputs
 
-    def unchecked(self, *new_inputs: Any) -> Any:
-        for new, static in zip(new_inputs, self.inputs):
-            if new is not static:
-                static.copy_(new)
-        return self.replay()
-
     def reset(self) -> None:
-        self.inputs, self.outputs = (), ()
+        self._fn, self.inputs, self.outputs = None, (), ()
+
+    # -- checking and looking at it --------------------------------------------------------------------------------
+    def verify(self, make_inputs: Callable[[], Any] | None = None, trials: int = 3) -> VerifyResult:
+        """Replay vs eager on fresh random inputs, as for a CapturedGraph (here both run the model)."""
+        if self._fn is None:
+            raise BadInputError(f"graph {self.name!r} was reset: capture it again")
+        return verify_replay(self, make_inputs, trials)
 
     @property
-    def graph(self) -> Any:
-        """In recorded mode, the graph a GPU recorded for this zoo model at this batch size; else an error."""
-        from graphlab.errors import GraphlabError
-        from graphlab.mode import is_recorded, recorded_gpu
+    def graph(self) -> CudaGraph:
+        """In recorded mode, the DAG a GPU recorded for this zoo model at this batch size; else UnsupportedError."""
+        return eager_dag(self)
 
-        name, batch = getattr(self._fn, "graphlab_zoo", None), self._batch_size()
-        if is_recorded() and name is not None and batch is not None:
-            from graphlab.recordings import load_recording
+    def dot(self, flags: int | str | None = None) -> str:
+        raise _no_graph(self, "DOT")
 
-            rec = load_recording(name, gpu=recorded_gpu())
-            if f"b{batch}" in rec.graph_names:
-                return rec.graph(f"b{batch}")
-        raise GraphlabError(f"{self.name!r} is an eager stand-in (backend='eager'): it has no CUDA graph to draw"
-                            + (f" (the {name} recording has no batch {batch})" if name else ""))
+    def census(self) -> Any:
+        raise _no_graph(self, "node census")
+
+    def pool(self) -> Any:
+        raise _no_graph(self, "memory pool to share")
+
+    def summary(self) -> dict[str, Any]:
+        """Name, where it runs, node counts (none), cost, inputs and outputs, as a CapturedGraph's summary."""
+        tensors = [t for _, t in flatten(self.inputs) if isinstance(t, torch.Tensor)]
+        return {"name": self.name, "device": f"{tensors[0].device if tensors else 'cpu'} (eager stand-in)",
+                "nodes": 0, "count_by_kind": {}, "capture_ms": self.capture_ms,
+                "instantiate_ms": self.instantiate_ms, "pool_bytes": self.pool_bytes,
+                "peak_bytes": self.peak_bytes, "exec_bytes": self.exec_bytes,
+                "inputs": {p: describe(t) for p, t in flatten(self.inputs) if isinstance(t, torch.Tensor)},
+                "outputs": {p: describe(t) for p, t in flatten(self.outputs) if isinstance(t, torch.Tensor)}}
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"EagerGraph({s['name']!r} on {s['device']}: outputs {list(s['outputs'].values())}, "
+                f"{s['pool_bytes'] / 2**20:.2f} MiB held)")
 
     def _batch_size(self) -> int | None:
-        first = next((t for _, t in flatten(self.inputs) if hasattr(t, "shape") and t.ndim), None)
+        first = next((t for _, t in flatten(self.inputs) if isinstance(t, torch.Tensor) and t.ndim), None)
         return None if first is None else int(first.shape[0])
 
 
 class EagerBackend:
-    """Makes `EagerGraph`s: the cache without a GPU (tests, CPU-only development)."""
+    """Makes `EagerGraph`s: the cache without a GPU (tests, CPU-only development, recorded mode)."""
 
     name = "eager"
 
@@ -94,34 +169,34 @@ class CudaBackend:
         self.capture_error_mode = capture_error_mode
 
     def new_pool(self, device: Any) -> Any:
-        torch = sys.modules["torch"]
         with torch.cuda.device(device):
             return torch.cuda.graph_pool_handle()
 
     def capture(self, fn: Callable[..., Any], static_inputs: tuple[Any, ...], *, pool: Any, device: Any,
                 warmup: int, name: str, grad_mode: str) -> Any:
-        from graphlab.capture.api import capture
-
         return capture(fn, *static_inputs, warmup=warmup, pool=pool, device=device, name=name, grad_mode=grad_mode,
                        capture_error_mode=self.capture_error_mode)
 
 
-def make_backend(backend: Any) -> Any:
-    """None/"cuda" -> CudaBackend ("eager" in recorded mode), "eager" -> EagerBackend, or an object with
-    `capture` and `new_pool`."""
-    if backend is None:
-        from graphlab.mode import is_recorded
+#: the backends a name picks
+BACKENDS: dict[str, type] = {"cuda": CudaBackend, "eager": EagerBackend}
 
-        return EagerBackend() if is_recorded() else CudaBackend()
-    if backend == "cuda":
-        return CudaBackend()
-    if backend == "eager":
-        return EagerBackend()
+
+def make_backend(backend: Any) -> Any:
+    """None -> CudaBackend live, EagerBackend in recorded mode; "cuda"/"eager" -> that one; or an object with
+    `capture` and `new_pool`, used as it is.
+
+    Raises:
+        BadInputError: anything else.
+    """
+    if backend is None:
+        return pick(live=CudaBackend, recorded=EagerBackend)()
+    if isinstance(backend, str) and backend in BACKENDS:
+        return BACKENDS[backend]()
     if callable(getattr(backend, "capture", None)) and callable(getattr(backend, "new_pool", None)):
         return backend
-    from graphlab.errors import GraphlabError
+    raise BadInputError(f"backend must be {' or '.join(map(repr, BACKENDS))} or an object with capture() and "
+                        f"new_pool(), got {backend!r}")
 
-    raise GraphlabError(f"backend must be 'cuda', 'eager' or an object with capture() and new_pool(), got {backend!r}")
 
-
-__all__ = ["CudaBackend", "EagerBackend", "EagerGraph", "make_backend"]
+__all__ = ["BACKENDS", "CudaBackend", "EagerBackend", "EagerGraph", "eager_dag", "make_backend"]

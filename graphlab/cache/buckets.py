@@ -12,19 +12,67 @@ serving engines ship: powers of two (TensorRT-LLM, Megatron's exponential ladder
     >>> BucketTable([1, 2, 4, 8]).bucket_for(3)
     4
 
+**Adding a policy** is one decorated function in this module, `max_size -> sizes`:
+
+    @bucket_policy("pow4", label="powers of four")
+    def pow4_buckets(max_size): ...
+
+Everything that takes a policy name reads `POLICIES`: `bucket_list`, `Pad` and so `gl.GraphCache(buckets=...)`,
+the service's `ServeConfig(buckets=...)`, and `gl.advise_buckets`, which scores each policy with `compare=True`
+against its own choice. No other module lists the names or repeats a ladder.
+
 Layer 0 (pure): standard library only.
 """
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import BadInputError, ConfigurationError
 
-POLICIES = ("pow2", "vllm", "every")
+#: a bucket policy's ladder: max_size -> the ascending bucket sizes, the last one max_size
+Ladder = Callable[[int], list[int]]
 
 
+@dataclass(frozen=True)
+class BucketPolicy:
+    """A named ladder of bucket sizes.
+
+    Attributes:
+        name: what `buckets=` takes ("pow2").
+        sizes: `max_size -> [ascending sizes]`, the last one `max_size`.
+        label: how the advisor's comparison table names it ("powers of two").
+        compare: whether `gl.advise_buckets` scores it beside its own choice ("every" does not: it captures sizes
+            nobody asked for, and the advisor's "one graph per size" is that idea on the observed sizes).
+    """
+
+    name: str
+    sizes: Ladder
+    label: str
+    compare: bool = True
+
+
+#: every bucket policy by name, in the order they were registered
+POLICIES: dict[str, BucketPolicy] = {}
+
+
+def bucket_policy(name: str, *, label: str, compare: bool = True) -> Callable[[Ladder], Ladder]:
+    """Register a ladder as the bucket policy `name` (a decorator; the function is returned as is)."""
+
+    def register(sizes: Ladder) -> Ladder:
+        POLICIES[name] = BucketPolicy(name, sizes, label, compare)
+        return sizes
+
+    return register
+
+
+def policy_names() -> tuple[str, ...]:
+    """The names `buckets=` takes, for messages and docs."""
+    return tuple(POLICIES)
+
+
+@bucket_policy("pow2", label="powers of two")
 def pow2_buckets(max_size: int) -> list[int]:
     """1, 2, 4, ... up to and including `max_size` (which is added if it is not a power of two)."""
     out, size = [], 1
@@ -34,6 +82,7 @@ def pow2_buckets(max_size: int) -> list[int]:
     return out + [max_size]
 
 
+@bucket_policy("vllm", label="vLLM ladder")
 def vllm_buckets(max_size: int) -> list[int]:
     """vLLM's default ladder: 1, 2, 4, then every 8 up to 256, then every 16; capped at `max_size`."""
     ladder = [1, 2, 4, *range(8, 256, 8), *range(256, max(max_size, 256) + 16, 16)]
@@ -41,29 +90,33 @@ def vllm_buckets(max_size: int) -> list[int]:
     return out + [max_size]
 
 
+@bucket_policy("every", label="every size", compare=False)
+def every_bucket(max_size: int) -> list[int]:
+    """One bucket per size, 1 .. `max_size`: no padding at all, the most graphs."""
+    return list(range(1, max_size + 1))
+
+
 def bucket_list(buckets: str | Iterable[int] | Any, max_size: int | None = None) -> list[int]:
-    """Buckets from a policy name ("pow2", "vllm", "every"), a list of sizes, or a `BucketAdvice`.
+    """Buckets from a policy name (`POLICIES`), a list of sizes, or a `BucketAdvice`.
 
     Raises:
-        GraphlabError: an unknown policy, a named policy without `max_size`, or sizes that are not
-            positive integers.
+        BadInputError: an unknown policy, or sizes that are not positive integers.
+        ConfigurationError: a named policy without `max_size`.
     """
     if hasattr(buckets, "buckets") and not isinstance(buckets, (str, list, tuple)):
         buckets = buckets.buckets  # a BucketAdvice (graphlab.cache.advisor)
     if isinstance(buckets, str):
-        if buckets not in POLICIES:
-            raise GraphlabError(f"unknown bucket policy {buckets!r}: use one of {', '.join(POLICIES)} or a list of sizes")
+        policy = POLICIES.get(buckets)
+        if policy is None:
+            raise BadInputError(f"unknown bucket policy {buckets!r}: use one of {', '.join(POLICIES)} or a list of "
+                                "sizes (a new policy is a @bucket_policy function in graphlab/cache/buckets.py)")
         if max_size is None or max_size < 1:
-            raise GraphlabError(f"bucket policy {buckets!r} needs max_size (the largest size to capture), "
-                                f"got {max_size!r}")
-        if buckets == "pow2":
-            return pow2_buckets(max_size)
-        if buckets == "vllm":
-            return vllm_buckets(max_size)
-        return list(range(1, max_size + 1))
+            raise ConfigurationError(f"bucket policy {buckets!r} needs max_size (the largest size to capture), "
+                                     f"got {max_size!r}")
+        return policy.sizes(max_size)
     sizes = list(buckets)
     if not sizes or any(not isinstance(b, int) or isinstance(b, bool) or b < 1 for b in sizes):
-        raise GraphlabError(f"buckets must be positive integers, e.g. [1, 2, 4, 8], got {sizes!r}")
+        raise BadInputError(f"buckets must be positive integers, e.g. [1, 2, 4, 8], got {sizes!r}")
     return sorted(set(sizes))
 
 
@@ -113,7 +166,7 @@ class Pad:
     Attributes:
         name: what the dimension is ("batch", "seq"), for messages and stats.
         dim: the dimension of each padded input.
-        buckets: a policy name, a list of sizes, or a `BucketAdvice`.
+        buckets: a policy name (one of `POLICIES`), a list of sizes, or a `BucketAdvice`.
         max_size: the largest size, for named policies.
         out_dim: the dimension of the outputs to slice back to the real size (None: outputs are not
             sliced along it, e.g. a model that pools the sequence away).
@@ -140,4 +193,5 @@ class Pad:
         return f"dim {self.dim} ({self.name!r})"
 
 
-__all__ = ["BucketTable", "POLICIES", "Pad", "bucket_list", "pow2_buckets", "vllm_buckets"]
+__all__ = ["BucketPolicy", "BucketTable", "Ladder", "POLICIES", "Pad", "bucket_list", "bucket_policy", "every_bucket",
+           "policy_names", "pow2_buckets", "vllm_buckets"]

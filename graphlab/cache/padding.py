@@ -6,16 +6,19 @@ bidirectional encoder (every position attends to the padding) unless the padding
 graph cache checks each padded bucket when it captures it: the padded replay against eager on the
 real rows, with the dtype's tolerance (`graphlab.capture.verify.TOLERANCES`).
 
-Layer 2: torch is passed in or found in sys.modules.
+Which inputs to pad, along which dims and up to which bucket, is the plan's decision (`graphlab.cache.plan`);
+this module does it to tensors.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+import torch
+
 from graphlab.cache.buckets import Pad
-from graphlab.errors import PaddingError
-from graphlab.capture.tensors import flatten, is_tensor, random_like
+from graphlab.capture.tensors import flatten, random_like
 from graphlab.capture.verify import TOLERANCES
+from graphlab.errors import PaddingError
 
 
 def region(ndim: int, dims: Sequence[int], sizes: Sequence[int]) -> tuple[slice, ...]:
@@ -33,14 +36,14 @@ def padded_shape(shape: Sequence[int], dims: Sequence[int], buckets: Sequence[in
     return tuple(out)
 
 
-def pad_tensor(torch: Any, x: Any, dims: Sequence[int], buckets: Sequence[int], value: float) -> Any:
-    """`x` padded with `value` along `dims` up to `buckets` (a new tensor on x's device)."""
+def pad_tensor(x: torch.Tensor, dims: Sequence[int], buckets: Sequence[int], value: float) -> torch.Tensor:
+    """`x` padded with `value` along `dims` up to `buckets`: a new contiguous tensor on x's device."""
     out = torch.full(padded_shape(x.shape, dims, buckets), value, dtype=x.dtype, device=x.device)
     out[region(x.ndim, dims, [x.shape[d] for d in dims])].copy_(x)
     return out
 
 
-def example_at(torch: Any, example: Any, dims: Sequence[int], sizes: Sequence[int], seed: int) -> Any:
+def example_at(example: torch.Tensor, dims: Sequence[int], sizes: Sequence[int], seed: int) -> torch.Tensor:
     """A fresh random tensor shaped like `example` with `dims` resized to `sizes` (values like random_like)."""
     template = example
     shape = padded_shape(example.shape, dims, sizes)
@@ -54,12 +57,12 @@ def example_at(torch: Any, example: Any, dims: Sequence[int], sizes: Sequence[in
     return random_like(torch, template, seed)
 
 
-def output_leaves(outputs: Any) -> list[tuple[str, Any]]:
-    return [(p, t) for p, t in flatten(outputs) if is_tensor(t)]
+def output_leaves(outputs: Any) -> list[tuple[str, torch.Tensor]]:
+    """(path, tensor) for every tensor leaf of nested outputs."""
+    return [(p, t) for p, t in flatten(outputs) if isinstance(t, torch.Tensor)]
 
 
-def check_padding_exact(torch: Any, padded_out: Any, eager_out: Any, pads: Sequence[Pad],
-                        padded_dims: Sequence[Pad], where: str) -> None:
+def check_padding_exact(padded_out: Any, eager_out: Any, padded_dims: Sequence[Pad], where: str) -> None:
     """Raise PaddingError when the padded replay's real part differs from eager beyond the dtype tolerance."""
     eager_leaves = dict(output_leaves(eager_out))
     worst = (0.0, 0.0, "")

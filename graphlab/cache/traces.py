@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import BadInputError, RecordingError
 
 TRACE_SCHEMA = "graphlab.trace/1"
 
@@ -22,7 +22,7 @@ TRACE_SCHEMA = "graphlab.trace/1"
 def poisson_arrivals(rate_rps: float, duration_s: float, rng: random.Random) -> list[float]:
     """Arrival offsets in seconds over [0, duration_s): exponential gaps of mean 1/rate."""
     if rate_rps <= 0:
-        raise GraphlabError(f"arrival rate must be positive, got {rate_rps}")
+        raise BadInputError(f"arrival rate must be positive (requests per second), got {rate_rps}")
     out, t = [], rng.expovariate(rate_rps)
     while t < duration_s:
         out.append(t)
@@ -58,7 +58,7 @@ class RequestTrace:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RequestTrace:
         if data.get("schema") != TRACE_SCHEMA:
-            raise GraphlabError(f"not a request trace (schema {data.get('schema')!r}, expected {TRACE_SCHEMA})")
+            raise RecordingError(f"not a request trace (schema {data.get('schema')!r}, expected {TRACE_SCHEMA})")
         return cls(tuple(data["sizes"]), tuple(data["arrivals_s"]), data["seed"], data["description"])
 
 
@@ -66,7 +66,7 @@ def make_trace(n_requests: int = 400, rate_rps: float = 200.0, median: float = 6
                max_size: int = 64, seed: int = 0) -> RequestTrace:
     """`n_requests` requests with log-normal sizes and Poisson arrivals at `rate_rps`, from `seed`."""
     if n_requests < 1 or max_size < 1:
-        raise GraphlabError("a trace needs n_requests >= 1 and max_size >= 1")
+        raise BadInputError(f"a trace needs n_requests >= 1 and max_size >= 1, got {n_requests} and {max_size}")
     rng = random.Random(seed)
     sizes = lognormal_sizes(n_requests, median, sigma, max_size, rng)
     arrivals: list[float] = []

@@ -43,8 +43,8 @@ class ServeConfig:
         max_batch_size: most rows the worker runs at once; also the largest graph bucket, and the most rows
             one request may carry (more is a 413, unless `oversize="eager"`).
         max_wait_us: with batching, how long the oldest queued request may wait for others to join its batch.
-        buckets: graph-cache buckets: a policy name ("pow2", "vllm"), a list of batch sizes, or the advice of
-            `gl.advise_buckets` (anything with `.buckets`). Ignored by eager settings.
+        buckets: graph-cache buckets: a bucket policy name (one of `graphlab.cache.buckets.POLICIES`), a list of
+            batch sizes, or the advice of `gl.advise_buckets` (anything with `.buckets`). Ignored by eager settings.
         oversize: a request with more rows than `max_batch_size`: "reject" (HTTP 413) or "eager" (accepted up
             to `max_oversize_rows`, run alone by the cache's eager fallback).
         max_oversize_rows: hard cap on rows with `oversize="eager"` (bounded memory).

@@ -104,6 +104,7 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
     """Replay `trace` through one setting in this process (see the module docstring)."""
     import torch
 
+    from graphlab.cache.buckets import bucket_list
     from graphlab.cache.traces import RequestTrace
     from graphlab.cache.graph_cache import GraphCache
     from graphlab.zoo import get_model
@@ -117,12 +118,13 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
     torch.cuda.reset_peak_memory_stats()
     setup_s = 0.0
     graphs: int | None = None
+    cache_buckets: list[int] | None = None  # "cache_<policy>" replays that bucket policy of graphlab.cache.buckets
     with torch.no_grad(), GraphRecordCounter(torch) as counter:
         if setting == "eager":
             call: Callable[[Any], Any] = model
         elif setting.startswith("cache"):
-            cache = GraphCache(model, buckets=buckets if setting == "cache_advisor" else "pow2", max_size=64,
-                               copy_outputs=False)
+            cache_buckets = buckets if setting == "cache_advisor" else bucket_list(setting.removeprefix("cache_"), 64)
+            cache = GraphCache(model, buckets=cache_buckets, max_size=64, copy_outputs=False)
             t0 = time.perf_counter()
             cache.warmup(inputs[0], progress=False)
             setup_s = time.perf_counter() - t0
@@ -143,8 +145,7 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
         warm = _timed_pass(torch, call, inputs)
         if setting.startswith("cache"):
             graphs = len(cache)
-        out = {"setting": setting, "buckets": buckets if setting == "cache_advisor" else
-               ([1, 2, 4, 8, 16, 32, 64] if setting == "cache_pow2" else None),
+        out = {"setting": setting, "buckets": cache_buckets,
                "setup_s": setup_s, "graphs_held": graphs, "graph_recordings": counter.count,
                "graph_recordings_first_pass": captured_cold, "graph_recording_ms": counter.capture_ms,
                "first_pass_total_s": sum(cold) / 1e6, "cold_p50_us": _quantile(cold, 0.5),
