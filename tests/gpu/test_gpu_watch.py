@@ -26,7 +26,7 @@ def _entries():
 @pytest.fixture(scope="module")
 def compile_example():
     before = _entries()
-    example = run_example(torch, "compile", BATCH_SIZES)
+    example = run_example("compile", BATCH_SIZES)
     assert _entries() == before and not is_patched(torch)
     return example
 
@@ -69,7 +69,7 @@ def test_compile_graphs_compare_with_gl_capture(compile_example):
 
 
 def test_make_graphed_callables_forward_and_backward():
-    ex = run_example(torch, "make_graphed_callables")
+    ex = run_example("make_graphed_callables")
     print(f"\n[watch] make_graphed_callables: {ex.facts}")
     assert [g.library for g in ex.seen] == [MAKE_GRAPHED_CALLABLES] * 2
     assert [g.role for g in ex.seen] == ["forward", "backward"]
@@ -79,7 +79,7 @@ def test_make_graphed_callables_forward_and_backward():
 
 
 def test_plain_torch_cuda_graph_block():
-    ex = run_example(torch, "torch.cuda.graph")
+    ex = run_example("torch.cuda.graph")
     (g,) = ex.seen
     assert g.library == TORCH_CUDA_GRAPH and g.user_file.endswith("watch_examples.py")
     assert "torch.cuda.graph(g)" in g.user_code
@@ -129,7 +129,7 @@ def test_an_exception_inside_restores_the_real_class():
 def test_watch_changes_neither_outputs_nor_replay_speed():
     from graphlab.studies.watch_overhead import measure_watch_overhead
 
-    r = measure_watch_overhead(torch, batch_size=8, pairs=60, progress=False)
+    r = measure_watch_overhead(batch_size=8, pairs=60, progress=False)
     print(f"\n[watch] {r.describe()}")
     assert r.outputs_identical and r.max_abs_err_vs_eager < 1e-3
     assert r.graphs_watched >= 1 and r.graphs_during_timing == 0
