@@ -44,11 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     from graphlab.studies.overhead import run_overhead
 
     try:
-        torch = require_cuda("bench_overhead")
+        require_cuda("bench_overhead")
     except GraphlabError as exc:
         print(f"bench_overhead: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    data = run_overhead(torch, models=None if args.models is None else tuple(args.models),
+    data = run_overhead(models=None if args.models is None else tuple(args.models),
                         batch_sizes=tuple(args.batch_sizes), tiny=not args.no_tiny, compile_too=not args.no_compile,
                         compile_budget_s=args.compile_budget_s, rounds=args.rounds, block_ms=args.block_ms)
     given = list(argv if argv is not None else sys.argv[1:])

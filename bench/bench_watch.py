@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     results: dict[str, Any] = {"reduce_overhead": [], "keep_graph_control": None}
     for batch_size in args.batch_sizes:
-        r = measure_watch_overhead(torch, batch_size=batch_size, pairs=args.pairs,
+        r = measure_watch_overhead(batch_size=batch_size, pairs=args.pairs,
                                    calls_per_block=args.calls_per_block, progress=False)
         print(f"[bench_watch] {r.describe()}; compile {r.compile_s}", flush=True)
         results["reduce_overhead"].append(r.to_dict())

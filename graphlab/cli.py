@@ -3,7 +3,7 @@
     graphlab parse FILE.dot            print the parsed graph as JSON
     graphlab render FILE.dot -o OUT    write OUT as .svg, .png or .gv (by suffix); at most --max-nodes drawn
     graphlab about                     what this machine can do
-    graphlab record [--out DIR] ...    (GPU) write recordings of the model zoo
+    graphlab record [--out DIR] ...    (GPU) write recordings: the model zoo, the pitfalls, named experiments
     graphlab repro NAME [--json OUT]   (GPU) re-run a recording's sweep, print now vs recorded
     graphlab loadtest [--model gpt]    (GPU) serve a model, sweep open-loop load over eager/graphs/batching
     graphlab tour [--out DIR]          execute the tutorial notebooks and write the executed copies
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import BadInputError, GraphlabError
 
 RENDER_SUFFIXES = (".svg", ".png", ".gv", ".dot")
 MAX_DRAWN_NODES = 2000  # graphlab.viz.drawing.MAX_DRAWN_NODES (not imported: `graphlab --help` stays light)
@@ -61,9 +61,10 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
     out = Path(args.output)
     if out.suffix.lower() not in RENDER_SUFFIXES:
-        raise GraphlabError(f"cannot tell the format of {out}: use a name ending in .svg, .png or .gv")
+        raise BadInputError(f"cannot tell the format of {out}: use a name ending in .svg, .png or .gv")
     if args.max_nodes < 0 or args.timeout <= 0:
-        raise GraphlabError("--max-nodes must be 0 (no limit) or more, --timeout more than 0 seconds")
+        raise BadInputError(f"--max-nodes must be 0 (no limit) or more, --timeout more than 0 seconds; got "
+                            f"--max-nodes {args.max_nodes} --timeout {args.timeout:g}")
     graph = read_dot(args.file)
     drawing = render(graph, collapse=not args.no_collapse, max_nodes=args.max_nodes or None)
     drawing.save(out, timeout_s=args.timeout)
@@ -136,9 +137,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_about)
 
-    p = sub.add_parser("record", help="(GPU) record the model zoo: DOT dumps, models, latency sweeps")
+    # the experiments are read from the studies' source, not imported: `graphlab record --help` needs no torch
+    from graphlab.studies.catalog import record_help
+
+    p = sub.add_parser("record", help="(GPU) record the model zoo, the pitfalls and named experiments",
+                       description="Capture and measure on this GPU; write each recording, with its provenance, "
+                                   "to OUT/<gpu>/<name>.",
+                       epilog=record_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="data/recordings", help="root folder (default data/recordings)")
-    p.add_argument("--models", nargs="+", default=None, help="zoo models to record (default: all)")
+    p.add_argument("--models", nargs="+", default=None, metavar="NAME",
+                   help="recordings to make (default: every zoo model and the pitfalls; listed below)")
     p.add_argument("--batch-sizes", nargs="+", type=int, default=None, help="batch sizes (default per model)")
     p.add_argument("--no-sweep", action="store_true", help="graphs only, skip the latency sweeps")
     p.add_argument("--repeats", type=int, default=None, help="timed repetitions per point (default per sweep)")

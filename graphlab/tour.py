@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import BadInputError
 
 #: the nbconvert template of the tour's HTML: the lab template without its CDN scripts
 OFFLINE_TEMPLATE = Path(__file__).resolve().parent / "tour_offline.html.j2"
@@ -36,7 +36,8 @@ def find_notebooks(names: Sequence[str] = ()) -> list[Path]:
     if not names:
         found = sorted(p for p in base.glob("*.ipynb") if not p.name.startswith("_"))
         if not found:
-            raise GraphlabError(f"no notebooks found under {base}")
+            raise BadInputError(f"no notebooks found under {base}: run from a checkout of graphlab (its notebooks/ "
+                                "folder) or name the notebooks to run")
         return found
     paths = []
     for name in names:
@@ -44,13 +45,18 @@ def find_notebooks(names: Sequence[str] = ()) -> list[Path]:
         if not path.exists():
             path = base / (name if name.endswith(".ipynb") else f"{name}.ipynb")
         if not path.exists():
-            raise GraphlabError(f"no notebook {name!r} (looked in . and {base})")
+            raise BadInputError(f"no notebook {name!r} (looked in . and {base}); give a path to an .ipynb file or the "
+                                "name of one in notebooks/")
         paths.append(path)
     return paths
 
 
 def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
-    """Execute one notebook in a fresh kernel, write `<out_dir>/<name>.ipynb` and `.html`; return seconds."""
+    """Execute one notebook in a fresh kernel, write `<out_dir>/<name>.ipynb` and `.html`; return seconds.
+
+    Raises:
+        BadInputError: a cell failed (the notebook, as given, does not run here); the partial output is written.
+    """
     import nbclient
     import nbformat
     from jupyter_client import KernelManager
@@ -75,7 +81,7 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
         except nbclient.exceptions.CellExecutionError as exc:
             nbformat.write(nb, out_dir / path.name)
             last_line = str(exc).strip().splitlines()[-1] if str(exc).strip() else "cell failed"
-            raise GraphlabError(
+            raise BadInputError(
                 f"{path.name}: a cell failed ({last_line}); partial output in {out_dir / path.name}"
             ) from None
         finally:
@@ -113,7 +119,7 @@ def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600)
     for path in find_notebooks(notebooks):
         try:
             seconds = execute_notebook(path, out_dir, timeout_s)
-        except GraphlabError as exc:
+        except BadInputError as exc:
             failures += 1
             print(f"FAIL {exc}", file=sys.stderr)
             continue

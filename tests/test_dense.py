@@ -52,7 +52,7 @@ def test_dense_recording_has_a_sweep_per_model_and_the_seq_sweep(cpu_zoo, tmp_pa
 
     provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
                   "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}
-    folder = cpu_zoo.record_dense(torch, tmp_path, provenance)
+    folder = cpu_zoo.record(tmp_path, provenance)
     assert folder == tmp_path / "test-gpu" / "dense"
     rec = load_recording("dense", root=tmp_path)
     from graphlab.zoo import ZOO

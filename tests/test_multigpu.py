@@ -282,10 +282,10 @@ def _state(pid: int) -> str:
 
 
 def test_multigpu_recorder_is_registered():
-    from graphlab.studies.record import EXTRA_RECORDERS
+    from graphlab.studies import multigpu
+    from graphlab.studies.record import recorders
 
-    module, function = EXTRA_RECORDERS["multigpu"].split(":")
-    assert callable(getattr(__import__(module, fromlist=[function]), function))
+    assert recorders()["multigpu"] is multigpu and callable(multigpu.record)
 
 
 def test_bench_prints_the_tensor_parallel_table():

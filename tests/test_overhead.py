@@ -87,11 +87,14 @@ def test_load_overhead_reads_a_recording(tmp_path, monkeypatch, data):
     assert overhead_markdown(loaded) == overhead_markdown(data)
 
 
-def test_time_case_rotates_ways_and_keeps_every_block():
+def test_time_case_rotates_ways_and_keeps_every_block(monkeypatch):
     pytest.importorskip("torch")
     from test_timing_cpu import FakeTorch
 
+    from graphlab.studies import overhead
     from graphlab.studies.overhead import time_case
+
+    monkeypatch.setattr(overhead, "torch", FakeTorch())  # real CPU tensors, a stand-in torch.cuda
 
     order = []
     ways = {w: {"call": (lambda w=w: order.append(w)), "notes": {"max_abs_err": 0.0}}
@@ -102,7 +105,7 @@ def test_time_case_rotates_ways_and_keeps_every_block():
         def host_speed_us(self):
             return 50.0
 
-    out = time_case(FakeTorch(), ways, rounds=3, block_ms=0.001, clocks=Clocks())
+    out = time_case(ways, rounds=3, block_ms=0.001, clocks=Clocks())
     assert out["host_speed_us"] == [50.0] * 3
     assert out["ways"]["compile_reduce_overhead"] == {"error": "skipped here"}
     for way in ("eager", "raw_replay", "captured_call"):
@@ -118,15 +121,15 @@ def test_time_case_rotates_ways_and_keeps_every_block():
 
 def test_verify_counts_graph_launches_and_judges_compile(monkeypatch):
     pytest.importorskip("torch")
-    import graphlab.timing.timeline as timeline
-    from graphlab.timing.results import Span, Trace
+    from graphlab.studies import overhead
     from graphlab.studies.overhead import verify_graph_launches
+    from graphlab.timing.results import Span, Trace
 
-    monkeypatch.setattr(timeline, "profile_call", lambda call, mode, calls=2: Trace(
+    monkeypatch.setattr(overhead, "profile_call", lambda call, mode, calls=2: Trace(
         mode, (Span("k", 1.0, 2.0),), (Span("cudaGraphLaunch", 0.0, 1.0),)))
     ways = {"captured_call": {"call": lambda: None}, "compile_reduce_overhead": {"call": lambda: None}}
     timed = {"ways": {"captured_call": {"notes": {}},
                       "compile_reduce_overhead": {"notes": {"cudagraph_skips": 0, "replays_in_3_calls": 3}}}}
-    verify_graph_launches(None, ways, timed)
+    verify_graph_launches(ways, timed)
     assert timed["ways"]["captured_call"]["notes"]["graph_launches_in_profiled_call"] == 1
     assert timed["ways"]["compile_reduce_overhead"]["notes"]["used_graphs"] is True

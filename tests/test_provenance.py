@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import types
 
 import pytest
 from conftest import REPO
@@ -21,3 +22,17 @@ def test_recording_has_provenance_and_no_absolute_path(path):
         if file.suffix in (".json", ".dot"):
             found = ABSOLUTE.search(file.read_text())
             assert found is None, f"{file.name} holds a path of the recording machine: {found.group(0)}..."
+
+
+def test_the_driver_writes_the_provenance_every_shipped_recording_has(monkeypatch):
+    """`graphlab record`'s provenance: the fields of a zoo recording's, no more, no fewer (multigpu adds its own)."""
+    from graphlab.studies import record
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(get_device_name=lambda: "Test GPU"), __version__="9.9",
+                                 version=types.SimpleNamespace(cuda="12.8"))
+    monkeypatch.setattr(record, "torch", fake)
+    prov = record.provenance("graphlab record --models mlp")
+    assert (prov["gpu"], prov["torch"], prov["cuda"], prov["command"]) == ("Test GPU", "9.9", "12.8",
+                                                                          "graphlab record --models mlp")
+    shipped = json.loads((REPO / "data" / "recordings" / "h200" / "mlp" / "meta.json").read_text())["provenance"]
+    assert set(prov) == set(shipped)

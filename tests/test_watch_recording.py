@@ -3,7 +3,6 @@ built from fixture DOTs in a temporary folder (never committed: real numbers com
 from __future__ import annotations
 
 import json
-import types
 
 import pytest
 from conftest import FIXTURES, REPO
@@ -11,12 +10,11 @@ from conftest import FIXTURES, REPO
 import graphlab as gl
 import graphlab.mode
 from graphlab.errors import GraphlabError, RecordingError
-from graphlab.studies import watch_examples
-from graphlab.studies import watch_overhead
-from graphlab.studies.watch_examples import WatchExample, batch_of, load_example
+from graphlab.studies import watch, watch_examples
+from graphlab.studies import watch_overhead as watch_overhead_module
+from graphlab.studies.watch_examples import WatchExample, batch_of, load_example, watch_example
+from graphlab.studies.watch_overhead import WatchOverhead, watch_overhead
 from graphlab.watch.frames import COMPILE_TREES, MAKE_GRAPHED_CALLABLES, TORCH_CUDA_GRAPH
-from graphlab.studies.watch_overhead import WatchOverhead
-from graphlab.studies.watch import record_watch
 from graphlab.watch.records import WatchedGraphs
 
 MODELS = FIXTURES / "h200" / "models"
@@ -69,9 +67,9 @@ OVERHEAD = WatchOverhead(model="gpt", batch_size=8, pairs=4, calls_per_block=2, 
 @pytest.fixture
 def recorded(tmp_path, monkeypatch):
     examples = synthetic_examples()
-    monkeypatch.setattr(watch_examples, "run_example", lambda torch, name, *a, **kw: examples[name])
-    monkeypatch.setattr(watch_overhead, "measure_watch_overhead", lambda torch, **kw: OVERHEAD)
-    folder = record_watch(types.SimpleNamespace(), tmp_path, PROV)
+    monkeypatch.setattr(watch_examples, "run_example", lambda name, *a, **kw: examples[name])
+    monkeypatch.setattr(watch_overhead_module, "measure_watch_overhead", lambda **kw: OVERHEAD)
+    folder = watch.record(tmp_path, PROV)
     monkeypatch.setenv("GRAPHLAB_RECORDINGS", str(tmp_path))
     monkeypatch.setattr(graphlab.mode, "_current", None)
     gl.set_mode("recorded")
@@ -95,7 +93,7 @@ def test_recorder_writes_graphs_metadata_and_results(recorded):
 
 def test_recorded_examples_load_as_they_were(recorded):
     _, examples = recorded
-    ex = gl.watch_example("compile")
+    ex = watch_example("compile")
     assert "Recorded on NVIDIA H200" in ex.source
     assert [g.index for g in ex.seen] == [1, 2] and ex.seen[0].to_dict() == examples["compile"].seen[1].to_dict()
     assert ex.recording_for(8).details["int_inputs"] == [8] and batch_of(ex.recording_for(1)) == 1
@@ -105,23 +103,23 @@ def test_recorded_examples_load_as_they_were(recorded):
     assert [(r["batch_size"], r["compile_pool_bytes"], r["capture_pool_bytes"]) for r in rows] == [(1, 3, 7), (8, 5, 9)]
     assert list(ex.calls_table().columns) == ["batch_size", "call", "seconds", "new_graphs"]
     assert ex.facts == {"recordings": 2} and "recordings=2" in repr(ex) and "<ul>" in ex._repr_html_()
-    mgc = gl.watch_example("make_graphed_callables")
+    mgc = watch_example("make_graphed_callables")
     assert [g.role for g in mgc.seen] == ["forward", "backward"]
-    assert gl.watch_example("torch.cuda.graph").seen[0].library == TORCH_CUDA_GRAPH
+    assert watch_example("torch.cuda.graph").seen[0].library == TORCH_CUDA_GRAPH
     with pytest.raises(RecordingError, match=r"batch sizes \[1, 8\] only"):
-        gl.watch_example("compile", batch_sizes=[2])
+        watch_example("compile", batch_sizes=[2])
     with pytest.raises(GraphlabError, match="no recording at batch size 4"):
         ex.recording_for(4)
     with pytest.raises(GraphlabError, match="no watch example"):
-        gl.watch_example("vllm")
+        watch_example("vllm")
 
 
 def test_recorded_overhead(recorded):
-    r = gl.watch_overhead()
+    r = watch_overhead()
     assert r.ratio_p50 == 1.0 and r.outputs_identical and "Recorded on" in r.source
     assert "watched / unwatched 1.000x" in r.describe()
     with pytest.raises(RecordingError, match="batch size 8, not 1"):
-        gl.watch_overhead(batch_size=1)
+        watch_overhead(batch_size=1)
 
 
 def test_a_missing_recording_names_the_command(tmp_path, monkeypatch):
@@ -131,13 +129,13 @@ def test_a_missing_recording_names_the_command(tmp_path, monkeypatch):
     with pytest.raises(RecordingError, match="graphlab record --models watch"):
         load_example("compile")
     with pytest.raises(RecordingError, match="graphlab record --models watch"):
-        gl.watch_overhead()
+        watch_overhead()
 
 
 def test_the_recorder_is_registered():
-    from graphlab.studies.record import EXTRA_RECORDERS
+    from graphlab.studies.record import recorders
 
-    assert EXTRA_RECORDERS["watch"] == "graphlab.studies.watch:record_watch"
+    assert recorders()["watch"] is watch
 
 
 def test_notebook_runs_on_the_synthetic_recording(recorded, tmp_path, monkeypatch):

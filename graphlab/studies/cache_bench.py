@@ -5,8 +5,6 @@ Each function returns a JSON-ready dict; `graphlab record --models cache` stores
 fresh process per configuration (`pool_memory`), after the model has run eagerly on the capture stream,
 so library workspaces (cuBLAS, attention) made on first use are not charged to whichever configuration
 happens to run first.
-
-Layer 2: torch is imported inside functions.
 """
 from __future__ import annotations
 
@@ -15,12 +13,20 @@ import threading
 import time
 from typing import Any, Callable
 
+import torch
+
+from graphlab.cache.buckets import Pad
+from graphlab.cache.graph_cache import GraphCache
+from graphlab.capture.api import capture
+from graphlab.capture.streams import side_stream
+from graphlab.errors import PaddingError
 from graphlab.fresh_process import run_in_fresh_process
+from graphlab.zoo import get_model
 
 POOL_MODES = ("shared", "private", "largest_alone")
 
 
-def _per_call_us(torch: Any, call: Callable[[], Any], calls: int) -> float:
+def _per_call_us(call: Callable[[], Any], calls: int) -> float:
     torch.cuda.synchronize()
     t0 = time.perf_counter_ns()
     for _ in range(calls):
@@ -29,7 +35,7 @@ def _per_call_us(torch: Any, call: Callable[[], Any], calls: int) -> float:
     return (time.perf_counter_ns() - t0) / 1e3 / calls
 
 
-def interleaved_blocks(torch: Any, variants: dict[str, Callable[[], Any]], blocks: int = 9,
+def interleaved_blocks(variants: dict[str, Callable[[], Any]], blocks: int = 9,
                        calls: int = 1000) -> dict[str, Any]:
     """Host time per back-to-back call of each variant, in interleaved blocks (order alternating), so a
     host that switches speed modes affects all variants alike. Best and median block, and every block."""
@@ -40,18 +46,12 @@ def interleaved_blocks(torch: Any, variants: dict[str, Callable[[], Any]], block
     samples: dict[str, list[float]] = {k: [] for k in names}
     for b in range(blocks):
         for k in (names if b % 2 == 0 else names[::-1]):
-            samples[k].append(_per_call_us(torch, variants[k], calls))
+            samples[k].append(_per_call_us(variants[k], calls))
     return {k: {"best_us": min(v), "median_us": statistics.median(v), "blocks_us": v} for k, v in samples.items()}
 
 
 def hot_path(model_name: str = "mlp", batch_size: int = 1) -> dict[str, Any]:
     """A cache hit (views, copies) against raw `static.copy_(x); graph.replay()` and `CapturedGraph(x)`."""
-    import torch
-
-    from graphlab.capture.api import capture
-    from graphlab.cache.graph_cache import GraphCache
-    from graphlab.zoo import get_model
-
     zoo = get_model(model_name)
     model = zoo.build()
     (x,) = zoo.make_inputs(batch_size)
@@ -68,7 +68,7 @@ def hot_path(model_name: str = "mlp", batch_size: int = 1) -> dict[str, Any]:
             static.copy_(x)
             raw.replay()
 
-        result = interleaved_blocks(torch, {"raw_copy_replay": raw_copy_replay, "captured_call": lambda: cg(x),
+        result = interleaved_blocks({"raw_copy_replay": raw_copy_replay, "captured_call": lambda: cg(x),
                                             "cache_hit_views": lambda: views(x), "cache_hit_copies": lambda: copies(x)})
     base = result["raw_copy_replay"]["median_us"]
     return {"model": model_name, "batch_size": batch_size, "variants": result,
@@ -79,16 +79,10 @@ def hot_path(model_name: str = "mlp", batch_size: int = 1) -> dict[str, Any]:
 
 def pool_memory_one(model_name: str, mode: str, buckets: list[int]) -> dict[str, Any]:
     """Reserved-memory growth of capturing `buckets` (largest first) in one pool mode, in this process."""
-    import torch
-
-    from graphlab.cache.graph_cache import GraphCache
-    from graphlab.capture.streams import side_stream
-    from graphlab.zoo import get_model
-
     zoo = get_model(model_name)
     model = zoo.build()
     (example,) = zoo.make_inputs(max(buckets))
-    stream = side_stream(torch)
+    stream = side_stream()
     with torch.no_grad():  # library workspaces and lazy init on the capture stream, before the baseline
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
@@ -138,11 +132,6 @@ def pool_memory(model_names: tuple[str, ...] = ("mlp", "gpt", "cnn"),
 
 def eviction_memory(model_name: str = "gpt") -> dict[str, Any]:
     """Memory held with two large graphs, after evicting them for two small ones, and after clear()."""
-    import torch
-
-    from graphlab.cache.graph_cache import GraphCache
-    from graphlab.zoo import get_model
-
     zoo = get_model(model_name)
     model = zoo.build()
     out = {}
@@ -170,11 +159,6 @@ def eviction_memory(model_name: str = "gpt") -> dict[str, Any]:
 
 def threads(model_name: str = "mlp", n_threads: int = 16, calls: int = 50) -> dict[str, Any]:
     """`n_threads` threads calling one cache with mixed sizes: results equal eager, no key captured twice."""
-    import torch
-
-    from graphlab.cache.graph_cache import GraphCache
-    from graphlab.zoo import get_model
-
     zoo = get_model(model_name)
     model = zoo.build()
     cache = GraphCache(model, buckets="pow2", max_size=64)
@@ -208,16 +192,8 @@ def threads(model_name: str = "mlp", n_threads: int = 16, calls: int = 50) -> di
 
 def padding_check_demo() -> dict[str, Any]:
     """A bidirectional encoder padded along the sequence: the cache refuses, naming the dimension."""
-    import torch
-
-    from graphlab.errors import PaddingError
-    from graphlab.cache.graph_cache import GraphCache
-    from graphlab.zoo import get_model
-
     encoder = get_model("encoder").build()
     ids = torch.randint(1, 512, (2, 40), device="cuda")
-    from graphlab.cache.buckets import Pad
-
     out: dict[str, Any] = {}
     cache = GraphCache(encoder, dims=[Pad("seq", dim=1, buckets=[16, 32, 64], max_size=None, out_dim=1)])
     with torch.no_grad():

@@ -1,8 +1,6 @@
 """Dense sweeps for the bucket advisor: every batch size 1..64 of every zoo model, and the GPT's
 sequence lengths, measured with the paired method (`graphlab record --models dense`).
 
-Layer 2 (GPU): torch is passed in or imported inside functions.
-
 The advisor (`gl.advise_buckets`, issue 9) chooses buckets from latency at *every* size, so these
 sweeps measure each batch size 1..64 (graph p50, eager p50 in pairs of blocks, capture_ms,
 instantiate_ms, pool, peak and exec bytes of each graph) with fewer, shorter blocks than the main
@@ -27,9 +25,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphlab.timing.results import Sweep
+import torch
 
-NAME = "dense"
+from graphlab.errors import BadInputError
+from graphlab.recordings import gpu_slug, write_recording
+from graphlab.timing.results import Sweep
+from graphlab.timing.sweep import Case, sweep_cases
+from graphlab.zoo import GPT_SEQ_LEN, GPT_VOCAB, ZOO, get_model
+
+RECORDING = "dense"
 BATCH_SIZES = tuple(range(1, 65))
 SEQ_LENS = (8, 16, 24, 32, 40, 48, 56, 64)
 SEQ_BATCH_SIZES = (1, 8, 32)
@@ -44,23 +48,15 @@ _FAST = {"pairs": PAIRS, "block_ms": BLOCK_MS, "warmup": WARMUP, "warmup_max_ms"
 
 def gpt_ids(batch_size: int, seq_len: int, seed: int = 0, device: str = "cuda") -> tuple[Any, ...]:
     """Random token ids of shape (batch_size, seq_len) for the zoo GPT (never 0, so never all zeros)."""
-    import torch
-
-    from graphlab.zoo import GPT_SEQ_LEN, GPT_VOCAB
-
     if not 1 <= seq_len <= GPT_SEQ_LEN:
-        from graphlab.errors import GraphlabError
-
-        raise GraphlabError(f"the zoo GPT takes 1 to {GPT_SEQ_LEN} tokens, got seq_len={seq_len}")
+        raise BadInputError(f"the zoo GPT takes 1 to {GPT_SEQ_LEN} tokens, got seq_len={seq_len}; pick a seq_len "
+                            f"in 1..{GPT_SEQ_LEN}")
     generator = torch.Generator(device="cpu").manual_seed(seed)
     return (torch.randint(1, GPT_VOCAB, (batch_size, seq_len), generator=generator).to(device),)
 
 
 def dense_sweep(name: str, batch_sizes: tuple[int, ...] = BATCH_SIZES) -> Sweep:
     """One zoo model at every batch size, paired method with short blocks (the recorder's settings)."""
-    from graphlab.timing.sweep import Case, sweep_cases
-    from graphlab.zoo import get_model
-
     zoo_model = get_model(name)
     model = zoo_model.build(device="cuda")
     cases = [Case(b, lambda seed, b=b: zoo_model.make_inputs(b, device="cuda", seed=seed)) for b in batch_sizes]
@@ -69,19 +65,13 @@ def dense_sweep(name: str, batch_sizes: tuple[int, ...] = BATCH_SIZES) -> Sweep:
 
 def seq_sweep(seq_lens: tuple[int, ...] = SEQ_LENS, batch_sizes: tuple[int, ...] = SEQ_BATCH_SIZES) -> Sweep:
     """The zoo GPT at every (batch size, sequence length): one sweep whose points carry `seq_len`."""
-    from graphlab.timing.sweep import Case, sweep_cases
-    from graphlab.zoo import get_model
-
     model = get_model("gpt").build(device="cuda")
     cases = [Case(b, lambda seed, b=b, s=s: gpt_ids(b, s, seed), seq_len=s) for b in batch_sizes for s in seq_lens]
     return sweep_cases(model, cases, name="gpt_seq", **_FAST)
 
 
-def record_dense(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
-    """`graphlab record --models dense`: dense sweeps of every zoo model and the GPT's sequence lengths."""
-    from graphlab.recordings import gpu_slug, write_recording
-    from graphlab.zoo import ZOO
-
+def record(out_root: Path, prov: dict[str, Any]) -> Path:
+    """Paired sweeps of every zoo model at batch sizes 1-64, the GPT at sequence lengths 8-64."""
     results: dict[str, Any] = {}
     timings: dict[str, float] = {}
     for name in ZOO:
@@ -102,11 +92,11 @@ def record_dense(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
     results["dense_timings"] = {"seconds_per_part": timings, "settings": dict(_FAST),
                                 "batch_sizes": [BATCH_SIZES[0], BATCH_SIZES[-1]], "seq_lens": list(SEQ_LENS),
                                 "seq_batch_sizes": list(SEQ_BATCH_SIZES)}
-    folder = out_root / gpu_slug(prov["gpu"]) / NAME
-    write_recording(folder, name=NAME, description="Dense paired latency sweeps (every batch size 1-64 of each zoo "
+    folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
+    write_recording(folder, name=RECORDING, description="Dense paired latency sweeps (every batch size 1-64 of each zoo "
                     "model; the GPT at sequence lengths 8-64) for the bucket advisor.", provenance=prov,
                     graphs={}, results=results)
     return folder
 
 
-__all__ = ["BATCH_SIZES", "SEQ_BATCH_SIZES", "SEQ_LENS", "dense_sweep", "gpt_ids", "record_dense", "seq_sweep"]
+__all__ = ["BATCH_SIZES", "RECORDING", "SEQ_BATCH_SIZES", "SEQ_LENS", "dense_sweep", "gpt_ids", "record", "seq_sweep"]

@@ -16,7 +16,6 @@ other ranks wait on a CPU barrier (their GPUs idle), and writes ONE recording in
 world size and device in meta.json, so the inspector shows them), the timings, world size, NCCL
 version, `nvidia-smi topo -m`, and the launch command (no absolute paths). Graphs are released
 before the process group is destroyed. About 60 s on one H200.
-Layer 2: torch is imported inside functions.
 """
 from __future__ import annotations
 
@@ -27,8 +26,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from graphlab.errors import GraphlabError
-from graphlab.distributed.results import NAME, machine_slug
+import torch
+import torch.distributed as dist
+
+from graphlab.distributed.capture import capture_collective
+from graphlab.distributed.comm import (DistContext, barrier, gather_objects, init_distributed,
+                                       launched_by_torchrun, shutdown)
+from graphlab.distributed.launch import run_torchrun
+from graphlab.distributed.results import machine_slug
+from graphlab.errors import RecordingError
+from graphlab.fresh_process import run_in_fresh_process
+from graphlab.graph.dot_parser import parse_dot
+from graphlab.recordings import write_recording
+from graphlab.studies.multigpu_timing import gather_points, time_tensor_parallel
+from graphlab.studies.record import recorded_command
+
+#: the recording's name; `graphlab.distributed.results.NAME` is the same name, read back by `load_multigpu`
+RECORDING = "multigpu"
 
 TP_BATCH_SIZES = (1, 4, 16, 64)
 TP_DOT_BATCH_SIZES = (1, 16)
@@ -51,31 +65,28 @@ def topology() -> str:
 def launch_line(world_size: int) -> str:
     """How this job was launched, for provenance: `torchrun --nproc-per-node N -m graphlab record ...`
     without the output folder (a recording never names the recording machine's paths)."""
-    from graphlab.studies.record import recorded_command
-
-    args = sys.argv[1:] if sys.argv[1:2] == ["record"] else ["record", "--models", NAME]
+    args = sys.argv[1:] if sys.argv[1:2] == ["record"] else ["record", "--models", RECORDING]
     return f"torchrun --nproc-per-node {world_size} -m {recorded_command(args)}"
 
 
-def record_multigpu(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
-    """The `multigpu` recorder (EXTRA_RECORDERS): under torchrun do the work, else launch torchrun on itself."""
-    from graphlab.distributed.comm import launched_by_torchrun
+def record(out_root: Path, prov: dict[str, Any]) -> Path:
+    """Tensor parallelism (all-reduce inside the graph) and replica throughput on this machine.
 
+    Under torchrun every rank does its part; run alone, it launches torchrun on itself, one process per GPU.
+    """
     if launched_by_torchrun():
-        return _record_on_every_rank(torch, out_root, prov)
-    from graphlab.distributed.launch import run_torchrun
-
+        return _record_on_every_rank(out_root, prov)
     nproc = int(os.environ.get("GRAPHLAB_NPROC", "0")) or torch.cuda.device_count()
-    folder = out_root / machine_slug(prov["gpu"], nproc) / NAME
+    folder = out_root / machine_slug(prov["gpu"], nproc) / RECORDING
     stamp = (folder / "meta.json").stat().st_mtime if (folder / "meta.json").is_file() else None
     print(f"[record] multigpu: launching torchrun with {nproc} process(es), one per GPU", flush=True)
     timeout_s = float(os.environ.get("GRAPHLAB_RECORD_TIMEOUT_S", RECORD_TIMEOUT_S))
-    result = run_torchrun(["-m", "graphlab", "record", "--models", NAME, "--out", str(out_root)], nproc=nproc,
+    result = run_torchrun(["-m", "graphlab", "record", "--models", RECORDING, "--out", str(out_root)], nproc=nproc,
                           timeout_s=timeout_s)
     written = (folder / "meta.json").is_file() and (folder / "meta.json").stat().st_mtime != stamp
     if not written:
-        raise GraphlabError(f"the multigpu recording was not written (torchrun exit {result.returncode}, "
-                            f"timed out: {result.timed_out}); the output above says why")
+        raise RecordingError(f"the multigpu recording was not written (torchrun exit {result.returncode}, "
+                             f"timed out: {result.timed_out}); the output above says why")
     if not result.ok:
         print(f"[record] multigpu: the recording was written, but torchrun did not finish cleanly (exit "
               f"{result.returncode}, timed out: {result.timed_out}); see docs/multi-gpu.md on teardown", flush=True)
@@ -86,8 +97,6 @@ def _replicas_in_a_child_process(timeout_s: int = 100) -> dict[str, Any]:
     """Replica throughput, measured in a child process: a CUDA fault there (seen once on the H200: an illegal
     memory access while the replicas ran) cannot take the tensor-parallel recording down with it; the
     recording keeps the child's last lines instead, and the same run under CUDA_LAUNCH_BLOCKING=1."""
-    from graphlab.fresh_process import run_in_fresh_process
-
     code = ("from graphlab.studies.multigpu import REPLICA_MODEL, REPLICA_BATCH_SIZES; "
             "from graphlab.studies.replica_throughput import measure_replica_throughput; "
             "from graphlab.fresh_process import result_line; "
@@ -111,11 +120,7 @@ def _replicas_in_a_child_process(timeout_s: int = 100) -> dict[str, Any]:
     return {"error": failures, "points": []}
 
 
-def _capture_allreduce(torch: Any, ctx: Any) -> tuple[dict[str, Any], str]:
-    import torch.distributed as dist
-
-    from graphlab.distributed.capture import capture_collective
-
+def _capture_allreduce(ctx: DistContext) -> tuple[dict[str, Any], str]:
     def all_reduce_block(x: Any) -> Any:
         y = x * 1
         dist.all_reduce(y)
@@ -137,16 +142,11 @@ def _capture_allreduce(torch: Any, ctx: Any) -> tuple[dict[str, Any], str]:
     return info, dot
 
 
-def _record_on_every_rank(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
-    from graphlab.graph.dot_parser import parse_dot
-    from graphlab.recordings import write_recording
-    from graphlab.distributed.comm import barrier, gather_objects, init_distributed, shutdown
-    from graphlab.studies.multigpu_timing import gather_points, time_tensor_parallel
-
+def _record_on_every_rank(out_root: Path, prov: dict[str, Any]) -> Path:
     ctx = init_distributed()
     say = (lambda text: print(f"[record] multigpu: {text}", flush=True)) if ctx.rank == 0 else (lambda text: None)
     say(f"world size {ctx.world_size}, NCCL {ctx.nccl_version}, eager communicator {ctx.eager_communicator}")
-    allreduce, allreduce_dot = _capture_allreduce(torch, ctx)
+    allreduce, allreduce_dot = _capture_allreduce(ctx)
     say(f"all-reduce graph: correct {allreduce['correct']}, NCCL kernels {allreduce['nccl_kernels']}")
     points = time_tensor_parallel(ctx, TP_BATCH_SIZES, keep_dots=TP_DOT_BATCH_SIZES)
     rows = gather_points(points, ctx)
@@ -155,7 +155,7 @@ def _record_on_every_rank(torch: Any, out_root: Path, prov: dict[str, Any]) -> P
     for row in rows:
         say(f"TP layer b{row['batch_size']}: eager {row['eager_p50_us']:.1f} us, graph {row['graph_p50_us']:.1f} us, "
             f"x{row['speedup']}, max abs err {row['max_abs_err']:.2g}")
-    folder = out_root / machine_slug(prov["gpu"], ctx.world_size) / NAME
+    folder = out_root / machine_slug(prov["gpu"], ctx.world_size) / RECORDING
     if ctx.rank == 0:
         torch.cuda.synchronize(ctx.device)
         say(f"replica throughput over {torch.cuda.device_count()} GPU(s) (the other ranks wait)")
@@ -181,7 +181,7 @@ def _record_on_every_rank(torch: Any, out_root: Path, prov: dict[str, Any]) -> P
         tensor_parallel = {"model": "tensor-parallel GPT layer (graphlab.distributed.tensor_parallel)", "width": 256,
                            "heads": 8, "seq_len": 32, "points": rows}
         write_recording(
-            folder, name=NAME, provenance={**prov, "command": command, "world_size": ctx.world_size,
+            folder, name=RECORDING, provenance={**prov, "command": command, "world_size": ctx.world_size,
                                            "nccl": ctx.nccl_version},
             description=(f"Tensor parallelism over {ctx.world_size} rank(s) with the NCCL all-reduce inside the "
                          f"graph, and replica throughput over {torch.cuda.device_count()} GPU(s), on one machine."),
@@ -194,4 +194,4 @@ def _record_on_every_rank(torch: Any, out_root: Path, prov: dict[str, Any]) -> P
     return folder
 
 
-__all__ = ["launch_line", "record_multigpu", "topology"]
+__all__ = ["RECORDING", "launch_line", "record", "topology"]

@@ -12,23 +12,25 @@ The layer's latency is the slowest rank's median (a collective finishes when the
     >>> ctx = init_distributed()
     >>> points = time_tensor_parallel(ctx, batch_sizes=[1, 8, 32])   # this rank's points
     >>> table = gather_points(points, ctx)                            # every rank's, on every rank
-
-Layer 2: torch is imported inside functions.
 """
 from __future__ import annotations
 
 import time
 from typing import Any, Sequence
 
-from graphlab.stats import median
+import torch
+
+from graphlab.distributed import tensor_parallel as tp
+from graphlab.distributed.capture import capture_collective
 from graphlab.distributed.comm import DistContext, barrier, gather_objects
+from graphlab.stats import median
 
 DEFAULT_TP_BATCH_SIZES = (1, 4, 16, 64)
 DEFAULT_REPETITIONS = 200
 WARMUP_CALLS = 10
 
 
-def _synced_us(torch: Any, call: Any, repetitions: int, device: Any) -> list[float]:
+def _synced_us(call: Any, repetitions: int, device: Any) -> list[float]:
     out = []
     torch.cuda.synchronize(device)
     for _ in range(repetitions):
@@ -39,7 +41,7 @@ def _synced_us(torch: Any, call: Any, repetitions: int, device: Any) -> list[flo
     return out
 
 
-def _launch_us(torch: Any, replay: Any, repetitions: int, device: Any) -> list[float]:
+def _launch_us(replay: Any, repetitions: int, device: Any) -> list[float]:
     """Host time of each replay call alone (synchronised between calls, not inside the timed span)."""
     out = []
     for _ in range(repetitions):
@@ -59,11 +61,6 @@ def time_tensor_parallel(ctx: DistContext, batch_sizes: Sequence[int] = DEFAULT_
     Args:
         keep_dots: batch sizes whose captured graph's DOT text is kept in the point ("dot").
     """
-    import torch
-
-    from graphlab.distributed import tensor_parallel as tp
-    from graphlab.distributed.capture import capture_collective
-
     dense = tp.dense_gpt_layer(width, heads, device=ctx.device)
     layer = tp.shard_gpt_layer(dense, rank=ctx.rank, world_size=ctx.world_size, device=ctx.device)
     points = []
@@ -75,7 +72,7 @@ def time_tensor_parallel(ctx: DistContext, batch_sizes: Sequence[int] = DEFAULT_
             for _ in range(WARMUP_CALLS):
                 layer(x)
             barrier(ctx)
-            eager = _synced_us(torch, lambda: layer(x), repetitions, ctx.device)
+            eager = _synced_us(lambda: layer(x), repetitions, ctx.device)
         cg = capture_collective(layer, x, ctx=ctx, name=f"tp_gpt_layer_b{batch_size}_rank{ctx.rank}")
         got = cg(x)
         torch.cuda.synchronize(ctx.device)
@@ -83,9 +80,9 @@ def time_tensor_parallel(ctx: DistContext, batch_sizes: Sequence[int] = DEFAULT_
         for _ in range(WARMUP_CALLS):
             cg.replay()
         barrier(ctx)
-        graph = _synced_us(torch, cg.replay, repetitions, ctx.device)
+        graph = _synced_us(cg.replay, repetitions, ctx.device)
         barrier(ctx)
-        launch = _launch_us(torch, cg.replay, repetitions, ctx.device)
+        launch = _launch_us(cg.replay, repetitions, ctx.device)
         parsed = cg.graph
         point: dict[str, Any] = {
             "batch_size": batch_size, "rank": ctx.rank, "device": str(ctx.device), "world_size": ctx.world_size,

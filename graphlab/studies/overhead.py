@@ -1,6 +1,6 @@
 """The overhead benchmark: what one call costs, eight ways, on the same model and the same inputs.
 
-Layer 2 (GPU): torch is passed in. Tables come from `graphlab.studies.overhead_report` (pure).
+Tables come from `graphlab.studies.overhead_report` (pure); `graphlab record --models overhead` records it.
 
 Ways (`graphlab.studies.overhead_report.WAYS`): eager; raw `CUDAGraph.replay`; raw `copy_` + replay;
 `CapturedGraph.__call__`; `CapturedGraph.unchecked`; `CapturedGraph.replay`;
@@ -26,12 +26,23 @@ about 1.5 minutes, within a 120 s device step. About 30 s with `compile=False`.
 from __future__ import annotations
 
 import copy
+import gc
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from graphlab.studies.overhead_report import NAME, SCHEMA, WAYS, call_gaps, summarize_blocks
+import torch
+
+from graphlab.capture.api import capture
+from graphlab.recordings import gpu_slug, write_recording
+from graphlab.studies.overhead_report import NAME, SCHEMA, WAYS, call_gaps, overhead_markdown, summarize_blocks
+from graphlab.timing.machine import ClockReader, run_conditions
+from graphlab.timing.timeline import profile_call
+from graphlab.zoo import ZOO, get_model
+
+#: the recording's name; `overhead_report.NAME` is the same name, read back by `load_overhead`
+RECORDING = "overhead"
 
 ROUNDS = 12
 BLOCK_MS = 10.0
@@ -46,19 +57,19 @@ RECORD_COMPILE_BUDGET_S = 45.0
 RECORD_ROUNDS = 10
 
 
-def _flat(torch: Any, out: Any) -> Any:
+def _flat(out: Any) -> Any:
     if torch.is_tensor(out):
         return out.detach().float().flatten()
     if isinstance(out, dict):
         out = list(out.values())
-    return torch.cat([_flat(torch, o) for o in out])
+    return torch.cat([_flat(o) for o in out])
 
 
-def _err(torch: Any, got: Any, want: Any) -> float:
-    return float((_flat(torch, got) - _flat(torch, want)).abs().max())
+def _err(got: Any, want: Any) -> float:
+    return float((_flat(got) - _flat(want)).abs().max())
 
 
-def _count_replays(torch: Any, call: Callable[[], Any], calls: int = 3) -> int:
+def _count_replays(call: Callable[[], Any], calls: int = 3) -> int:
     """How many times `torch.cuda.CUDAGraph.replay` ran during `calls` calls (Python-level count)."""
     counter = {"n": 0}
     original = torch.cuda.CUDAGraph.replay
@@ -77,7 +88,7 @@ def _count_replays(torch: Any, call: Callable[[], Any], calls: int = 3) -> int:
     return counter["n"]
 
 
-def _tiny(torch: Any) -> tuple[Any, Any, Any]:
+def _tiny() -> tuple[Any, Any, Any]:
     gen = torch.Generator(device="cpu").manual_seed(0)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
@@ -86,17 +97,15 @@ def _tiny(torch: Any) -> tuple[Any, Any, Any]:
     return model, x, torch.randn(1, 16, generator=gen).cuda()
 
 
-def build_case(torch: Any, model: Any, x: Any, x2: Any, *, compile_too: bool = True) -> dict[str, dict[str, Any]]:
+def build_case(model: Any, x: Any, x2: Any, *, compile_too: bool = True) -> dict[str, dict[str, Any]]:
     """Every way of calling `model` on `x2` (graphs captured with `x`), each {"call", "notes"} or {"error"}."""
-    from graphlab.capture.api import capture
-
     ways: dict[str, dict[str, Any]] = {}
     want_x2, want_x = model(x2), model(x)
 
     def add(way: str, make: Callable[[], tuple[Callable[[], Any], dict[str, Any]]], reference: Any = want_x2) -> None:
         try:
             call, notes = make()
-            notes = {**notes, "max_abs_err": _err(torch, call(), reference)}
+            notes = {**notes, "max_abs_err": _err(call(), reference)}
             ways[way] = {"call": call, "notes": notes}
         except Exception as exc:  # one way failing (no toolchain for Inductor, ...) keeps the others
             ways[way] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"}
@@ -139,18 +148,16 @@ def build_case(torch: Any, model: Any, x: Any, x2: Any, *, compile_too: bool = T
 
     def graphed() -> tuple[Callable[[], Any], dict[str, Any]]:
         fn = torch.cuda.make_graphed_callables(copy.deepcopy(model), (x.clone(),))
-        return (lambda: fn(x2)), {"replays_in_3_calls": _count_replays(torch, lambda: fn(x2))}
+        return (lambda: fn(x2)), {"replays_in_3_calls": _count_replays(lambda: fn(x2))}
 
     add("make_graphed_callables", graphed)
     if compile_too:
-        add("compile_reduce_overhead", lambda: _compiled(torch, model, x, x2))
+        add("compile_reduce_overhead", lambda: _compiled(model, x, x2))
     return ways
 
 
-def _compiled(torch: Any, model: Any, x: Any, x2: Any) -> tuple[Callable[[], Any], dict[str, Any]]:
-    import torch._dynamo
-    from torch._dynamo.utils import counters
-
+def _compiled(model: Any, x: Any, x2: Any) -> tuple[Callable[[], Any], dict[str, Any]]:
+    counters = torch._dynamo.utils.counters  # torch loads _dynamo on first use: importing it costs a second
     for limit in ("recompile_limit", "cache_size_limit"):  # one entry per model and shape: raise the cap
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, max(64, getattr(torch._dynamo.config, limit)))
@@ -162,7 +169,7 @@ def _compiled(torch: Any, model: Any, x: Any, x2: Any) -> tuple[Callable[[], Any
     torch.cuda.synchronize()
     notes = {"compile_s": time.perf_counter() - t0,
              "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"]) - skips0,
-             "replays_in_3_calls": _count_replays(torch, lambda: fn(x2))}
+             "replays_in_3_calls": _count_replays(lambda: fn(x2))}
     return (lambda: fn(x2)), notes
 
 
@@ -189,11 +196,9 @@ def _latency_block(sync: Callable[[], None], call: Callable[[], Any], n: int) ->
     return samples[len(samples) // 2]
 
 
-def time_case(torch: Any, ways: dict[str, dict[str, Any]], *, rounds: int = ROUNDS, block_ms: float = BLOCK_MS,
+def time_case(ways: dict[str, dict[str, Any]], *, rounds: int = ROUNDS, block_ms: float = BLOCK_MS,
               clocks: Any = None) -> dict[str, Any]:
     """Warm up, size blocks, then `rounds` rounds of one host block and one latency block per way."""
-    import gc
-
     sync = torch.cuda.synchronize
     live = [w for w in WAYS if w in ways and "call" in ways[w]]
     sizes: dict[str, int] = {}
@@ -232,10 +237,8 @@ def time_case(torch: Any, ways: dict[str, dict[str, Any]], *, rounds: int = ROUN
     return {"ways": out, "host_speed_us": host_speed}
 
 
-def verify_graph_launches(torch: Any, ways: dict[str, dict[str, Any]], timed: dict[str, Any]) -> None:
+def verify_graph_launches(ways: dict[str, dict[str, Any]], timed: dict[str, Any]) -> None:
     """Count cudaGraphLaunch in one profiled call of every graph way (run after every timing)."""
-    from graphlab.timing.timeline import profile_call
-
     for way in GRAPH_WAYS:
         if way not in ways or "call" not in ways[way]:
             continue
@@ -252,7 +255,7 @@ def verify_graph_launches(torch: Any, ways: dict[str, dict[str, Any]], timed: di
                             and n["graph_launches_in_profiled_call"] > 0 and n.get("replays_in_3_calls", 0) > 0)
 
 
-def run_overhead(torch: Any, *, models: tuple[str, ...] | None = None, batch_sizes: tuple[int, ...] = BATCH_SIZES,
+def run_overhead(*, models: tuple[str, ...] | None = None, batch_sizes: tuple[int, ...] = BATCH_SIZES,
                  tiny: bool = True, compile_too: bool = True, compile_budget_s: float | None = None,
                  rounds: int = ROUNDS, block_ms: float = BLOCK_MS,
                  log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -263,16 +266,13 @@ def run_overhead(torch: Any, *, models: tuple[str, ...] | None = None, batch_siz
         compile_budget_s: stop compiling further cases once torch.compile has taken this long in all
             (their row says so); None: no limit. Cases are built batch size by batch size, smallest first.
     """
-    from graphlab.timing.machine import ClockReader, run_conditions
-    from graphlab.zoo import ZOO, get_model
-
     models = tuple(ZOO) if models is None else models
 
     started = time.perf_counter()
     clocks = ClockReader(torch.cuda.current_device())
     specs: list[tuple[str, str, int, Any, Any, Any]] = []  # (key, title, batch size, model, x, x2)
     if tiny:
-        model, x, x2 = _tiny(torch)
+        model, x, x2 = _tiny()
         specs.append(("tiny", "tiny graph (16x16 Linear + ReLU), batch 1", 1, model, x, x2))
     built_models = {}
     for name in models:
@@ -294,7 +294,7 @@ def run_overhead(torch: Any, *, models: tuple[str, ...] | None = None, batch_siz
         for spec in specs:  # 1. build everything first: all timings then see one process state
             t1 = time.perf_counter()
             in_budget = compile_budget_s is None or compile_s < compile_budget_s
-            ways = build_case(torch, spec[3], spec[4], spec[5], compile_too=compile_too and in_budget)
+            ways = build_case(spec[3], spec[4], spec[5], compile_too=compile_too and in_budget)
             if compile_too and not in_budget:
                 ways["compile_reduce_overhead"] = {"error": f"skipped: the recorder's torch.compile budget "
                                                             f"({compile_budget_s:g} s) was spent on earlier cases"}
@@ -305,7 +305,7 @@ def run_overhead(torch: Any, *, models: tuple[str, ...] | None = None, batch_siz
         t0 = time.perf_counter()
         cases = []
         for (key, title, b, *_), ways in built:  # 2. time
-            timed = time_case(torch, ways, rounds=rounds, block_ms=block_ms, clocks=clocks)
+            timed = time_case(ways, rounds=rounds, block_ms=block_ms, clocks=clocks)
             cases.append({"case": key, "title": title, "batch_size": b, **timed})
             gaps = call_gaps(cases[-1])
             call = gaps.get("captured_call")
@@ -314,12 +314,12 @@ def run_overhead(torch: Any, *, models: tuple[str, ...] | None = None, batch_siz
         phase["time_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for (_, ways), case in zip(built, cases):  # 3. verify last: profiling slows later launches
-            verify_graph_launches(torch, ways, case)
+            verify_graph_launches(ways, case)
         phase["verify_s"] = time.perf_counter() - t0
     for case in cases:
         case["gaps"] = call_gaps(case)
     conditions = {
-        **run_conditions(torch), **clocks.describe(),
+        **run_conditions(), **clocks.describe(),
         "rounds": rounds, "block_ms": block_ms, "warmup_calls": WARMUP_CALLS,
         "calls_per_block": f"~{block_ms:g} ms of synchronised calls, {MIN_CALLS}..{MAX_CALLS}",
         "host_us": "a block of back-to-back calls timed without synchronising (perf_counter), divided by the calls",
@@ -336,21 +336,18 @@ def run_overhead(torch: Any, *, models: tuple[str, ...] | None = None, batch_siz
     return {"schema": SCHEMA, "conditions": conditions, "cases": cases}
 
 
-def record_overhead(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
-    """`graphlab record --models overhead`: the benchmark as a recording, with its markdown tables."""
-    from graphlab.studies.overhead_report import overhead_markdown
-    from graphlab.recordings import gpu_slug, write_recording
-
-    data = run_overhead(torch, compile_budget_s=RECORD_COMPILE_BUDGET_S, rounds=RECORD_ROUNDS,
+def record(out_root: Path, prov: dict[str, Any]) -> Path:
+    """What one call costs, eight ways, for a tiny graph and every zoo model at batch 1 and 8."""
+    data = run_overhead(compile_budget_s=RECORD_COMPILE_BUDGET_S, rounds=RECORD_ROUNDS,
                         log=lambda line: print(line, flush=True))
     print(overhead_markdown(data), flush=True)
-    folder = out_root / gpu_slug(prov["gpu"]) / NAME
-    write_recording(folder, name=NAME, description="What one call costs, eight ways (eager, raw CUDAGraph replay, "
+    folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
+    write_recording(folder, name=RECORDING, description="What one call costs, eight ways (eager, raw CUDAGraph replay, "
                     "raw copy_ + replay, CapturedGraph call / unchecked / replay, make_graphed_callables, "
                     "torch.compile reduce-overhead), tiny graph and zoo models at batch 1 and 8.",
                     provenance=prov, graphs={}, results={NAME: data})
     return folder
 
 
-__all__ = ["RECORD_COMPILE_BUDGET_S", "build_case", "record_overhead", "run_overhead", "time_case",
+__all__ = ["RECORDING", "RECORD_COMPILE_BUDGET_S", "build_case", "record", "run_overhead", "time_case",
            "verify_graph_launches"]

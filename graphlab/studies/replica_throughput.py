@@ -11,8 +11,9 @@ with one GPU, `replicas` is two replicas on GPU 0 (does a second stream and thre
 `launch_us` is the host time of one `replay()` on each device.
 
     >>> rows = measure_replica_throughput("gpt", batch_sizes=[1, 8, 32])     # doctest: +SKIP
+    >>> replica_throughput()            # the same as a `ReplicaThroughput`; the recording in recorded mode
 
-Layer 2: torch is imported inside functions. About 1.5 s per batch size and way (duration_s=1).
+About 1.5 s per batch size and way (duration_s=1).
 """
 from __future__ import annotations
 
@@ -20,8 +21,16 @@ import time
 from collections import deque
 from typing import Any, Callable, Sequence
 
-from graphlab.stats import median
+import torch
+
+from graphlab.capture.tensors import map_tensors
+from graphlab.distributed.replicas import Replicas, normalize_devices
+from graphlab.distributed.results import ReplicaThroughput, load_multigpu
+from graphlab.env import require_cuda
+from graphlab.mode import stand_in
 from graphlab.progress import progress_bar
+from graphlab.stats import median
+from graphlab.zoo import get_model
 
 DEFAULT_MODEL = "gpt"
 DEFAULT_REPLICA_BATCH_SIZES = (1, 8, 32)
@@ -47,10 +56,8 @@ def _closed_loop(submit: Callable[[Any], Any], wait: Callable[[Any], Any], reque
     return {"requests": done, "seconds": round(elapsed, 4), "requests_per_s": round(done / elapsed, 1)}
 
 
-def _inline(torch: Any, caches: list[Any], devices: list[Any]) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+def _inline(caches: list[Any], devices: list[Any]) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
     """Single-thread dispatch: request k goes to device k mod n, on that device's stream, without waiting."""
-    from graphlab.capture.tensors import map_tensors
-
     streams = [torch.cuda.Stream(device=d) for d in devices]
     counter = [0]
 
@@ -72,7 +79,7 @@ def _inline(torch: Any, caches: list[Any], devices: list[Any]) -> tuple[Callable
     return submit, wait
 
 
-def _launch_us(torch: Any, cache: Any, batch_size: int, device: Any, repetitions: int = 200) -> float | None:
+def _launch_us(cache: Any, batch_size: int, device: Any, repetitions: int = 200) -> float | None:
     graph = cache.graph_for(batch_size) if hasattr(cache, "graph_for") else None
     replay = getattr(graph, "replay", None)
     if replay is None:
@@ -96,15 +103,9 @@ def measure_replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence
     point per batch size: `one_gpu`, `replicas`, `inline` ({requests, seconds, requests_per_s}),
     `speedup` (replicas vs one GPU), `inline_speedup`, `launch_us` per device, and `max_abs_err`.
     """
-    import torch
-
-    from graphlab.env import require_cuda
-    from graphlab.distributed.replicas import Replicas, normalize_devices
-    from graphlab.zoo import get_model
-
     require_cuda("measure_replica_throughput")
     zoo_model = get_model(model)
-    devices = normalize_devices(torch, devices)
+    devices = normalize_devices(devices)
     base = zoo_model.build(device="cuda:0" if devices[0].type == "cuda" else "cpu")
     spread = devices if len(devices) > 1 else [devices[0], devices[0]]
     buckets = sorted(set(batch_sizes))
@@ -128,14 +129,14 @@ def measure_replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence
                                               duration_s, window)
                     if bar is not None:
                         bar.update(1)
-                submit, wait = _inline(torch, many.caches, spread)
+                submit, wait = _inline(many.caches, spread)
                 point["inline"] = _closed_loop(submit, wait, requests, duration_s, 2 * len(spread))
                 if bar is not None:
                     bar.update(1)
                 base_rate = point["one_gpu"]["requests_per_s"]
                 point["speedup"] = round(point["replicas"]["requests_per_s"] / base_rate, 3) if base_rate else None
                 point["inline_speedup"] = round(point["inline"]["requests_per_s"] / base_rate, 3) if base_rate else None
-                point["launch_us"] = {str(d): _launch_us(torch, c, batch_size, d)
+                point["launch_us"] = {str(d): _launch_us(c, batch_size, d)
                                       for d, c in zip(devices, many.caches[:len(devices)])}
                 points.append(point)
         finally:
@@ -149,18 +150,21 @@ def measure_replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence
             "duration_s": duration_s, "input": "pinned CPU tensors in, CPU tensors out", "points": points}
 
 
+def _recorded_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence[int] = DEFAULT_REPLICA_BATCH_SIZES,
+                         devices: Any = None, *, duration_s: float = 1.0) -> ReplicaThroughput:
+    """The replica throughput of the recording with the most GPUs (`load_multigpu()`), whatever the arguments:
+    a recording holds the one measurement it made."""
+    rec = load_multigpu()
+    return ReplicaThroughput(rec.replicas(), rec.banner())
+
+
+@stand_in(_recorded_throughput)
 def replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence[int] = DEFAULT_REPLICA_BATCH_SIZES,
-                       devices: Any = None, *, duration_s: float = 1.0) -> Any:
+                       devices: Any = None, *, duration_s: float = 1.0) -> ReplicaThroughput:
     """Replica throughput as a `ReplicaThroughput`: measured here (live), or the recorded one (recorded mode).
 
-    In recorded mode the recording with the most GPUs answers (`gl.load_multigpu()`), whatever the arguments.
+    In recorded mode the recording with the most GPUs answers (`load_multigpu()`), whatever the arguments.
     """
-    from graphlab.distributed.results import ReplicaThroughput, load_multigpu
-    from graphlab.mode import is_recorded
-
-    if is_recorded():
-        rec = load_multigpu()
-        return ReplicaThroughput(rec.replicas(), rec.banner())
     result = measure_replica_throughput(model, batch_sizes, devices, duration_s=duration_s)
     return ReplicaThroughput(result, f"measured now on {', '.join(result['device_names'])}")
 

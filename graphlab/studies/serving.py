@@ -10,8 +10,6 @@ What it runs (about 2.5 minutes on an H200; each part prints its points as it go
 A setting stops climbing once it answers under 60% of the offered rate (`run_loadtest`), which keeps
 the run short. Results go to data/recordings/<gpu>/serving/{gpt,gpt_asgi,resnet18}.json, read by
 `gl.run_loadtest` in recorded mode and by notebooks/09_serving.
-
-Layer: graphlab.serve (above gpu); registered in graphlab.studies.record.EXTRA_RECORDERS.
 """
 from __future__ import annotations
 
@@ -20,8 +18,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from graphlab.recordings import gpu_slug, write_recording
 from graphlab.serve.config import DEFAULT_SETTINGS
-from graphlab.serve.loadtest import RECORDING
+from graphlab.serve.loadtest import run_loadtest
+
+#: the recording's name; `graphlab.serve.loadtest.RECORDING` is the same name, read back in recorded mode
+RECORDING = "serving"
 
 PLAN: tuple[dict[str, Any], ...] = (
     {"key": "gpt", "model": "gpt", "settings": (*DEFAULT_SETTINGS, "eager+batching"),
@@ -35,11 +37,8 @@ PLAN: tuple[dict[str, Any], ...] = (
 )
 
 
-def record_serving(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
-    """Run every load test of `PLAN` on this GPU and write the "serving" recording; return its folder."""
-    from graphlab.recordings import gpu_slug, write_recording
-    from graphlab.serve.loadtest import run_loadtest
-
+def record(out_root: Path, prov: dict[str, Any]) -> Path:
+    """Load tests of gpt and resnet18: eager, graphs, dynamic batching; the HTTP layer's cost."""
     results: dict[str, Any] = {}
     skipped: dict[str, str] = {}
     for part in PLAN:
@@ -75,4 +74,4 @@ def _log_point(point: Any) -> None:
           f"refused {point.refused_total}, batch {point.mean_batch_rows}, gpu busy {point.gpu_busy_pct}%", flush=True)
 
 
-__all__ = ["PLAN", "RECORDING", "record_serving"]
+__all__ = ["PLAN", "RECORDING", "record"]

@@ -1,6 +1,7 @@
-"""Replay a request trace through eager, graph caches and torch.compile, one fresh process per setting.
+"""`graphlab record --models traffic` and `traffic_replay()`: a request trace replayed through eager, graph
+caches and torch.compile, one fresh process per setting.
 
-    python3 -c "from graphlab.studies.traffic import replay_all; print(replay_all())"      # about 2 minutes on an H200
+    >>> replay = traffic_replay()       # run here on a GPU (about 2 minutes on an H200), or the recording
 
 Settings: "eager"; "cache_advisor" (GraphCache with the advisor's buckets for this trace, from a latency
 table measured first in its own process); "cache_pow2"; "compile" (`torch.compile(mode="reduce-overhead")`);
@@ -10,8 +11,6 @@ captures, compiles and re-recordings as they happen (lazy), the second shows the
 caches capture their buckets ahead (`warmup`), as a server would at start-up, and that time is reported.
 Graph recordings by torch.compile are counted by wrapping `torch.cuda.CUDAGraph.capture_begin/end` for
 the duration of the run.
-
-Layer 2: torch is imported inside functions.
 """
 from __future__ import annotations
 
@@ -22,8 +21,22 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from graphlab.fresh_process import run_in_fresh_process
+import torch
 
+from graphlab.cache.advisor import advise_buckets
+from graphlab.cache.buckets import bucket_list
+from graphlab.cache.graph_cache import GraphCache
+from graphlab.cache.results import TrafficReplay
+from graphlab.cache.traces import RequestTrace, make_trace
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError
+from graphlab.fresh_process import run_in_fresh_process
+from graphlab.mode import stand_in
+from graphlab.recordings import gpu_slug, write_recording
+from graphlab.studies.catalog import open_recording
+from graphlab.zoo import get_model
+
+RECORDING = "traffic"
 SETTINGS = ("eager", "cache_advisor", "cache_pow2", "compile", "compile_dynamic")
 
 
@@ -32,7 +45,7 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _timed_pass(torch: Any, call: Callable[[Any], Any], inputs: list[Any]) -> list[float]:
+def _timed_pass(call: Callable[[Any], Any], inputs: list[Any]) -> list[float]:
     out = []
     for x in inputs:
         torch.cuda.synchronize()
@@ -46,7 +59,7 @@ def _timed_pass(torch: Any, call: Callable[[Any], Any], inputs: list[Any]) -> li
 class GraphRecordCounter:
     """Counts CUDA graph captures (and their host time) made through torch.cuda.CUDAGraph while active."""
 
-    def __init__(self, torch: Any):
+    def __init__(self) -> None:
         self.cls = torch.cuda.CUDAGraph
         self.count, self.capture_ms, self._t0 = 0, 0.0, 0.0
 
@@ -73,11 +86,6 @@ class GraphRecordCounter:
 
 def latency_table(model_name: str = "gpt", max_size: int = 64, calls: int = 60) -> dict[str, Any]:
     """Graph and eager latency at every batch size 1..max_size (median of `calls` synchronised calls)."""
-    import torch
-
-    from graphlab.cache.graph_cache import GraphCache
-    from graphlab.zoo import get_model
-
     zoo = get_model(model_name)
     model = zoo.build()
     cache = GraphCache(model, buckets="every", max_size=max_size, copy_outputs=False)
@@ -90,8 +98,8 @@ def latency_table(model_name: str = "gpt", max_size: int = 64, calls: int = 60) 
                 cache(x)
             pair_e, pair_g = [], []
             for _ in range(calls):  # interleaved per call: both see the same host state
-                pair_e += _timed_pass(torch, model, [x])
-                pair_g += _timed_pass(torch, cache, [x])
+                pair_e += _timed_pass(model, [x])
+                pair_g += _timed_pass(cache, [x])
             eager[n], graph[n] = statistics.median(pair_e), statistics.median(pair_g)
             g = cache.graph_for(n)
             pool[n], exec_bytes[n], capture[n] = g.pool_bytes, g.exec_bytes or 0, g.capture_ms
@@ -102,13 +110,6 @@ def latency_table(model_name: str = "gpt", max_size: int = 64, calls: int = 60) 
 
 def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, model_name: str = "gpt") -> dict[str, Any]:
     """Replay `trace` through one setting in this process (see the module docstring)."""
-    import torch
-
-    from graphlab.cache.buckets import bucket_list
-    from graphlab.cache.traces import RequestTrace
-    from graphlab.cache.graph_cache import GraphCache
-    from graphlab.zoo import get_model
-
     requests = RequestTrace.from_dict(trace)
     zoo = get_model(model_name)
     model = zoo.build()
@@ -119,7 +120,7 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
     setup_s = 0.0
     graphs: int | None = None
     cache_buckets: list[int] | None = None  # "cache_<policy>" replays that bucket policy of graphlab.cache.buckets
-    with torch.no_grad(), GraphRecordCounter(torch) as counter:
+    with torch.no_grad(), GraphRecordCounter() as counter:
         if setting == "eager":
             call: Callable[[Any], Any] = model
         elif setting.startswith("cache"):
@@ -130,8 +131,6 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
             setup_s = time.perf_counter() - t0
             call = cache
         elif setting in ("compile", "compile_dynamic"):
-            import torch._dynamo
-
             torch._dynamo.reset()
             compiled = torch.compile(model, mode="reduce-overhead", dynamic=True if setting == "compile_dynamic" else None)
 
@@ -139,10 +138,10 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
                 torch.compiler.cudagraph_mark_step_begin()
                 return compiled(x)
         else:
-            raise ValueError(f"unknown setting {setting!r}; choose from {SETTINGS}")
-        cold = _timed_pass(torch, call, inputs)
+            raise BadInputError(f"unknown setting {setting!r}; choose from {', '.join(SETTINGS)}")
+        cold = _timed_pass(call, inputs)
         captured_cold = counter.count
-        warm = _timed_pass(torch, call, inputs)
+        warm = _timed_pass(call, inputs)
         if setting.startswith("cache"):
             graphs = len(cache)
         out = {"setting": setting, "buckets": cache_buckets,
@@ -154,8 +153,7 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
                "mean_us": statistics.fmean(warm), "requests": len(inputs)}
     if setting.startswith("compile"):
         try:
-            from torch._dynamo.utils import counters
-
+            counters = torch._dynamo.utils.counters  # torch loads _dynamo on first use (torch.compile did)
             out["inductor_counters"] = {k: int(v) for k, v in counters["inductor"].items()}
             out["cudagraph_skips"] = int(counters["inductor"].get("cudagraph_skips", 0))
         except Exception as exc:  # noqa: BLE001 - the figures stand without the counters
@@ -169,9 +167,6 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
 def replay_all(n_requests: int = 400, max_graphs: int = 6, seed: int = 0,
                settings: tuple[str, ...] = SETTINGS) -> dict[str, Any]:
     """The whole comparison: latency table, advisor, then every setting in a fresh process."""
-    from graphlab.cache.advisor import advise_buckets
-    from graphlab.cache.traces import make_trace
-
     trace = make_trace(n_requests=n_requests, seed=seed)
     table = run_in_fresh_process("from graphlab.studies.traffic import latency_table; from graphlab.fresh_process "
                                  "import result_line; print(result_line(latency_table()))", timeout_s=400)
@@ -197,4 +192,30 @@ def replay_all(n_requests: int = 400, max_graphs: int = 6, seed: int = 0,
                       "each setting in a fresh process"}
 
 
-__all__ = ["GraphRecordCounter", "SETTINGS", "latency_table", "replay_all", "replay_one"]
+def record(out_root: Path, prov: dict[str, Any]) -> Path:
+    """A request trace through eager, GraphCache (advisor, powers of two) and torch.compile."""
+    print("[record] traffic: latency table, advisor, then each setting in a fresh process", flush=True)
+    result = replay_all()
+    folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
+    write_recording(folder, name=RECORDING, description="A request trace (log-normal sizes, Poisson arrivals, "
+                    "seed 0) replayed through eager, GraphCache (advisor buckets, powers of two) and torch.compile "
+                    "reduce-overhead (static and dynamic=True) on the zoo GPT.", provenance=prov, graphs={},
+                    results={"traffic": result})
+    return folder
+
+
+def _recorded_replay() -> TrafficReplay:
+    """The traffic recording's replay (recorded mode)."""
+    rec = open_recording(RECORDING)
+    return TrafficReplay(rec.results("traffic"), rec.provenance)
+
+
+@stand_in(_recorded_replay)
+def traffic_replay() -> TrafficReplay:
+    """The traffic replay: run here on a GPU (about two minutes), or the recording in recorded mode."""
+    require_cuda("traffic_replay")
+    return TrafficReplay(replay_all())
+
+
+__all__ = ["GraphRecordCounter", "RECORDING", "SETTINGS", "latency_table", "record", "replay_all", "replay_one",
+           "traffic_replay"]

@@ -14,7 +14,7 @@ of the zoo GPT in the compile case, then of two more copies in the overhead chec
 
 Graphs without a DOT, or whose DOT graphlab cannot read (torch.compile's empty pool-keeper graph may
 be one), are kept in examples.json as metadata only. No absolute paths: user files are stored
-relative to the working directory. Layer 2: torch is passed in.
+relative to the working directory.
 """
 from __future__ import annotations
 
@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from graphlab.errors import GraphlabError
+from graphlab.graph.diff import diff
+from graphlab.recordings import gpu_slug, write_recording
+from graphlab.studies import watch_examples, watch_overhead
+from graphlab.studies.watch_examples import EXAMPLES
 
+#: the recording's name; `watch_examples.RECORDING` is the same name, read back in recorded mode
+RECORDING = "watch"
 PREFIXES = {"compile": "compile", "make_graphed_callables": "mgc", "torch.cuda.graph": "block"}
 OVERHEAD_PAIRS = 100
 
@@ -45,19 +51,14 @@ def _graph_entries(example: Any, prefix: str) -> tuple[dict[str, dict[str, Any]]
     return entries, keys, without
 
 
-def record_watch(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
-    """Run the three worked cases and the overhead check; write the "watch" recording; return its folder."""
-    from graphlab.graph.diff import diff
-    from graphlab.recordings import gpu_slug, write_recording
-    from graphlab.studies.watch_examples import EXAMPLES, RECORDING, run_example
-    from graphlab.studies.watch_overhead import measure_watch_overhead
-
+def record(out_root: Path, prov: dict[str, Any]) -> Path:
+    """gl.watch on torch.compile, make_graphed_callables, torch.cuda.graph; its replay overhead."""
     graphs: dict[str, dict[str, Any]] = {}
     examples: dict[str, Any] = {}
     comparison: dict[str, Any] = {}
     for name in EXAMPLES:
         print(f"[record] watch: {name} ...", flush=True)
-        example = run_example(torch, name, progress=False)
+        example = watch_examples.run_example(name, progress=False)
         entries, keys, without = _graph_entries(example, PREFIXES[name])
         graphs.update(entries)
         info = {**example.to_dict(), "graph_keys": keys, "graphs_without_dot": without}
@@ -76,7 +77,7 @@ def record_watch(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
         print(f"[record] watch: {name}: {len(example.seen)} graphs ({len(without)} without DOT); {example.facts}",
               flush=True)
     print(f"[record] watch: overhead check ({OVERHEAD_PAIRS} pairs) ...", flush=True)
-    overhead = measure_watch_overhead(torch, pairs=OVERHEAD_PAIRS, progress=False)
+    overhead = watch_overhead.measure_watch_overhead(pairs=OVERHEAD_PAIRS, progress=False)
     print(f"[record] watch: {overhead.describe()}", flush=True)
     overhead_data = overhead.to_dict()
     overhead_data.pop("source", None)  # the recording's provenance says where it ran
@@ -91,4 +92,4 @@ def record_watch(torch: Any, out_root: Path, prov: dict[str, Any]) -> Path:
     return folder
 
 
-__all__ = ["record_watch"]
+__all__ = ["OVERHEAD_PAIRS", "PREFIXES", "RECORDING", "record"]

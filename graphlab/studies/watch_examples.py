@@ -1,7 +1,7 @@
 """Worked cases for `gl.watch`: what torch.compile, make_graphed_callables and a torch.cuda.graph block
 capture, seen from outside; live on a GPU, else from the H200 recording (`graphlab record --models watch`).
 
-    >>> ex = gl.watch_example("compile")           # torch.compile(mode="reduce-overhead") on the zoo GPT
+    >>> ex = watch_example("compile")              # torch.compile(mode="reduce-overhead") on the zoo GPT
     >>> ex.seen.summary()                          # graphs CUDAGraph Trees recorded, by input shape
     >>> ex.calls_table()                           # seconds per call: compile, record, replay
     >>> gl.diff(ex.recording_for(8), ex.reference_graph(8))   # vs graphlab's own capture (gl.capture)
@@ -10,7 +10,7 @@ capture, seen from outside; live on a GPU, else from the H200 recording (`graphl
 This file plays the user's part: the watch attributes its captures to lines here.
 The compile case takes about 15-30 s on an H200 (torch.compile compiles twice, static then with a
 dynamic batch dimension: in the probe run the first calls at batch 1 and 4 took 6.7 s and 5.5 s);
-the other two take about a second. Layer 2: torch is imported inside functions.
+the other two take about a second.
 """
 from __future__ import annotations
 
@@ -19,10 +19,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphlab.errors import GraphlabError, RecordingError
-from graphlab.watch.records import WatchedGraph, WatchedGraphs
-from graphlab.progress import progress_bar
+import torch
 
+from graphlab.capture.api import capture
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError, RecordingError
+from graphlab.graph.diff import diff
+from graphlab.graph.dot_parser import parse_dot
+from graphlab.mode import stand_in
+from graphlab.progress import progress_bar
+from graphlab.studies.catalog import open_recording
+from graphlab.watch.api import watch
+from graphlab.watch.records import WatchedGraph, WatchedGraphs
+from graphlab.zoo import get_model
+
+#: the recording the examples are read from in recorded mode (`graphlab.studies.watch` writes it)
 RECORDING = "watch"
 EXAMPLES = ("compile", "make_graphed_callables", "torch.cuda.graph")
 DEFAULT_BATCH_SIZES = (1, 4, 8)
@@ -66,18 +77,16 @@ class WatchExample:
             if g.role == "recording" and batch_of(g) == batch_size:
                 return g
         shapes = sorted({b for g in self.seen if g.role == "recording" and (b := batch_of(g)) is not None})
-        raise GraphlabError(f"no recording at batch size {batch_size} in the {self.name} example; it has {shapes}")
+        raise BadInputError(f"no recording at batch size {batch_size} in the {self.name} example; it has {shapes}")
 
     def reference_graph(self, batch_size: int) -> Any:
         """graphlab's capture of the same model at this batch size (a `CudaGraph`)."""
         if batch_size not in self.reference:
-            raise GraphlabError(f"no gl.capture reference at batch size {batch_size}; it has {sorted(self.reference)}")
+            raise BadInputError(f"no gl.capture reference at batch size {batch_size}; it has {sorted(self.reference)}")
         return self.reference[batch_size]
 
     def diff(self, batch_size: int) -> Any:
         """`gl.diff` of what torch.compile captured vs what `gl.capture` captured, at one batch size."""
-        from graphlab.graph.diff import diff
-
         return diff(self.recording_for(batch_size), self.reference_graph(batch_size),
                     names=(f"torch.compile b{batch_size}", f"gl.capture b{batch_size}"))
 
@@ -123,6 +132,31 @@ class WatchExample:
                 f"<ul>{facts}</ul>{self.seen.summary()._repr_html_()}")
 
 
+def _check_name(name: str) -> None:
+    if name not in EXAMPLES:
+        raise BadInputError(f"no watch example {name!r}; choose one of {', '.join(EXAMPLES)}")
+
+
+def load_example(name: str = "compile", batch_sizes: Any = None, recording: Any = None) -> WatchExample:
+    """One worked case as recorded on a real GPU (`watch_example`'s answer in recorded mode)."""
+    _check_name(name)
+    rec = recording or open_recording(RECORDING)
+    examples = rec.results("examples")
+    if name not in examples:
+        raise RecordingError(f"the {RECORDING!r} recording has no {name!r} example; it has {', '.join(examples)}")
+    info = examples[name]
+    seen = WatchedGraphs(WatchedGraph.from_dict({**rec.graph_info(key)["watched"], "dot": rec.dot(key)})
+                         for key in info["graph_keys"])
+    reference = {int(b): rec.graph(key) for b, key in info.get("reference_keys", {}).items()}
+    recorded_sizes = sorted(reference)
+    if batch_sizes is not None and name == "compile" and sorted(batch_sizes) != recorded_sizes:
+        raise RecordingError(f"the recording has the compile example at batch sizes {recorded_sizes} only, "
+                             f"not {sorted(batch_sizes)}")
+    return WatchExample(name, info["description"], seen, info.get("calls", []), info.get("facts", {}), reference,
+                        {int(k): v for k, v in info.get("reference_pool_bytes", {}).items()}, rec.banner())
+
+
+@stand_in(load_example)
 def watch_example(name: str = "compile", batch_sizes: tuple[int, ...] | list[int] | None = None) -> WatchExample:
     """Run one worked case under `gl.watch` (live), or load it from the H200 recording (recorded mode).
 
@@ -132,41 +166,32 @@ def watch_example(name: str = "compile", batch_sizes: tuple[int, ...] | list[int
         batch_sizes: the compile case's batch sizes (default 1, 4, 8); recorded mode has those only.
 
     Raises:
+        BadInputError: no example of that name.
         RecordingError: recorded mode and the recording is missing (the message says how to make it).
         GPUUnavailableError: live use without a GPU (call `gl.set_mode("auto")` first for recordings).
     """
-    from graphlab.mode import is_recorded
-
-    if name not in EXAMPLES:
-        raise GraphlabError(f"no watch example {name!r}; choose one of {', '.join(EXAMPLES)}")
-    if is_recorded():
-        return load_example(name, batch_sizes)
-    from graphlab.env import require_cuda
-
-    torch = require_cuda("gl.watch_example")
-    example = run_example(torch, name, tuple(batch_sizes or DEFAULT_BATCH_SIZES))
+    _check_name(name)
+    require_cuda("watch_example")
+    example = run_example(name, tuple(batch_sizes or DEFAULT_BATCH_SIZES))
     example.source = f"live on this machine's {torch.cuda.get_device_name()}, torch {torch.__version__}"
     return example
 
 
-def run_example(torch: Any, name: str, batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES,
-                progress: bool = True) -> WatchExample:
+def run_example(name: str, batch_sizes: tuple[int, ...] = DEFAULT_BATCH_SIZES, progress: bool = True) -> WatchExample:
     """Run one case live (the recorder calls this for each case)."""
     if name == "compile":
-        return _compile_case(torch, batch_sizes, progress)
+        return _compile_case(batch_sizes, progress)
     if name == "make_graphed_callables":
-        return _graphed_callables_case(torch)
-    return _user_block_case(torch)
+        return _graphed_callables_case()
+    return _user_block_case()
 
 
 # -- the cases (this file is the "user code" the watch points at) -------------------------------------------
 
-def _skips(torch: Any) -> int:
+def _skips() -> int:
     """How many times inductor skipped cudagraphs so far in this process (-1 if unknown)."""
-    try:
-        from torch._dynamo.utils import counters
-
-        return int(counters["inductor"]["cudagraph_skips"])
+    try:  # torch loads _dynamo on first use (torch.compile did): importing it at the top costs a second
+        return int(torch._dynamo.utils.counters["inductor"]["cudagraph_skips"])
     except Exception:
         return -1
 
@@ -179,19 +204,15 @@ def batch_of(graph: WatchedGraph) -> int | None:
     return None
 
 
-def _compile_case(torch: Any, batch_sizes: tuple[int, ...], progress: bool = True) -> WatchExample:
-    from graphlab.capture.api import capture
-    from graphlab.watch.api import watch
-    from graphlab.zoo import get_model
-
+def _compile_case(batch_sizes: tuple[int, ...], progress: bool = True) -> WatchExample:
     if not batch_sizes or any(b < 1 for b in batch_sizes):
-        raise GraphlabError(f"batch_sizes must be positive integers, got {list(batch_sizes)}")
+        raise BadInputError(f"batch_sizes must be positive integers, got {list(batch_sizes)}")
     zm = get_model("gpt")
     model = zm.build(device="cuda")
     compiled = torch.compile(model, mode="reduce-overhead")
     calls: list[dict[str, Any]] = []
     max_err = 0.0
-    skips0 = _skips(torch)
+    skips0 = _skips()
     t_start = time.perf_counter()
     bar = progress_bar(len(batch_sizes) * CALLS_PER_SIZE, "torch.compile calls (the first at each size compiles)",
                        show=progress, leave=False)
@@ -218,7 +239,7 @@ def _compile_case(torch: Any, batch_sizes: tuple[int, ...], progress: bool = Tru
     for b in batch_sizes:
         cg = capture(model, *zm.make_inputs(b, device="cuda"), name=f"gpt-b{b}")
         reference_dots[b] = cg.dot()
-        reference[b] = _parse(reference_dots[b], f"gl.capture b{b}")
+        reference[b] = parse_dot(reference_dots[b], source=f"gl.capture b{b}")
         reference_pool[b] = int(cg.pool_bytes)
         cg.reset()
     recordings = seen.filter(role="recording")
@@ -229,16 +250,13 @@ def _compile_case(torch: Any, batch_sizes: tuple[int, ...], progress: bool = Tru
         "compile_ids": sorted({str(g.details.get("compile_id")) for g in recordings if g.details.get("compile_id")}),
         "first_call_s": {str(b): next(c["seconds"] for c in calls if c["batch_size"] == b) for b in batch_sizes},
         "total_s": round(total_s, 2), "max_abs_err_vs_eager": max_err,
-        "cudagraph_skips": None if skips0 < 0 else _skips(torch) - skips0,
+        "cudagraph_skips": None if skips0 < 0 else _skips() - skips0,
     }
     return WatchExample("compile", DESCRIPTIONS["compile"], seen, calls, facts, reference, reference_pool,
                         reference_dots=reference_dots)
 
 
-def _graphed_callables_case(torch: Any) -> WatchExample:
-    from graphlab.watch.api import watch
-    from graphlab.zoo import get_model
-
+def _graphed_callables_case() -> WatchExample:
     zm = get_model("mlp")
     model, eager = zm.build(device="cuda"), zm.build(device="cuda")  # same seeded weights
     (x,) = zm.make_inputs(16, device="cuda")
@@ -259,10 +277,7 @@ def _graphed_callables_case(torch: Any) -> WatchExample:
     return WatchExample("make_graphed_callables", DESCRIPTIONS["make_graphed_callables"], seen, facts=facts)
 
 
-def _user_block_case(torch: Any) -> WatchExample:
-    from graphlab.watch.api import watch
-    from graphlab.zoo import get_model
-
+def _user_block_case() -> WatchExample:
     zm = get_model("mlp")
     model = zm.build(device="cuda")
     (x,) = zm.make_inputs(8, device="cuda")
@@ -286,43 +301,5 @@ def _user_block_case(torch: Any) -> WatchExample:
     return WatchExample("torch.cuda.graph", DESCRIPTIONS["torch.cuda.graph"], seen, facts=facts)
 
 
-def _parse(dot: str, source: str) -> Any:
-    from graphlab.graph.dot_parser import parse_dot
-
-    return parse_dot(dot, source=source)
-
-
-# -- recorded mode ----------------------------------------------------------------------------------------
-
-def open_recording() -> Any:
-    """The watch recording for the recorded GPU; RecordingError naming the command that makes it."""
-    from graphlab.recordings import load_recording
-    from graphlab.mode import recorded_gpu
-
-    try:
-        return load_recording(RECORDING, gpu=recorded_gpu())
-    except RecordingError as exc:
-        raise RecordingError(f"no {RECORDING!r} recording for {recorded_gpu()} ({exc}); make it on a GPU with "
-                             f"`graphlab record --models {RECORDING}`") from None
-
-
-def load_example(name: str, batch_sizes: Any = None, recording: Any = None) -> WatchExample:
-    """One worked case as recorded on a real GPU."""
-    rec = recording or open_recording()
-    examples = rec.results("examples")
-    if name not in examples:
-        raise RecordingError(f"the {RECORDING!r} recording has no {name!r} example; it has {', '.join(examples)}")
-    info = examples[name]
-    seen = WatchedGraphs(WatchedGraph.from_dict({**rec.graph_info(key)["watched"], "dot": rec.dot(key)})
-                         for key in info["graph_keys"])
-    reference = {int(b): rec.graph(key) for b, key in info.get("reference_keys", {}).items()}
-    recorded_sizes = sorted(reference)
-    if batch_sizes is not None and name == "compile" and sorted(batch_sizes) != recorded_sizes:
-        raise RecordingError(f"the recording has the compile example at batch sizes {recorded_sizes} only, "
-                             f"not {sorted(batch_sizes)}")
-    return WatchExample(name, info["description"], seen, info.get("calls", []), info.get("facts", {}), reference,
-                        {int(k): v for k, v in info.get("reference_pool_bytes", {}).items()}, rec.banner())
-
-
-__all__ = ["DEFAULT_BATCH_SIZES", "EXAMPLES", "batch_of", "RECORDING", "WatchExample", "load_example", "open_recording",
-           "run_example", "watch_example"]
+__all__ = ["DEFAULT_BATCH_SIZES", "EXAMPLES", "RECORDING", "WatchExample", "batch_of", "load_example", "run_example",
+           "watch_example"]

@@ -12,10 +12,8 @@ Two copies of the same zoo model (same seeded weights) are compiled with
   milliseconds. The ratio watched / unwatched of every pair is summarised by
   `graphlab.timing.host_modes.paired_speedup` (median, p10-p90, per host mode).
 
-    >>> r = gl.watch_overhead()            # live: ~30-60 s (two compiles); recorded: the H200 run
+    >>> r = watch_overhead()               # live: ~30-60 s (two compiles); recorded: the H200 run
     >>> r.describe()                       # "replay watched / unwatched: 1.00x (p10-p90 ...)"
-
-Layer 2: torch is imported inside functions.
 """
 from __future__ import annotations
 
@@ -24,8 +22,18 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from graphlab.errors import GraphlabError
+import torch
+
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError, RecordingError
+from graphlab.mode import stand_in
 from graphlab.progress import progress_bar
+from graphlab.stats import median
+from graphlab.studies.catalog import open_recording
+from graphlab.studies.watch_examples import RECORDING
+from graphlab.timing.host_modes import paired_speedup
+from graphlab.watch.api import watch
+from graphlab.zoo import get_model
 
 DEFAULT_MODEL = "gpt"
 DEFAULT_BATCH_SIZE = 8
@@ -92,10 +100,8 @@ class WatchOverhead:
         return f"<b>gl.watch replay overhead</b>: {html.escape(self.describe())}<br><i>{html.escape(self.source)}</i>"
 
 
-def _block_us(torch: Any, call: Callable[[], Any], calls: int) -> float:
+def _block_us(call: Callable[[], Any], calls: int) -> float:
     """Median µs of `calls` synchronised calls."""
-    from graphlab.stats import median
-
     times = []
     for _ in range(calls):
         t0 = time.perf_counter_ns()
@@ -105,16 +111,12 @@ def _block_us(torch: Any, call: Callable[[], Any], calls: int) -> float:
     return median(times)
 
 
-def measure_watch_overhead(torch: Any, *, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE,
+def measure_watch_overhead(*, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE,
                            pairs: int = DEFAULT_PAIRS, calls_per_block: int = DEFAULT_CALLS_PER_BLOCK,
                            progress: bool = True) -> WatchOverhead:
     """Compile two copies, record one under gl.watch, compare outputs and paired replay latency (GPU)."""
-    from graphlab.timing.host_modes import paired_speedup
-    from graphlab.watch.api import watch
-    from graphlab.zoo import get_model
-
     if pairs < 2 or calls_per_block < 1 or batch_size < 1:
-        raise GraphlabError(f"need pairs >= 2, calls_per_block >= 1, batch_size >= 1; got {pairs}, "
+        raise BadInputError(f"need pairs >= 2, calls_per_block >= 1, batch_size >= 1; got {pairs}, "
                             f"{calls_per_block}, {batch_size}")
     zm = get_model(model)
     plain, watched_model = zm.build(device="cuda"), zm.build(device="cuda")
@@ -152,17 +154,15 @@ def measure_watch_overhead(torch: Any, *, model: str = DEFAULT_MODEL, batch_size
             order = ("unwatched", "watched") if i % 2 == 0 else ("watched", "unwatched")
             for which in order:
                 if which == "unwatched":
-                    blocks[which].append(_block_us(torch, lambda: unwatched(x), calls_per_block))
+                    blocks[which].append(_block_us(lambda: unwatched(x), calls_per_block))
                 else:
                     with watch() as timing_seen:
-                        blocks[which].append(_block_us(torch, lambda: watched(x), calls_per_block))
+                        blocks[which].append(_block_us(lambda: watched(x), calls_per_block))
                     during += len(timing_seen)
             if bar is not None:
                 bar.update(1)
         if bar is not None:
             bar.close()
-    from graphlab.stats import median
-
     paired = paired_speedup(blocks["watched"], blocks["unwatched"])
     return WatchOverhead(
         model=model, batch_size=batch_size, pairs=pairs, calls_per_block=calls_per_block,
@@ -174,26 +174,24 @@ def measure_watch_overhead(torch: Any, *, model: str = DEFAULT_MODEL, batch_size
         source=f"live on {torch.cuda.get_device_name()}, torch {torch.__version__}")
 
 
+def _recorded_overhead(batch_size: int = DEFAULT_BATCH_SIZE, pairs: int = DEFAULT_PAIRS) -> WatchOverhead:
+    """The overhead check of the watch recording (recorded mode); it measured one batch size."""
+    rec = open_recording(RECORDING)
+    result = WatchOverhead.from_dict(rec.results("overhead"))
+    if result.batch_size != batch_size:
+        raise RecordingError(f"the recording measured batch size {result.batch_size}, not {batch_size}; call "
+                             f"watch_overhead(batch_size={result.batch_size}) or measure it live on a GPU")
+    return WatchOverhead.from_dict({**result.to_dict(), "source": rec.banner()})
+
+
+@stand_in(_recorded_overhead)
 def watch_overhead(batch_size: int = DEFAULT_BATCH_SIZE, pairs: int = DEFAULT_PAIRS) -> WatchOverhead:
     """Replay latency and outputs of a reduce-overhead zoo GPT, watched vs not (live), or the H200 run.
 
     Live it takes ~30-60 s on an H200 (two torch.compile runs, then `pairs` pairs of blocks).
     """
-    from graphlab.mode import is_recorded
-
-    if is_recorded():
-        from graphlab.errors import RecordingError
-        from graphlab.studies.watch_examples import open_recording
-
-        rec = open_recording()
-        result = WatchOverhead.from_dict(rec.results("overhead"))
-        if result.batch_size != batch_size:
-            raise RecordingError(f"the recording measured batch size {result.batch_size}, not {batch_size}")
-        return WatchOverhead.from_dict({**result.to_dict(), "source": rec.banner()})
-    from graphlab.env import require_cuda
-
-    torch = require_cuda("gl.watch_overhead")
-    return measure_watch_overhead(torch, batch_size=batch_size, pairs=pairs)
+    require_cuda("watch_overhead")
+    return measure_watch_overhead(batch_size=batch_size, pairs=pairs)
 
 
 __all__ = ["WatchOverhead", "measure_watch_overhead", "watch_overhead"]

@@ -68,7 +68,7 @@ with torch.no_grad():
         reps.warmup(*reqs[0], sizes=[1], progress=False)
         n = 0; t0 = time.perf_counter(); futs = []
         if name == "inline":
-            submit, wait = _inline(torch, reps.caches, [torch.device("cuda", 0)] * 2)
+            submit, wait = _inline(reps.caches, [torch.device("cuda", 0)] * 2)
             pend = []
             while time.perf_counter() - t0 < 1.0:
                 if len(pend) >= 4:

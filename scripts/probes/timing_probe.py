@@ -596,7 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         from graphlab.studies.overhead import run_overhead
 
         t0 = time.perf_counter()
-        data = run_overhead(torch, models=(), tiny=True, compile_too=True, rounds=4, log=lambda line: None)
+        data = run_overhead(models=(), tiny=True, compile_too=True, rounds=4, log=lambda line: None)
         out["overhead_s"] = round(time.perf_counter() - t0, 2)
         case = data["cases"][0]
         out["overhead_tiny"] = {w: (e.get("error") or {"host_best": round(e["host_us"]["best"], 2),

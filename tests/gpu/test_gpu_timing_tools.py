@@ -18,15 +18,15 @@ def test_every_way_of_the_tiny_graph_runs_and_graph_ways_launch_one_graph():
 
     from graphlab.studies.overhead import _tiny, build_case, time_case, verify_graph_launches
 
-    model, x, x2 = _tiny(torch)
+    model, x, x2 = _tiny()
     with torch.no_grad():
-        ways = build_case(torch, model, x, x2, compile_too=False)
+        ways = build_case(model, x, x2, compile_too=False)
         for way in ("eager", "raw_replay", "raw_copy_replay", "captured_call", "captured_unchecked",
                     "captured_replay", "make_graphed_callables"):
             assert "call" in ways[way], ways[way].get("error")
             assert ways[way]["notes"]["max_abs_err"] <= 1e-5, way
-        timed = time_case(torch, ways, rounds=3, block_ms=5.0)
-        verify_graph_launches(torch, ways, timed)
+        timed = time_case(ways, rounds=3, block_ms=5.0)
+        verify_graph_launches(ways, timed)
     for way in ("raw_copy_replay", "captured_call", "captured_unchecked", "captured_replay", "make_graphed_callables"):
         notes = timed["ways"][way]["notes"]
         assert notes["graph_launches_in_profiled_call"] == 1, (way, notes)
