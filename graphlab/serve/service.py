@@ -223,8 +223,8 @@ class InferenceService:
         """
         if self.state is ServiceState.READY and self._worker is not None and not self._worker.alive:
             self.state = ServiceState.FAILED
-        pool = self._pre_pool
-        if self.state is not ServiceState.READY or pool is None:  # a ready service always has its pool: start() made it
+        pool = self._pre_pool  # a ready service always has its pool (start() made it): checked, not assumed
+        if self.state is not ServiceState.READY or pool is None:
             self.count("refused_not_ready")
             if self.state is ServiceState.FAILED:
                 what = f"down (its GPU worker stopped: {self._worker.error if self._worker else '?'})"
