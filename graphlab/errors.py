@@ -181,6 +181,13 @@ class OverloadedError(ServeError):
     reason = "overloaded"
 
 
+class RequestTimeoutError(ServeError):
+    """No answer came within the caller's time limit; the request still runs, its answer is dropped (HTTP 504)."""
+
+    status = 504
+    reason = "request_timeout"
+
+
 #: the five kinds, in the order the module docstring's table gives them
 KINDS = (BadInputError, ConfigurationError, CaptureError, UnsupportedError, RecordingError)
 
@@ -188,6 +195,6 @@ __all__ = [
     "BadInputError", "BadRequestError", "CacheMissError", "CaptureError", "ConditionalUnsupportedError",
     "ConfigurationError", "DistributedError", "DotParseError", "GPUUnavailableError", "GraphCycleError",
     "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError", "PaddingError",
-    "RecordingError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError", "TimelineError",
-    "TimingError", "UnsupportedError", "WatchUnsupportedError",
+    "RecordingError", "RequestTimeoutError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError",
+    "TimelineError", "TimingError", "UnsupportedError", "WatchUnsupportedError",
 ]

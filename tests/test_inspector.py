@@ -26,6 +26,8 @@ from graphlab.ui.inspector import (
     inspect_diff,
 )
 
+from test_render import FakeCaptured, FakeEager, recorded_graphs  # noqa: F401 - recorded_graphs: a fixture
+
 REPO = Path(__file__).resolve().parent.parent
 KINDS = REPO / "tests" / "fixtures" / "h200" / "kinds"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -115,6 +117,27 @@ def test_accepts_captured_graphs_and_dot_paths(b1: CudaGraph) -> None:
         inspect(42)
     with pytest.raises(InspectorError, match=r"gl.inspect\(rec.graph\('b1'\)\)"):
         inspect(gl.load_recording("gpt"))
+
+
+def test_takes_any_replayable_graph_and_passes_an_eager_stand_ins_error_on(b1: CudaGraph, b8: CudaGraph) -> None:
+    from graphlab.errors import UnsupportedError
+
+    w = inspect(FakeCaptured(b1))
+    assert w.graph is b1 and w.summary["rows"][0] == ["nodes", len(b1)]
+    diff = inspect(FakeCaptured(b1), compare=FakeCaptured(b8))
+    assert isinstance(diff, DiffInspector) and (diff.a, diff.b) == (b1, b8)
+    for call in (lambda: inspect(FakeEager(b1, name="eager-b1")), lambda: inspect_diff(b1, FakeEager(b8)),
+                 lambda: inspect(b1, compare=FakeEager(b8))):
+        with pytest.raises(UnsupportedError, match="eager stand-in .* no CUDA graph to draw"):
+            call()
+
+
+def test_a_recorded_graph_opens_like_its_dump(recorded_graphs) -> None:
+    rec_b1, rec_b8 = recorded_graphs
+    w = inspect(rec_b1)
+    assert w.graph == rec_b1.graph and w.summary == inspect(rec_b1.graph).summary
+    d = inspect_diff(rec_b1, rec_b8, names=("batch 1", "batch 8"))
+    assert d.result.names == ("batch 1", "batch 8") and d.result.count_by_status()["changed"] > 0
 
 
 # -- selection and details -------------------------------------------------------------------------

@@ -265,3 +265,15 @@ def test_the_static_figure_stays_offline_without_plotlys_private_renderer(root, 
     monkeypatch.delattr(type(pio.renderers), "_build_mime_bundle", raising=False)
     page = _figure_html(lab.figure())
     assert "Plotly.newPlot" in page and not re.search(r"<script[^>]+src=[\"']https?://", page)
+
+
+def test_without_live_the_lab_follows_the_mode(root, monkeypatch):
+    import graphlab.mode as mode
+
+    monkeypatch.setattr(mode, "_current", None)
+    mode.set_mode("recorded")
+    lab = latency_lab("mlp", recordings_root=root)
+    assert not lab.live and lab.run_button.description == "Show recording" and [s.model for s in lab.sweeps] == ["mlp"]
+    monkeypatch.setattr(mode, "_current", None)  # no set_mode call: the live path, as everywhere in graphlab
+    lab = latency_lab("mlp", recordings_root=root)
+    assert lab.live and lab.run_button.description == "Run"

@@ -347,3 +347,119 @@ def test_without_dot_the_bundle_falls_back_to_text(monkeypatch):
     bundle = d._repr_mimebundle_()
     assert set(bundle) == {"text/plain"} and "apt-get install graphviz" in bundle["text/plain"]
     assert isinstance(d, Drawing) and d.source.startswith("digraph")
+
+
+# -- one graph surface: anything Replayable draws, an eager stand-in says why it cannot ------------------------
+class FakeCaptured:
+    """The smallest object that implements `graphlab.capture.surface.Replayable` around a parsed DAG."""
+
+    origin = "live"
+    capture_ms = instantiate_ms = 0.0
+    pool_bytes, peak_bytes, exec_bytes = 0, None, None
+
+    def __init__(self, dag: CudaGraph, name: str = "fake"):
+        self._dag, self.name, self.inputs, self.outputs = dag, name, (), ()
+
+    def __call__(self, *new_inputs, **named):
+        return self.outputs
+
+    def unchecked(self, *new_inputs):
+        return self.outputs
+
+    def replay(self):
+        return self.outputs
+
+    @property
+    def graph(self) -> CudaGraph:
+        return self._dag
+
+    def dot(self, flags=None):
+        return ""
+
+    def census(self):
+        return None
+
+    def verify(self, make_inputs=None, trials=3):
+        return None
+
+    def pool(self):
+        return None
+
+    def reset(self):
+        pass
+
+    def summary(self):
+        return {"name": self.name}
+
+
+class FakeEager(FakeCaptured):
+    """An eager stand-in: it replays, but has no DAG, and says so the way `EagerGraph` does."""
+
+    origin = "eager"
+
+    @property
+    def graph(self) -> CudaGraph:
+        from graphlab.errors import UnsupportedError
+
+        raise UnsupportedError(f"{self.name!r} is an eager stand-in (backend='eager'): it has no CUDA graph to draw")
+
+
+@pytest.fixture
+def recorded_graphs(monkeypatch):
+    """`gl.capture` of the zoo's mlp at batch 1 and 8 in recorded mode (CPU): RecordedGraphs; the mode restored."""
+    import graphlab.mode as mode
+    from graphlab.capture.api import capture
+    from graphlab.zoo import get_model
+
+    monkeypatch.setattr(mode, "_current", None)
+    mode.set_mode("recorded")
+    zoo = get_model("mlp")
+    model = zoo.build()
+    return capture(model, *zoo.make_inputs(1)), capture(model, *zoo.make_inputs(8))
+
+
+def test_a_fake_replayable_draws_as_its_dag_does():
+    from graphlab.capture.surface import Replayable
+
+    dag = twelve_layers()
+    fake = FakeCaptured(dag)
+    assert isinstance(fake, Replayable)  # every member of the Protocol, nothing else
+    assert render(fake).source == render(dag).source
+    assert render_diff(fake, FakeCaptured(read(MODELS / "gpt_b1__verbose.dot"))).diff.a is dag
+
+
+def test_a_recorded_graph_draws_and_diffs_like_the_dump_it_holds(recorded_graphs):
+    import graphlab as gl
+    from graphlab.capture.recorded import RecordedGraph
+
+    b1, b8 = recorded_graphs
+    assert isinstance(b1, RecordedGraph) and isinstance(b1.graph, CudaGraph)
+    assert render(b1).source == render(b1.graph).source
+    d = render_diff(b1, b8, names=("batch 1", "batch 8"))
+    assert d.diff.a == b1.graph and d.diff.b == b8.graph
+    assert gl.diff(b1, b8).count_by_status() == d.diff.count_by_status()
+
+
+def test_an_eager_stand_in_passes_its_own_error_on():
+    from graphlab.errors import UnsupportedError
+
+    for draw in (render, lambda g: render_diff(g, twelve_layers()), lambda g: render_diff(twelve_layers(), g)):
+        with pytest.raises(UnsupportedError, match="'stand-in' is an eager stand-in .* no CUDA graph to draw"):
+            draw(FakeEager(twelve_layers(), name="stand-in"))
+
+
+def test_the_caches_eager_graph_says_it_has_no_dag():
+    torch = pytest.importorskip("torch")
+    from graphlab.cache.graph_cache import GraphCache
+
+    cache = GraphCache(torch.nn.Linear(4, 3).eval(), buckets=[2], backend="eager")
+    with torch.no_grad():
+        cache(torch.randn(2, 4))
+    (eager,) = cache.graphs.values()
+    with pytest.raises(GraphlabError, match="eager"):
+        render(eager)
+
+
+def test_something_that_is_no_graph_is_one_clear_error():
+    with pytest.raises(GraphlabError, match="render_diff\\(\\) takes a CudaGraph .* not int"):
+        render_diff(twelve_layers(), 3)  # type: ignore[arg-type]

@@ -186,6 +186,10 @@ def test_recorded_mode_returns_the_recorded_sweep(recorded, cpu_sweep):
                     graphs={}, results={"gpt": cpu_sweep.to_dict()})
     result = run_loadtest("gpt", rates=[1, 2, 3])  # the arguments do not matter: the recording answers
     assert result.points == cpu_sweep.points and "synthetic CPU fixture" in result.source
+    assert run_loadtest("gpt", ["eager"], [5], 0.1, 3).points == cpu_sweep.points  # positional ones too
+    from graphlab.mode import STAND_INS
+
+    assert "graphlab.serve.loadtest.run_loadtest" in STAND_INS  # the one switch decides, not the load test
     with pytest.raises(RecordingError, match="no load test 'resnet18'"):
         run_loadtest("resnet18")
     with pytest.raises(RecordingError, match="no load test 'gpt_asgi'"):

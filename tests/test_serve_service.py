@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections import Counter
 
 import pytest
 import torch
@@ -13,6 +14,7 @@ from graphlab.serve.config import ServeConfig
 from graphlab.serve.runners import EagerRunner
 from graphlab.serve.served_model import served_model
 from graphlab.serve.service import InferenceService
+from graphlab.serve.trace import RequestRecord
 
 MLP = served_model("mlp")
 
@@ -246,3 +248,67 @@ def test_if_the_worker_loop_itself_breaks_every_waiting_request_is_answered_and_
         service.infer_sync({"vectors": _vectors(1)})
     assert service.state == "failed" and service.pending == 0
     service.close()
+
+
+def test_no_answer_in_time_is_a_504_request_timeout_and_the_request_still_runs():
+    from graphlab.errors import RequestTimeoutError
+
+    runner = GatedRunner()
+    with InferenceService(_config(setting="eager"), runner=runner) as service:
+        runner.gate.clear()
+        with pytest.raises(RequestTimeoutError, match=r"no answer within 0.1 s \(the request still runs") as info:
+            service.infer_sync({"vectors": _vectors(1)}, timeout_s=0.1)
+        assert isinstance(info.value, ServeError)
+        assert (info.value.status, info.value.reason) == (504, "request_timeout")
+        assert ServeError.status == 500  # the class every other failure answers with is left as it was
+        runner.gate.set()
+        assert service.wait_idle(10)
+        counters = service.stats()["counters"]
+    assert counters["abandoned"] == 1 and counters["answered_ok"] == 1
+
+
+def test_the_state_is_one_of_the_listed_states_and_reads_as_its_name():
+    from graphlab.serve.service import STATES, ServiceState
+
+    assert STATES == ("new", "warming_up", "ready", "failed", "closing", "closed")
+    service = InferenceService(_config(setting="eager"))
+    assert service.state is ServiceState.NEW and service.state == "new" and f"{service.state}" == "new"
+    with service:
+        assert service.state is ServiceState.READY and service.stats()["state"] == "ready"
+        assert type(service.stats()["state"]) is str  # JSON-ready, as /v1/stats serves it
+        with pytest.raises(GraphlabError, match="the service is ready: start\\(\\) runs once"):
+            service.start()
+    assert service.state is ServiceState.CLOSED
+
+
+class _SlowReadCounter(Counter):
+    """A Counter whose reads of one key wait (up to `wait_s`) for a second reader: so two unlocked `+= 1` on that
+    key both read the old value and one update is lost, every time; under a lock the second never gets to read."""
+
+    def __init__(self, key, wait_s=0.3):
+        super().__init__()
+        self.key = key
+        self.meet = threading.Barrier(2, timeout=wait_s)
+
+    def __missing__(self, key):
+        if key == self.key:
+            try:
+                self.meet.wait()
+            except threading.BrokenBarrierError:
+                pass  # alone (the other thread waits for the lock): go on
+        return 0
+
+
+def test_counters_lose_no_update_when_two_threads_count_at_once(run_threads):
+    """Two post-processing threads whose callbacks fail at once each count a callback error: both counts land."""
+    service = InferenceService(_config(setting="eager"))
+    service.counters = _SlowReadCounter("callback_errors")
+
+    def broken_callback(result, error):
+        raise RuntimeError("the caller's event loop is closed")
+
+    def answer(i):
+        service._complete(RequestRecord(i, rows=1), broken_callback, {"id": i}, None)
+
+    assert run_threads(answer, range(2), 10.0) == []
+    assert service.counters["callback_errors"] == 2

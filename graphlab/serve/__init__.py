@@ -13,13 +13,15 @@
 Modules, one job each: config (settings and limits), payload (request checks), preprocess,
 served_model (the wrapped zoo models), batcher, worker, runners (eager / graph cache), postprocess,
 trace (timestamps), service (the pipeline), app (HTTP), loadgen (open-loop generator), report (load
-points and sweeps), loadtest (the sweep and `graphlab loadtest`), record (`graphlab record --models
-serving`), figures (the diagram and the load curves, for notebooks).
+points and sweeps), loadtest (the sweep and `graphlab loadtest`), figures (the diagram and the load
+curves, for notebooks). The recorder behind `graphlab record --models serving` is a study:
+`graphlab.studies.serving`.
 
-A layer of its own above graphlab.gpu: it imports graphlab.core, graphlab.gpu, errors, env and mode;
-nothing in graphlab imports it but the command line and the lazy public names. Only `app` needs
-starlette (and uvicorn to serve it: the `serve` extra); only `figures` needs plotly and graphviz.
+A feature above the graph cache: it imports graphlab.cache (the cache and its buckets), the zoo, errors,
+env and mode; nothing in graphlab imports it but the command line, the serving study and the lazy public
+names, and it never imports the notebook UI. Only `app` needs starlette (and uvicorn to serve it: the
+`serve` extra); only `figures` needs plotly and graphviz; the modules in `PURE` need no torch.
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ()
+PURE = ("config", "payload", "batcher", "trace", "report", "loadgen")

@@ -29,7 +29,7 @@ import json
 import os
 from typing import Any
 
-from graphlab.errors import BadRequestError, GraphlabError, RequestTooLargeError, ServeError
+from graphlab.errors import BadInputError, BadRequestError, RequestTooLargeError, ServeError, UnsupportedError
 from graphlab.serve.config import ServeConfig
 from graphlab.serve.service import InferenceService
 
@@ -47,8 +47,8 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
         from starlette.responses import JSONResponse, Response
         from starlette.routing import Route
     except ImportError:
-        raise GraphlabError("the HTTP app needs starlette: pip install 'graphlab[serve]' "
-                            "(the in-process service, InferenceService, works without it)") from None
+        raise UnsupportedError("the HTTP app needs starlette: pip install 'graphlab[serve]' "
+                               "(the in-process service, InferenceService, works without it)") from None
     import contextlib
 
     import anyio
@@ -100,7 +100,7 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
         return JSONResponse(answer)
 
     async def healthz(request: Request) -> Any:
-        state = "failed" if svc.state == "ready" and not svc.worker_alive else svc.state
+        state = "failed" if svc.state == "ready" and not svc.worker_alive else svc.state.value
         return JSONResponse({"state": state, "setting": svc.config.setting, "model": svc.config.model},
                             status_code=200 if state == "ready" else 503)
 
@@ -137,7 +137,7 @@ def config_from_env(environ: dict[str, str] | None = None) -> ServeConfig:
             try:
                 kwargs[name] = int(value)
             except ValueError:
-                raise GraphlabError(f"{ENV_PREFIX}{name.upper()} must be an integer, got {value!r}") from None
+                raise BadInputError(f"{ENV_PREFIX}{name.upper()} must be an integer, got {value!r}") from None
         else:
             kwargs[name] = value
     return ServeConfig(**kwargs)

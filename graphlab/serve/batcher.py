@@ -26,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphlab.errors import GraphlabError, OverloadedError
+from graphlab.errors import BadInputError, OverloadedError
 
 
 @dataclass
@@ -71,7 +71,8 @@ class DynamicBatcher:
 
     def __init__(self, max_batch_rows: int, max_wait_us: int, merge: bool, capacity: int):
         if max_batch_rows < 1 or capacity < 1 or max_wait_us < 0:
-            raise GraphlabError("max_batch_rows and capacity must be positive, max_wait_us non-negative")
+            raise BadInputError(f"max_batch_rows and capacity must be positive and max_wait_us non-negative, got "
+                                f"{max_batch_rows}, {capacity} and {max_wait_us}")
         self.max_batch_rows = max_batch_rows
         self.max_wait_ns = int(max_wait_us) * 1000
         self.merge = merge

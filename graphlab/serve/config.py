@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from graphlab.cache.buckets import bucket_list
-from graphlab.errors import GraphlabError
+from graphlab.errors import BadInputError, ConfigurationError
 
 #: setting -> (the worker calls the graph cache, the batcher merges requests)
 SETTINGS: dict[str, tuple[bool, bool]] = {
@@ -77,25 +77,26 @@ class ServeConfig:
 
     def __post_init__(self) -> None:
         if self.setting not in SETTINGS:
-            raise GraphlabError(f"setting must be one of {', '.join(SETTINGS)}, got {self.setting!r}")
+            raise BadInputError(f"setting must be one of {', '.join(SETTINGS)}, got {self.setting!r}")
         if self.model not in MODELS:
-            raise GraphlabError(f"model must be one of {', '.join(MODELS)}, got {self.model!r}")
+            raise BadInputError(f"model must be one of {', '.join(MODELS)}, got {self.model!r}")
         if self.oversize not in OVERSIZE_POLICIES:
-            raise GraphlabError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), "
+            raise BadInputError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), "
                                 f"got {self.oversize!r}")
         for name in ("max_batch_size", "max_pending", "max_in_flight", "preprocess_threads", "postprocess_threads",
                      "max_body_bytes", "max_top_k", "trace_capacity"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise GraphlabError(f"{name} must be a positive integer, got {value!r}")
+                raise BadInputError(f"{name} must be a positive integer, got {value!r}")
         if not isinstance(self.max_wait_us, int) or self.max_wait_us < 0:
-            raise GraphlabError(f"max_wait_us must be a non-negative integer (microseconds), got {self.max_wait_us!r}")
+            raise BadInputError(f"max_wait_us must be a non-negative integer (microseconds), got {self.max_wait_us!r}")
         if self.max_oversize_rows < self.max_batch_size:
-            raise GraphlabError("max_oversize_rows must be at least max_batch_size")
+            raise ConfigurationError(f"max_oversize_rows ({self.max_oversize_rows}) must be at least max_batch_size "
+                                     f"({self.max_batch_size}): raise it, or lower max_batch_size")
         sizes = self.bucket_list()
         if sizes[-1] != self.max_batch_size:
-            raise GraphlabError(f"the largest bucket ({sizes[-1]}) must equal max_batch_size "
-                                f"({self.max_batch_size}): it is the most rows one batch holds")
+            raise ConfigurationError(f"the largest bucket ({sizes[-1]}) must equal max_batch_size "
+                                     f"({self.max_batch_size}): it is the most rows one batch holds")
 
     @property
     def uses_graphs(self) -> bool:

@@ -35,8 +35,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from graphlab.errors import GraphlabError, ServeError
 from graphlab.cache.traces import poisson_arrivals  # one copy: request traces use it too
+from graphlab.errors import BadInputError, ServeError
 
 Send = Callable[[dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]]
 #: rows per request -> weight: mostly single rows, a tail of larger requests (mean 2.0 rows)
@@ -70,12 +70,12 @@ class LoadSpec:
 
     def __post_init__(self) -> None:
         if not self.rate_rps > 0 or not self.duration_s > 0:
-            raise GraphlabError(f"rate_rps and duration_s must be positive, got {self.rate_rps} and {self.duration_s}")
+            raise BadInputError(f"rate_rps and duration_s must be positive, got {self.rate_rps} and {self.duration_s}")
         if self.rate_rps * self.duration_s > MAX_REQUESTS:
-            raise GraphlabError(f"{self.rate_rps:g} req/s for {self.duration_s:g} s is over {MAX_REQUESTS} requests: "
+            raise BadInputError(f"{self.rate_rps:g} req/s for {self.duration_s:g} s is over {MAX_REQUESTS} requests: "
                                 "shorten the run")
         if not self.rows or any(r < 1 or w < 0 for r, w in self.rows) or sum(w for _, w in self.rows) <= 0:
-            raise GraphlabError(f"rows must be (rows >= 1, weight >= 0) pairs with a positive total, got {self.rows}")
+            raise BadInputError(f"rows must be (rows >= 1, weight >= 0) pairs with a positive total, got {self.rows}")
 
     @property
     def mean_rows(self) -> float:
@@ -127,7 +127,7 @@ def _body(kind: str, rows: int, spec: LoadSpec, rng: random.Random) -> dict[str,
         return {"images": images, "top_k": spec.top_k}
     if kind == "vector":
         return {"vectors": [[round(rng.gauss(0, 1), 4) for _ in range(256)] for _ in range(rows)], "top_k": spec.top_k}
-    raise GraphlabError(f"unknown request kind {kind!r}")
+    raise BadInputError(f"unknown request kind {kind!r}: expected text, image or vector")
 
 
 # -- transports ----------------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ async def run_open_loop(send: Send, bodies: list[dict[str, Any]], offsets_s: lis
     cancelled and recorded with status 0, reason "client_timeout".
     """
     if len(bodies) != len(offsets_s):
-        raise GraphlabError("one body per arrival time")
+        raise BadInputError(f"one body per arrival time: got {len(bodies)} bodies and {len(offsets_s)} times")
     loop = asyncio.get_running_loop()
     start_ns = time.monotonic_ns() + 20_000_000  # 20 ms to let the clock thread start
     records = [ClientRecord(i, body_rows(body), start_ns + int(t * 1e9))

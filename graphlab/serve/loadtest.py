@@ -31,13 +31,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from graphlab.errors import GraphlabError, RecordingError
+import torch
+
+from graphlab._version import __version__
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError, ConfigurationError, RecordingError
+from graphlab.mode import recorded_gpu, stand_in
+from graphlab.progress import progress_bar
+from graphlab.recordings import load_recording
+from graphlab.serve.app import create_app
 from graphlab.serve.config import DEFAULT_SETTINGS, ServeConfig
 from graphlab.serve.loadgen import (DEFAULT_ROWS, ASGITransport, DirectTransport, HTTPTransport, LoadSpec, loop_name,
                                     make_bodies, poisson_arrivals, run_in_fresh_loop, run_open_loop)
 from graphlab.serve.report import LoadTest, summarize_point, timeline_key, timeline_window
 from graphlab.serve.served_model import served_model
-from graphlab.progress import progress_bar
+from graphlab.serve.service import InferenceService
 
 RECORDING = "serving"
 RECORD_COMMAND = "graphlab record --models serving"
@@ -52,6 +60,31 @@ GIVE_UP_SHARE = 0.6
 TRANSPORTS = ("direct", "asgi", "http")
 
 
+def recorded_key(model: str, transport: str = "direct") -> str:
+    """The results key of a recorded sweep: "gpt" (direct transport), "gpt_asgi" (through the app in process)."""
+    return model if transport == "direct" else f"{model}_{transport}"
+
+
+def recorded_loadtest(model: str = "gpt", gpu: str | None = None, transport: str = "direct") -> LoadTest:
+    """The sweep recorded for `model` on a GPU (`graphlab record --models serving`)."""
+    try:
+        rec = load_recording(RECORDING, gpu=gpu)
+    except RecordingError as exc:
+        raise RecordingError(f"{exc}. The serving load tests are recorded on a GPU by `{RECORD_COMMAND}`") from None
+    key = recorded_key(model, transport)
+    if key not in rec.result_names:
+        raise RecordingError(f"the {RECORDING!r} recording has no load test {key!r} (it has "
+                             f"{', '.join(rec.result_names) or 'none'}); record it with `{RECORD_COMMAND}`")
+    return LoadTest.from_dict(rec.results(key), source=rec.banner())
+
+
+def _recorded_run(model: str = "gpt", *_ignored: Any, transport: str = "direct", **_ignored_options: Any) -> LoadTest:
+    """`run_loadtest` in recorded mode: the sweep of `model` (and `transport`) a GPU recorded; the rates, durations
+    and service options a recording cannot honour are ignored."""
+    return recorded_loadtest(model, gpu=recorded_gpu(), transport=transport)
+
+
+@stand_in(_recorded_run)
 def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS, rates: Sequence[float] | None = None,
                  duration_s: float = 2.0, seed: int = 0, *, max_batch_size: int = 32, max_wait_us: int = 500,
                  rows: tuple[tuple[int, float], ...] = DEFAULT_ROWS, transport: str = "direct", url: str | None = None,
@@ -69,18 +102,12 @@ def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS,
         on_point: called with each `LoadPoint` as it is measured (the recorder logs them).
         runner_factory: build the worker's runner from a config (tests inject CPU stand-ins).
     """
-    from graphlab.mode import is_recorded, recorded_gpu
-
-    if is_recorded():
-        return recorded_loadtest(model, gpu=recorded_gpu(), transport=transport)
     spec_model = served_model(model)
     if transport not in TRANSPORTS:
-        raise GraphlabError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+        raise BadInputError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
     if transport == "http" and not url:
-        raise GraphlabError("transport 'http' needs url= (a running `python -m graphlab.serve` server)")
+        raise ConfigurationError("transport 'http' needs url= (a running `python -m graphlab.serve` server)")
     if device.startswith("cuda"):
-        from graphlab.env import require_cuda
-
         require_cuda("gl.run_loadtest on a GPU (pass device='cpu' for a CPU dry run)")
     rates = sorted(float(r) for r in (rates or DEFAULT_RATES[model]))
     if timeline_rates is None:
@@ -106,8 +133,6 @@ def _sweep_setting(result: LoadTest, config: ServeConfig, kind: str, rates: list
                    rows: tuple[tuple[int, float], ...], transport: str, url: str | None, timeline_rates: set[float],
                    timeline_window_us: float, bar: Any, on_point: Callable[[Any], None] | None,
                    runner_factory: Callable[[ServeConfig], Any] | None) -> None:
-    from graphlab.serve.service import InferenceService
-
     service = None
     if transport != "http":
         runner = runner_factory(config) if runner_factory is not None else None
@@ -164,31 +189,27 @@ def _transport(name: str, service: Any, url: str | None) -> Any:
     if name == "direct":
         return DirectTransport(service)
     if name == "asgi":
-        from graphlab.serve.app import create_app
-
         return ASGITransport(create_app(service))
     return HTTPTransport(str(url))
 
 
 def _remote_setting(url: str | None, model: str) -> str:
-    """The setting of the server at `url` (from /healthz); GraphlabError if none answers or it serves another model."""
+    """The setting of the server at `url` (from /healthz); ConfigurationError if none answers or it serves another
+    model."""
     import httpx
 
     try:
         health = httpx.get(f"{url}/healthz", timeout=10).json()
     except (httpx.HTTPError, ValueError) as exc:
-        raise GraphlabError(f"no graphlab service answers at {url}: {exc}") from None
+        raise ConfigurationError(f"no graphlab service answers at {url}: {exc}; start one (`python -m graphlab.serve "
+                                 "--model ...`) or pass its url") from None
     if health.get("model") != model:
-        raise GraphlabError(f"the service at {url} serves {health.get('model')!r}, not {model!r}: pass that model")
+        raise ConfigurationError(f"the service at {url} serves {health.get('model')!r}, not {model!r}: pass that model")
     return str(health.get("setting", "remote"))
 
 
 def _conditions(device: str, transport: str, seed: int, duration_s: float, rows: Any,
                 rates: list[float]) -> dict[str, Any]:
-    import torch
-
-    from graphlab._version import __version__
-
     gpu = torch.cuda.get_device_name() if device.startswith("cuda") else None
     return {"gpu": gpu, "device": device, "torch": torch.__version__, "cuda": str(torch.version.cuda),
             "python": platform.python_version(), "cpu_count": os.cpu_count(), "transport": transport,
@@ -196,26 +217,6 @@ def _conditions(device: str, transport: str, seed: int, duration_s: float, rows:
             "rows": [list(pair) for pair in rows], "rates_rps": rates, "graphlab_version": __version__,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "clock": "time.monotonic_ns (CLOCK_MONOTONIC: one clock for every thread and process)"}
-
-
-def recorded_key(model: str, transport: str = "direct") -> str:
-    """The results key of a recorded sweep: "gpt" (direct transport), "gpt_asgi" (through the app in process)."""
-    return model if transport == "direct" else f"{model}_{transport}"
-
-
-def recorded_loadtest(model: str = "gpt", gpu: str | None = None, transport: str = "direct") -> LoadTest:
-    """The sweep recorded for `model` on a GPU (`graphlab record --models serving`)."""
-    from graphlab.recordings import load_recording
-
-    try:
-        rec = load_recording(RECORDING, gpu=gpu)
-    except RecordingError as exc:
-        raise RecordingError(f"{exc}. The serving load tests are recorded on a GPU by `{RECORD_COMMAND}`") from None
-    key = recorded_key(model, transport)
-    if key not in rec.result_names:
-        raise RecordingError(f"the {RECORDING!r} recording has no load test {key!r} (it has "
-                             f"{', '.join(rec.result_names) or 'none'}); record it with `{RECORD_COMMAND}`")
-    return LoadTest.from_dict(rec.results(key), source=rec.banner())
 
 
 # -- `graphlab loadtest` -------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from graphlab.errors import BadRequestError, RequestTooLargeError
+from graphlab.errors import BadInputError, BadRequestError, RequestTooLargeError
 
 DEFAULT_TOP_K = 5
 KINDS = ("text", "image", "vector")
@@ -65,11 +65,12 @@ def parse_body(body: Any, kind: str, limits: Limits) -> ParsedRequest:
     """Check a decoded JSON body for a model of `kind` ("text", "image", "vector").
 
     Raises:
+        BadInputError: `kind` is not a request kind (the caller's mistake, not the client's).
         BadRequestError: not an object, an unknown or missing field, a wrong type (HTTP 422).
         RequestTooLargeError: too many rows, a prompt longer than `seq_len`, an image side over the limit (413).
     """
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        raise BadInputError(f"kind must be one of {', '.join(KINDS)} (the served model's request kind), got {kind!r}")
     if not isinstance(body, dict):
         raise BadRequestError(f"the body must be a JSON object, got {_json_type(body)}")
     allowed = (*_FIELDS[kind], "top_k")

@@ -8,20 +8,18 @@ for the classifiers). The GPU worker's thread never waits for this.
     >>> from graphlab.serve.postprocess import top_k_rows
     >>> top_k_rows(torch.tensor([[0.0, 2.0, 1.0]]), k=2, kind="vector")[0][0]["id"]
     1
-
-Layer 2: torch imported inside functions only.
 """
 from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from graphlab.serve.preprocess import ByteTokenizer
 
 
-def top_k_rows(scores: Any, k: int, kind: str, vocab: int = 512) -> list[list[dict[str, Any]]]:
+def top_k_rows(scores: torch.Tensor, k: int, kind: str, vocab: int = 512) -> list[list[dict[str, Any]]]:
     """For each row of `scores` (rows, classes): the k best as [{"id", "label", "prob"}], best first."""
-    import torch
-
     probs = torch.softmax(scores.float(), dim=-1)
     values, indices = torch.topk(probs, min(k, probs.shape[-1]), dim=-1)
     tokenizer = ByteTokenizer(vocab) if kind == "text" else None

@@ -15,8 +15,6 @@ the worker stacks the rows of a batch into pinned memory and copies them over it
     >>> tok = ByteTokenizer(vocab=512)
     >>> tok.encode("hi"), tok.decode_token(105)
     ([105, 106], 'h')
-
-Layer 2: torch imported inside functions only.
 """
 from __future__ import annotations
 
@@ -24,6 +22,9 @@ import base64
 import binascii
 from dataclasses import dataclass
 from typing import Any
+
+import torch
+from torch.nn import functional as F
 
 from graphlab.errors import BadRequestError
 from graphlab.serve.payload import ParsedRequest
@@ -55,7 +56,7 @@ class ByteTokenizer:
 class Prepared:
     """One request after pre-processing: CPU tensors whose first dimension is the request's rows."""
 
-    inputs: tuple[Any, ...]
+    inputs: tuple[torch.Tensor, ...]
     rows: int
     top_k: int
 
@@ -73,15 +74,11 @@ def preprocess(request: ParsedRequest, spec: ServedModelSpec) -> Prepared:
     elif spec.kind == "image":
         inputs = _images(request.items, spec)
     else:
-        import torch
-
         inputs = (torch.tensor(request.items, dtype=torch.float32),)
     return Prepared(inputs, request.rows, request.top_k)
 
 
-def _tokenize(texts: tuple[str, ...], spec: ServedModelSpec) -> tuple[Any, Any]:
-    import torch
-
+def _tokenize(texts: tuple[str, ...], spec: ServedModelSpec) -> tuple[torch.Tensor, torch.Tensor]:
     tokenizer = ByteTokenizer(spec.classes)
     ids = torch.zeros((len(texts), spec.seq_len), dtype=torch.int64)
     last = torch.empty(len(texts), dtype=torch.int64)
@@ -92,9 +89,7 @@ def _tokenize(texts: tuple[str, ...], spec: ServedModelSpec) -> tuple[Any, Any]:
     return ids, last
 
 
-def _images(images: tuple[dict[str, Any], ...], spec: ServedModelSpec) -> tuple[Any]:
-    import torch
-
+def _images(images: tuple[dict[str, Any], ...], spec: ServedModelSpec) -> tuple[torch.Tensor]:
     size = spec.image_size
     out = torch.empty((len(images), 3, size, size), dtype=torch.uint8)
     for row, image in enumerate(images):
@@ -107,16 +102,14 @@ def _images(images: tuple[dict[str, Any], ...], spec: ServedModelSpec) -> tuple[
             raise BadRequestError(f"images[{row}] decodes to {len(raw)} bytes; a {height}x{width} RGB image is "
                                   f"{height * width * 3}")
         pixels = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(1, height, width, 3).permute(0, 3, 1, 2)
-        out[row] = resize_uint8(torch, pixels, size)[0]
+        out[row] = resize_uint8(pixels, size)[0]
     return (out,)
 
 
-def resize_uint8(torch: Any, pixels: Any, size: int) -> Any:
+def resize_uint8(pixels: torch.Tensor, size: int) -> torch.Tensor:
     """(1, 3, H, W) uint8 -> (1, 3, size, size) uint8, bilinear with antialiasing (as torchvision resizes)."""
     if pixels.shape[-2:] == (size, size):
         return pixels
-    from torch.nn import functional as F
-
     try:  # torch's CPU kernel for uint8 bilinear+antialias is the fast path (no float copy)
         return F.interpolate(pixels.contiguous(), size=(size, size), mode="bilinear", antialias=True,
                              align_corners=False)

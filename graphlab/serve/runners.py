@@ -17,33 +17,34 @@ worker takes a runner by injection, so CPU tests can hand it a stand-in.
     >>> runner = EagerRunner(torch.nn.Linear(4, 2), example_inputs=lambda n: (torch.randn(n, 4),), max_rows=8)
     >>> runner(torch.randn(3, 4)).shape, runner.bucket_for(3)
     (torch.Size([3, 2]), 3)
-
-Layer 2: torch imported inside functions only.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
-ExampleInputs = Callable[[int], tuple[Any, ...]]
+import torch
+
+from graphlab.cache.buckets import bucket_list, pow2_buckets
+from graphlab.cache.graph_cache import GraphCache
+
+ExampleInputs = Callable[[int], tuple[torch.Tensor, ...]]
 
 
 class EagerRunner:
     """Call the module at the batch's own size; nothing is padded or captured."""
 
-    def __init__(self, module: Any, example_inputs: ExampleInputs, max_rows: int):
+    def __init__(self, module: torch.nn.Module, example_inputs: ExampleInputs, max_rows: int):
         self.module = module
         self.example_inputs = example_inputs
         self.max_rows = max_rows
 
-    def __call__(self, *inputs: Any) -> Any:
+    def __call__(self, *inputs: torch.Tensor) -> torch.Tensor:
         return self.module(*inputs)
 
     def bucket_for(self, rows: int) -> int:
         return rows
 
     def warm_up(self) -> None:
-        from graphlab.cache.buckets import pow2_buckets
-
         for rows in reversed(pow2_buckets(self.max_rows)):
             for _ in range(2):
                 self.module(*self.example_inputs(rows))
@@ -55,12 +56,12 @@ class EagerRunner:
 class CacheRunner:
     """Call a `gl.GraphCache`; `warm_up` captures every bucket (largest first) and checks its padding."""
 
-    def __init__(self, cache: Any, example_inputs: ExampleInputs, buckets: list[int]):
+    def __init__(self, cache: GraphCache, example_inputs: ExampleInputs, buckets: list[int]):
         self.cache = cache
         self.example_inputs = example_inputs
         self.bucket_sizes = sorted(buckets)
 
-    def __call__(self, *inputs: Any) -> Any:
+    def __call__(self, *inputs: torch.Tensor) -> torch.Tensor:
         return self.cache(*inputs)
 
     def bucket_for(self, rows: int) -> int:
@@ -87,18 +88,15 @@ class CacheRunner:
         return out
 
 
-def make_cache_runner(module: Any, example_inputs: ExampleInputs, *, max_rows: int, buckets: Any, device: Any,
-                      name: str) -> CacheRunner:
+def make_cache_runner(module: torch.nn.Module, example_inputs: ExampleInputs, *, max_rows: int, buckets: Any,
+                      device: torch.device, name: str) -> CacheRunner:
     """A `CacheRunner` over `gl.GraphCache` (backend "eager" on a CPU device, so tests run the same code).
 
     copy_outputs=False: the worker copies each batch's scores to the host on the same stream right after
     the replay, so the next replay cannot overwrite them first; a clone would be one more kernel and buffer.
     """
-    from graphlab.cache.buckets import bucket_list
-    from graphlab.cache.graph_cache import GraphCache
-
     sizes = bucket_list(buckets, max_rows)
-    backend = "eager" if getattr(device, "type", str(device)) == "cpu" else None
+    backend = "eager" if torch.device(device).type == "cpu" else None
     cache = GraphCache(module, buckets=sizes, max_size=max_rows, strict=False, copy_outputs=False, device=device,
                        name=name, backend=backend)
     return CacheRunner(cache, example_inputs, sizes)

@@ -16,18 +16,47 @@ The wrappers move work from the CPU stages onto the GPU and into the captured gr
     >>> module = spec.build(device="cpu")                    # doctest: +SKIP
     >>> ids, last = spec.example_inputs(4, device="cpu")     # doctest: +SKIP
 
-Layer 2: torch (and torchvision for resnet18) imported inside functions only.
+The zoo imports torchvision (for resnet18) when that model is built.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from graphlab.errors import GraphlabError
+import torch
+from torch import nn
+
+from graphlab.errors import BadInputError
 from graphlab.zoo import GPT_SEQ_LEN, GPT_VOCAB, get_model
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+class NextTokenLogits(nn.Module):
+    """gpt(ids) -> logits at each row's last prompt token: (batch, vocab)."""
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, ids: torch.Tensor, last: torch.Tensor) -> torch.Tensor:
+        logits = self.inner(ids)                                   # (batch, seq, vocab)
+        index = last.view(-1, 1, 1).expand(-1, 1, logits.shape[-1])
+        return logits.gather(1, index).squeeze(1)                  # (batch, vocab)
+
+
+class ImageClassifier(nn.Module):
+    """uint8 RGB (batch, 3, H, W) -> normalised float -> the network's class scores."""
+
+    def __init__(self, inner: nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+        self.register_buffer("mean", torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1) * 255.0, persistent=False)
+        self.register_buffer("inv_std", 1.0 / (torch.tensor(IMAGENET_STD).view(1, 3, 1, 1) * 255.0),
+                             persistent=False)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.inner((images.float() - self.mean) * self.inv_std)
 
 
 @dataclass(frozen=True)
@@ -50,28 +79,26 @@ class ServedModelSpec:
     image_size: int = 0
     features: int = 0
 
-    def build(self, device: str = "cuda") -> Any:
+    def build(self, device: str = "cuda") -> nn.Module:
         """The wrapped model, in eval mode, on `device`, with the zoo's seeded weights."""
         inner = get_model(self.name).build(device=device)
         if self.kind == "text":
-            wrapped = _next_token_logits(inner)
+            wrapped: nn.Module = NextTokenLogits(inner)
         elif self.kind == "image":
-            wrapped = _image_classifier(inner)
+            wrapped = ImageClassifier(inner)
         else:
             return inner
         return wrapped.to(device).eval()
 
-    def example_inputs(self, rows: int, device: str = "cuda", seed: int = 0) -> tuple[Any, ...]:
+    def example_inputs(self, rows: int, device: str = "cuda", seed: int = 0) -> tuple[torch.Tensor, ...]:
         """Random inputs for `rows` rows, shaped as pre-processing makes them (for warm-up and tests)."""
-        import torch
-
         if rows < 1:
-            raise GraphlabError(f"rows must be at least 1, got {rows}")
+            raise BadInputError(f"rows must be at least 1, got {rows}")
         gen = torch.Generator(device="cpu").manual_seed(seed)
         if self.kind == "text":
             ids = torch.randint(1, 257, (rows, self.seq_len), generator=gen)
             last = torch.full((rows,), self.seq_len - 1, dtype=torch.int64)
-            out: tuple[Any, ...] = (ids, last)
+            out: tuple[torch.Tensor, ...] = (ids, last)
         elif self.kind == "image":
             side = self.image_size
             out = (torch.randint(0, 256, (rows, 3, side, side), generator=gen, dtype=torch.uint8),)
@@ -93,45 +120,8 @@ def served_model(name: str) -> ServedModelSpec:
     try:
         return SERVED[name]
     except KeyError:
-        raise GraphlabError(f"no served model {name!r}; choose one of {', '.join(SERVED)}") from None
+        raise BadInputError(f"no served model {name!r}; choose one of {', '.join(SERVED)}") from None
 
 
-def _next_token_logits(gpt: Any) -> Any:
-    from torch import nn
-
-    class NextTokenLogits(nn.Module):
-        """gpt(ids) -> logits at each row's last prompt token: (batch, vocab)."""
-
-        def __init__(self, inner: nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, ids: Any, last: Any) -> Any:
-            logits = self.inner(ids)                                   # (batch, seq, vocab)
-            index = last.view(-1, 1, 1).expand(-1, 1, logits.shape[-1])
-            return logits.gather(1, index).squeeze(1)                  # (batch, vocab)
-
-    return NextTokenLogits(gpt)
-
-
-def _image_classifier(net: Any) -> Any:
-    import torch
-    from torch import nn
-
-    class ImageClassifier(nn.Module):
-        """uint8 RGB (batch, 3, H, W) -> normalised float -> the network's class scores."""
-
-        def __init__(self, inner: nn.Module) -> None:
-            super().__init__()
-            self.inner = inner
-            self.register_buffer("mean", torch.tensor(IMAGENET_MEAN).view(1, 3, 1, 1) * 255.0, persistent=False)
-            self.register_buffer("inv_std", 1.0 / (torch.tensor(IMAGENET_STD).view(1, 3, 1, 1) * 255.0),
-                                 persistent=False)
-
-        def forward(self, images: Any) -> Any:
-            return self.inner((images.float() - self.mean) * self.inv_std)
-
-    return ImageClassifier(net)
-
-
-__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "SERVED", "ServedModelSpec", "served_model"]
+__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "ImageClassifier", "NextTokenLogits", "SERVED", "ServedModelSpec",
+           "served_model"]

@@ -20,6 +20,7 @@ they compare fairly. `runner=` injects what the worker calls (CPU tests use a st
 from __future__ import annotations
 
 import asyncio
+import enum
 import itertools
 import threading
 import time
@@ -28,18 +29,46 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from graphlab.errors import BadRequestError, GraphlabError, OverloadedError, RequestTooLargeError, ServeError
+import torch
+
+from graphlab.env import require_cuda
+from graphlab.errors import (BadInputError, BadRequestError, OverloadedError, RequestTimeoutError,
+                             RequestTooLargeError, ServeError)
 from graphlab.serve.batcher import Batch, DynamicBatcher
 from graphlab.serve.config import ServeConfig
 from graphlab.serve.payload import Limits, ParsedRequest, parse_body
 from graphlab.serve.postprocess import top_k_rows
 from graphlab.serve.preprocess import Prepared, preprocess
+from graphlab.serve.runners import EagerRunner, make_cache_runner
 from graphlab.serve.served_model import served_model
 from graphlab.serve.trace import BatchRecord, RequestRecord, TraceLog
 from graphlab.serve.worker import GPUWorker
 
 Callback = Callable[[Any, BaseException | None], None]
-STATES = ("new", "warming_up", "ready", "failed", "closing", "closed")
+
+
+class ServiceState(str, enum.Enum):
+    """Where a service is in its life: new -> warming_up -> ready -> closing -> closed; failed when its GPU
+    worker stopped. A `str`, so it compares equal to its value (`service.state == "ready"`) and reads as it."""
+
+    NEW = "new"
+    WARMING_UP = "warming_up"
+    READY = "ready"
+    FAILED = "failed"
+    CLOSING = "closing"
+    CLOSED = "closed"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+#: every state's name, in life-cycle order
+STATES = tuple(state.value for state in ServiceState)
+#: what a refusal says about a service that is not ready (closing and closed: "shutting down")
+_NOT_READY = {ServiceState.NEW: "not started", ServiceState.WARMING_UP: "warming up (capturing graphs)"}
 
 
 @dataclass
@@ -70,9 +99,8 @@ class InferenceService:
         self.counters: Counter[str] = Counter()
         self.batch_rows: Counter[int] = Counter()
         self.batch_buckets: Counter[int] = Counter()
-        self.state = "new"
+        self.state: ServiceState = ServiceState.NEW
         self.runner = runner
-        self._injected = runner is not None
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self._pending = 0
@@ -86,12 +114,10 @@ class InferenceService:
     # -- life cycle ------------------------------------------------------------------------------------
     def start(self, timeout_s: float = 600.0) -> InferenceService:
         """Build the model and runner, warm up (capture every bucket) on the worker's thread, then take traffic."""
-        if self.state != "new":
-            raise GraphlabError(f"the service is {self.state}: start() runs once; make a new InferenceService")
-        self.state = "warming_up"
+        if self.state is not ServiceState.NEW:
+            raise BadInputError(f"the service is {self.state}: start() runs once; make a new InferenceService")
+        self.state = ServiceState.WARMING_UP
         if self.config.device.startswith("cuda"):
-            from graphlab.env import require_cuda
-
             require_cuda(f"serving {self.config.model} on {self.config.device}")
         if self.runner is None:
             self.runner = self._build_runner()
@@ -102,18 +128,14 @@ class InferenceService:
         self._worker.start()
         try:
             self._worker.wait_ready(timeout_s)
-        except BaseException:
-            self.state = "closed"
+        except BaseException:  # whatever stopped the warm-up (Ctrl-C included): close, then let it go on
+            self.state = ServiceState.CLOSED
             self._batcher.close()
             raise
-        self.state = "ready"
+        self.state = ServiceState.READY
         return self
 
     def _build_runner(self) -> Any:
-        from graphlab.serve.runners import EagerRunner, make_cache_runner
-
-        import torch
-
         device = torch.device(self.config.device)
         module = self.spec.build(device=str(device))
 
@@ -128,10 +150,10 @@ class InferenceService:
 
     def close(self, timeout_s: float = 60.0) -> None:
         """Refuse new requests (503), finish every accepted one, then stop the threads."""
-        if self.state in ("closed", "new"):
-            self.state = "closed"
+        if self.state in (ServiceState.CLOSED, ServiceState.NEW):
+            self.state = ServiceState.CLOSED
             return
-        self.state = "closing"
+        self.state = ServiceState.CLOSING
         deadline = time.monotonic() + timeout_s
         if self._pre_pool is not None:
             self._pre_pool.shutdown(wait=True)  # everything accepted reaches the queue (or fails, answered)
@@ -140,10 +162,10 @@ class InferenceService:
             self._worker.join(max(0.0, deadline - time.monotonic()))
         if self._post_pool is not None:
             self._post_pool.shutdown(wait=True)
-        self.state = "closed"
+        self.state = ServiceState.CLOSED
 
     def __enter__(self) -> InferenceService:
-        return self.start() if self.state == "new" else self
+        return self.start() if self.state is ServiceState.NEW else self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
@@ -175,7 +197,7 @@ class InferenceService:
     def infer_sync(self, body: Any, timeout_s: float = 60.0) -> dict[str, Any]:
         """`infer` for code without an event loop (scripts, notebook cells): block until the answer.
 
-        Raises the same errors as `infer`, and ServeError (504) if no answer came within `timeout_s`.
+        Raises the same errors as `infer`, and RequestTimeoutError (504) if no answer came within `timeout_s`.
         """
         done = threading.Event()
         box: dict[str, Any] = {}
@@ -187,9 +209,8 @@ class InferenceService:
         record = self.submit(body, callback)
         if not done.wait(timeout_s):
             self.mark_abandoned(record)
-            error = ServeError(f"no answer within {timeout_s:g} s (the request still runs; its answer is dropped)")
-            error.status = 504
-            raise error
+            raise RequestTimeoutError(f"no answer within {timeout_s:g} s (the request still runs; its answer is "
+                                      "dropped): allow a longer timeout_s, or send less at once")
         if box["error"] is not None:
             raise box["error"]
         return box["result"]
@@ -200,13 +221,15 @@ class InferenceService:
         Raises (before accepting, callback not called): BadRequestError (422), RequestTooLargeError (413),
         OverloadedError (503: full, warming up or shutting down).
         """
-        if self.state == "ready" and self._worker is not None and not self._worker.alive:
-            self.state = "failed"
-        if self.state != "ready":
+        if self.state is ServiceState.READY and self._worker is not None and not self._worker.alive:
+            self.state = ServiceState.FAILED
+        pool = self._pre_pool  # a ready service always has its pool (start() made it): checked, not assumed
+        if self.state is not ServiceState.READY or pool is None:
             self.count("refused_not_ready")
-            what = {"new": "not started", "warming_up": "warming up (capturing graphs)",
-                    "failed": f"down (its GPU worker stopped: {self._worker.error if self._worker else '?'})"}.get(
-                        self.state, "shutting down")
+            if self.state is ServiceState.FAILED:
+                what = f"down (its GPU worker stopped: {self._worker.error if self._worker else '?'})"
+            else:
+                what = _NOT_READY.get(self.state, "shutting down")
             raise OverloadedError(f"the service is {what}: retry on another replica")
         try:
             parsed = parse_body(body, self.spec.kind, self.limits)
@@ -226,8 +249,7 @@ class InferenceService:
         record = RequestRecord(next(self._ids), parsed.rows, accepted_ns=time.monotonic_ns())
         self._batcher.expect()
         try:
-            assert self._pre_pool is not None
-            self._pre_pool.submit(self._preprocess, record, parsed, callback)
+            pool.submit(self._preprocess, record, parsed, callback)
         except RuntimeError:  # close() shut the pool between the state check and here: not accepted after all
             self._batcher.forget()
             with self._lock:
@@ -254,7 +276,7 @@ class InferenceService:
         record.pre_start_ns = time.monotonic_ns()
         try:
             prepared: Prepared = preprocess(parsed, self.spec)
-        except BaseException as exc:  # noqa: BLE001 - answered, never lost
+        except Exception as exc:  # noqa: BLE001 - answered, never lost
             self._batcher.forget()
             record.pre_end_ns = time.monotonic_ns()
             error = exc if isinstance(exc, ServeError) else ServeError(f"pre-processing failed: {exc}")
@@ -276,7 +298,7 @@ class InferenceService:
         if error is None:
             try:
                 rows = top_k_rows(host, max(q.top_k for q in queued), self.spec.kind, self.spec.classes)
-            except BaseException as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - the batch's requests are answered with it
                 error = ServeError(f"post-processing failed: {type(exc).__name__}: {exc}")
         batch_record.post_end_ns = time.monotonic_ns()
         with self._lock:
@@ -310,8 +332,8 @@ class InferenceService:
         self.traces.add_request(record)
         try:
             callback(result, error)
-        except BaseException:  # noqa: BLE001 - a caller's closed loop must not stop the pipeline
-            self.counters["callback_errors"] += 1
+        except Exception:  # noqa: BLE001 - a caller's closed loop must not stop the pipeline
+            self.count("callback_errors")
 
     # -- looking at it ---------------------------------------------------------------------------------
     @property
@@ -336,7 +358,7 @@ class InferenceService:
             rows = dict(sorted(self.batch_rows.items()))
             buckets = dict(sorted(self.batch_buckets.items()))
         describe = getattr(self.runner, "describe", None)
-        return {"state": self.state, "model": self.config.model, "setting": self.config.setting,
+        return {"state": self.state.value, "model": self.config.model, "setting": self.config.setting,
                 "pending": self._pending, "queued": len(self._batcher),
                 "in_preprocessing": self._batcher.in_preprocessing, "counters": counters,
                 "batch_rows": rows, "batch_buckets": buckets,
@@ -363,4 +385,4 @@ def _settle(future: asyncio.Future[Any], record: RequestRecord, result: Any, err
         future.set_result(result)
 
 
-__all__ = ["InferenceService", "STATES"]
+__all__ = ["InferenceService", "STATES", "ServiceState"]

@@ -15,8 +15,6 @@ On a CPU device the same loop runs without streams, pinned memory or events (CPU
 
     >>> worker = GPUWorker(batcher, runner, device="cuda", finish=finish, post_pool=pool)   # doctest: +SKIP
     >>> worker.start(); worker.wait_ready()                                                 # doctest: +SKIP
-
-Layer 2: torch imported inside functions only.
 """
 from __future__ import annotations
 
@@ -26,7 +24,9 @@ import time
 from concurrent.futures import Executor
 from typing import Any, Callable
 
-from graphlab.errors import GraphlabError, ServeError
+import torch
+
+from graphlab.errors import ConfigurationError, ServeError
 from graphlab.serve.batcher import Batch, DynamicBatcher
 from graphlab.serve.trace import BatchRecord
 
@@ -56,7 +56,7 @@ class GPUWorker:
         self._slots = threading.Semaphore(max_in_flight)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._ready = threading.Event()
-        self._error: BaseException | None = None
+        self._error: Exception | None = None
         self._next_batch_id = 0
         self.warmup_s = 0.0
 
@@ -67,7 +67,8 @@ class GPUWorker:
     def wait_ready(self, timeout_s: float | None = None) -> None:
         """Block until warm-up is done; re-raise what warm-up raised."""
         if not self._ready.wait(timeout_s):
-            raise GraphlabError(f"the GPU worker did not finish warming up within {timeout_s} s")
+            raise ConfigurationError(f"the GPU worker did not finish warming up within {timeout_s} s (capturing "
+                                     "every bucket): allow more time (start(timeout_s=...)) or serve fewer buckets")
         if self._error is not None:
             raise self._error
 
@@ -80,8 +81,6 @@ class GPUWorker:
 
     # -- the thread ------------------------------------------------------------------------------------
     def _run(self) -> None:
-        import torch
-
         try:
             device = torch.device(self.device_name)
             if device.type == "cuda":
@@ -104,11 +103,12 @@ class GPUWorker:
                     stream.synchronize()
                 self.warmup_s = time.perf_counter() - t0
                 self._ready.set()
-                self._serve(torch, device, stream)
-        except BaseException as exc:  # noqa: BLE001 - reported through wait_ready, or to every waiting request
+                self._serve(device, stream)
+        except Exception as exc:  # noqa: BLE001 - reported through wait_ready, or to every waiting request
             self._error = exc
             if self._ready.is_set():
                 self._fail_the_rest(exc)
+        finally:  # SystemExit and KeyboardInterrupt go on, but never leave wait_ready() waiting
             self._ready.set()
 
     def _fail_the_rest(self, exc: BaseException) -> None:
@@ -125,11 +125,11 @@ class GPUWorker:
             self.finish(batch, record, None, error)
 
     @property
-    def error(self) -> BaseException | None:
+    def error(self) -> Exception | None:
         """What stopped the worker, if something did."""
         return self._error
 
-    def _serve(self, torch: Any, device: Any, stream: Any) -> None:
+    def _serve(self, device: torch.device, stream: torch.cuda.Stream | None) -> None:
         while True:
             slot_wait_start = time.monotonic_ns()
             self._slots.acquire()
@@ -144,9 +144,9 @@ class GPUWorker:
                                  queue_depth=batch.queue_depth, pre_in_flight=batch.pre_in_flight)
             self._next_batch_id += 1
             try:
-                host, sync = self._launch(torch, device, stream, batch, record)
+                host, sync = self._launch(device, stream, batch, record)
                 error = None
-            except BaseException as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
+            except Exception as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
                 record.error = f"{type(exc).__name__}: {exc}"
                 host, sync, error = None, None, ServeError(f"inference failed on the GPU worker: {record.error}")
             try:
@@ -155,7 +155,8 @@ class GPUWorker:
                 self._done(batch, record, host, sync, error)
                 raise
 
-    def _launch(self, torch: Any, device: Any, stream: Any, batch: Batch, record: BatchRecord) -> tuple[Any, Any]:
+    def _launch(self, device: torch.device, stream: torch.cuda.Stream | None, batch: Batch,
+                record: BatchRecord) -> tuple[torch.Tensor, Any]:
         record.launch_start_ns = time.monotonic_ns()
         per_request = [p.item.inputs for p in batch.items]
         cuda = stream is not None
@@ -194,7 +195,7 @@ class GPUWorker:
                 events[3].synchronize()
                 record.gpu_us = events[0].elapsed_time(events[3]) * 1000.0
                 record.compute_us = events[1].elapsed_time(events[2]) * 1000.0
-        except BaseException as exc:  # noqa: BLE001 - a failed kernel surfaces here
+        except Exception as exc:  # noqa: BLE001 - a failed kernel surfaces here
             error = ServeError(f"inference failed on the GPU: {type(exc).__name__}: {exc}")
             record.error = str(error)
             host = None

@@ -1,13 +1,17 @@
 """The diff view: two graphs side by side, coloured by what changed (e.g. batch 1 vs batch 8).
 
-Layer 3 (UI); shares its front end and state with the graph inspector (`drawing_widget.py`).
+Shares its front end and state with the graph inspector (`drawing_widget.py`); each side is anything the
+inspector takes: a `CudaGraph`, a captured graph of any origin, or a .dot path.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from graphlab.graph.diff import diff
 from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, _DrawingWidget, as_cuda_graph
+from graphlab.viz.dag import GraphLike
+from graphlab.viz.diff_drawing import render_diff
 
 
 class DiffInspector(_DrawingWidget):
@@ -21,8 +25,8 @@ class DiffInspector(_DrawingWidget):
 
     def __init__(
         self,
-        a: Any,
-        b: Any,
+        a: GraphLike | str | Path,
+        b: GraphLike | str | Path,
         *,
         names: tuple[str, str] | None = None,
         title: str | None = None,
@@ -30,8 +34,6 @@ class DiffInspector(_DrawingWidget):
         rankdir: str = "TB",
         export_dir: str | Path = DEFAULT_EXPORT_DIR,
     ) -> None:
-        from graphlab.graph.diff import diff
-
         self.a, self.b = as_cuda_graph(a), as_cuda_graph(b)
         self.result = diff(self.a, self.b, names=names)
         self._setup(export_dir)
@@ -41,8 +43,6 @@ class DiffInspector(_DrawingWidget):
         self._start()
 
     def _draw(self) -> Any:
-        from graphlab.viz.diff_drawing import render_diff
-
         return render_diff(self.a, self.b, names=self.result.names, collapse=self.collapse, rankdir=self.rankdir)
 
     def _json(self) -> str:
@@ -121,7 +121,7 @@ def _diff_text(row: dict[str, Any]) -> str:
     return f"{what} ({row['detail']})" if row["detail"] else what
 
 
-def inspect_diff(a: Any, b: Any, **options: Any) -> DiffInspector:
+def inspect_diff(a: GraphLike | str | Path, b: GraphLike | str | Path, **options: Any) -> DiffInspector:
     """The diff view of two graphs (e.g. batch 1 vs batch 8): see `DiffInspector`.
 
     Example:

@@ -1,6 +1,7 @@
 """What the graph and diff inspectors share: synced state, layout with `dot`, export, static picture.
 
-Layer 3 (UI). The front end is `inspector.js` + `inspector.css`, bundled into the widget (no CDN).
+The front end is `inspector.js` + `inspector.css`, bundled into the widget (no CDN). Both inspectors take
+any graph `gl.render` draws (`graphlab.viz.dag`), and a .dot path.
 """
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from typing import Any
 import anywidget
 import traitlets
 
-from graphlab.graph.model import CudaGraph
 from graphlab.errors import GraphlabError, GraphvizMissingError, InspectorError
+from graphlab.graph.dot_parser import read_dot
+from graphlab.graph.model import CudaGraph
+from graphlab.viz.dag import GraphLike, dag_of
 
 _HERE = Path(__file__).resolve().parent
 _DRAWN_ID = re.compile(r'<g id="([^"]+)" class="(?:node|cluster[^"]*repeated)')
@@ -29,19 +32,17 @@ STATIC_PNG_MAX_INCHES = "12,40"  # larger drawings are scaled down to fit (Graph
 DEFAULT_EXPORT_DIR = "graphlab-exports"
 
 
+def as_cuda_graph(obj: GraphLike | str | Path) -> CudaGraph:
+    """The `CudaGraph` to show: a graph, a captured graph of any origin (its `.graph`), or a .dot path.
 
-def as_cuda_graph(obj: Any) -> CudaGraph:
-    """A `CudaGraph` from a graph, anything with a `.graph` (a `CapturedGraph`), or a .dot path."""
-    if isinstance(obj, CudaGraph):
-        return obj
-    inner = getattr(obj, "graph", None)
-    if isinstance(inner, CudaGraph):
-        return inner
+    An eager stand-in has no DAG: the `UnsupportedError` its `.graph` raises goes on to the caller as it is.
+    """
+    cg = dag_of(obj)
+    if cg is not None:
+        return cg
     if isinstance(obj, (str, Path)) and str(obj).endswith((".dot", ".gv")):
-        from graphlab.graph.dot_parser import read_dot
-
         return read_dot(obj)
-    if callable(inner) and hasattr(obj, "graph_names"):  # a Recording: which of its graphs?
+    if callable(getattr(obj, "graph", None)) and hasattr(obj, "graph_names"):  # a Recording: which graph?
         raise InspectorError(
             f"a recording holds several graphs: pass one, e.g. gl.inspect(rec.graph({obj.graph_names[0]!r})) "
             f"(it has {', '.join(obj.graph_names)})"

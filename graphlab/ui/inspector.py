@@ -1,6 +1,6 @@
 """The interactive graph inspector: a captured CUDA graph you can zoom, click, search and filter.
 
-Layer 3 (UI). Python does the work (layout with Graphviz's `dot`, node details, search, summary)
+Python does the work (layout with Graphviz's `dot`, node details, search, summary)
 and holds every piece of state as a synced traitlet; a small offline anywidget front end
 (`inspector.js` and `inspector.css`, bundled into the widget: no CDN) draws it and reports clicks.
 So a notebook, or a test without any browser, can read and drive the widget:
@@ -27,7 +27,9 @@ from graphlab.graph import structure
 from graphlab.graph.model import CudaGraph, Node
 from graphlab.ui.diff_inspector import DiffInspector, inspect_diff
 from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, InspectorError, _DrawingWidget, as_cuda_graph
-from graphlab.viz.style import body_label
+from graphlab.viz.dag import GraphLike
+from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES, left_out_note, render
+from graphlab.viz.style import body_label, family_of
 
 _EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded block
 #: the most nodes the inspector draws unless told (max_nodes): half of a static drawing's
@@ -63,8 +65,6 @@ class _GraphFacts:
     """What the inspector needs to know about one graph, computed once: blocks, neighbours, order."""
 
     def __init__(self, graph: CudaGraph):
-        from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES
-
         self.graph = graph
         # the same blocks, with the same ids, as the drawing collapses
         found = structure.find_repeated_blocks(graph, min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)
@@ -191,7 +191,7 @@ class Inspector(_DrawingWidget):
 
     def __init__(
         self,
-        graph: Any,
+        graph: GraphLike | str | Path,
         *,
         title: str | None = None,
         collapse: bool = True,
@@ -205,16 +205,13 @@ class Inspector(_DrawingWidget):
         self._setup(export_dir)
         super().__init__(title=title or _default_title(self.graph), collapse=collapse, rankdir=rankdir)
         self.kind_options = [{"name": k, "count": n} for k, n in self.graph.count_by_kind().items()]
-        from graphlab.viz.style import family_of  # the drawing's families: unknown ones are "other"
-
+        # the drawing's families: unknown ones are "other"
         families = Counter(family_of(n) or "other" for n in self.graph.kernels())
         self.family_options = [{"name": k, "count": n} for k, n in families.most_common()]
         self.summary = self._facts.summary_rows("summary")
         self._start()
 
     def _draw(self) -> Any:
-        from graphlab.viz.drawing import render
-
         return render(
             self.graph,
             collapse=self.collapse,
@@ -230,8 +227,6 @@ class Inspector(_DrawingWidget):
     def _after_redraw(self) -> None:
         left_out = getattr(self._drawing, "left_out", 0)
         if left_out:
-            from graphlab.viz.drawing import left_out_note
-
             self.status = left_out_note(len(self._drawing.node_ids), left_out, self.max_nodes)
         elif self.status.startswith("only the first"):
             self.status = ""
@@ -320,11 +315,13 @@ class Inspector(_DrawingWidget):
         return f"<Inspector {self.title!r}: {s.nodes} nodes, {s.edges} edges, selected={self.selected or None!r}>"
 
 
-def inspect(graph: Any, *, compare: Any = None, **options: Any) -> Any:
+def inspect(graph: GraphLike | str | Path, *, compare: GraphLike | str | Path | None = None,
+            **options: Any) -> Inspector | DiffInspector:
     """Open the inspector on a graph, or on the difference of two graphs when `compare` is given.
 
     Args:
-        graph: a `CudaGraph`, a captured graph (anything with `.graph`), or a .dot path.
+        graph: a `CudaGraph`, a captured graph of any origin (`graphlab.capture.surface.Replayable`: live or
+            recorded; an eager stand-in has no DAG and says so with `UnsupportedError`), or a .dot path.
         compare: a second graph; the widget then shows `inspect_diff(graph, compare)`.
         **options: `title`, `collapse`, `rankdir`, `export_dir`, `max_nodes` (see `Inspector`).
 

@@ -1,15 +1,16 @@
 """The latency lab: eager vs CUDA-graph latency by batch size, live on a GPU or from recordings.
 
-Layer 3 (UI): ipywidgets + a plotly FigureWidget (needs anywidget). Everything it draws comes from
-`graphlab.viz.plots`, everything it measures from `graphlab.timing.sweep.sweep`.
+ipywidgets + a plotly FigureWidget (needs anywidget). Everything it draws comes from
+`graphlab.viz.plots`, everything it measures from `graphlab.timing.sweep.sweep`; whether it measures or
+shows recordings is what `gl.set_mode` chose (`graphlab.mode.pick`).
 
     >>> import graphlab as gl
     >>> lab = gl.latency_lab()              # pick a zoo model, batch sizes, repetitions; press Run
     >>> lab                                 # doctest: +SKIP
     >>> lab.sweeps[-1].table()              # doctest: +SKIP
 
-On a GPU, Run measures; the progress bar advances per batch size and mode (eager at every batch
-size first, then the graphs) while the figure and table fill in. Without a GPU, the lab shows the
+Live, Run measures; the progress bar advances per batch size and mode (eager at every batch
+size first, then the graphs) while the figure and table fill in. Recorded, the lab shows the
 recordings (with a banner naming the GPU, driver, torch and date) and follows the model and GPU
 choices as they change; several GPUs' recordings of the same model can be compared in one figure.
 """
@@ -19,31 +20,32 @@ import html
 from pathlib import Path
 from typing import Any, Callable
 
+from graphlab.errors import BadInputError, GraphlabError, RecordingError
+from graphlab.mode import pick
+from graphlab.recordings import list_recordings
 from graphlab.timing.results import LatencyPoint, Sweep
-from graphlab.zoo import DEFAULT_BATCH_SIZES
-from graphlab.errors import GraphlabError
+from graphlab.viz.plots import plot_latency
+from graphlab.zoo import DEFAULT_BATCH_SIZES, ZOO, get_model
 
 REPETITION_CHOICES = (("auto", 0), ("100", 100), ("300", 300), ("1000", 1000))
 
 
 def parse_batch_sizes(text: str) -> list[int]:
-    """ "1, 2, 8" -> [1, 2, 8]; GraphlabError naming the bad entry otherwise."""
+    """ "1, 2, 8" -> [1, 2, 8]; BadInputError naming the bad entry otherwise."""
     out: list[int] = []
     for part in text.replace(";", ",").replace(" ", ",").split(","):
         if not part:
             continue
         if not part.isdigit() or int(part) < 1:
-            raise GraphlabError(f"batch sizes must be whole numbers >= 1 separated by commas; {part!r} is not")
+            raise BadInputError(f"batch sizes must be whole numbers >= 1 separated by commas; {part!r} is not")
         out.append(int(part))
     if not out:
-        raise GraphlabError("give at least one batch size, e.g. 1, 8, 64")
+        raise BadInputError("give at least one batch size, e.g. 1, 8, 64")
     return out
 
 
 def recorded_sweeps(root: str | Path | None = None) -> dict[str, dict[str, tuple[Sweep, Any]]]:
     """{model: {gpu folder: (Sweep, Recording)}} for every recording that holds a sweep."""
-    from graphlab.recordings import list_recordings
-
     found: dict[str, dict[str, tuple[Sweep, Any]]] = {}
     for rec in list_recordings(root):
         key = next((k for k in rec.result_names if k.startswith(("sweep", "latency"))), None)
@@ -127,10 +129,7 @@ class LatencyLab:
         import ipywidgets as w
         import plotly.graph_objects as go
 
-        from graphlab.env import has_cuda
-        from graphlab.zoo import ZOO
-
-        self.live = has_cuda() if live is None else live
+        self.live = pick(live=True, recorded=False) if live is None else live
         self.sweeps: list[Sweep] = []
         self._custom = None if model is None or isinstance(model, str) else (model, make_inputs)
         self._runner = runner
@@ -141,11 +140,11 @@ class LatencyLab:
         else:
             names = [(n, n) for n in sorted(self._recorded)]
             if not names:
-                raise GraphlabError("no GPU here and no recordings with latency sweeps were found: "
-                                    "run `graphlab record` on a GPU machine, or set GRAPHLAB_RECORDINGS")
+                raise RecordingError("recorded mode, and no recordings with latency sweeps were found: "
+                                     "run `graphlab record` on a GPU machine, or set GRAPHLAB_RECORDINGS")
         start = "custom" if self._custom else model if isinstance(model, str) else names[0][1]
         if start not in [v for _, v in names]:
-            raise GraphlabError(f"no model {start!r} here; choose one of {', '.join(v for _, v in names)}")
+            raise BadInputError(f"no model {start!r} here; choose one of {', '.join(v for _, v in names)}")
         style = {"description_width": "initial"}
         self.model_choice = w.Dropdown(options=names, value=start, description="model", style=style)
         self.batch_text = w.Text(value=", ".join(str(b) for b in batch_sizes), description="batch sizes", style=style)
@@ -196,11 +195,9 @@ class LatencyLab:
         if choice == "custom":
             model, make_inputs = self._custom  # type: ignore[misc]
             if make_inputs is None:
-                raise GraphlabError("pass make_inputs=lambda batch_size, seed=0: ... with your own model")
+                raise BadInputError("pass make_inputs=lambda batch_size, seed=0: ... with your own model")
             name = type(model).__name__
         else:
-            from graphlab.zoo import get_model
-
             zoo_model = get_model(choice)
             model, make_inputs, name = zoo_model.build(), zoo_model.make_inputs, choice
         points: list[LatencyPoint] = []
@@ -250,8 +247,6 @@ class LatencyLab:
 
     # -- drawing ------------------------------------------------------------------------------------
     def _static(self, sweeps: list[Sweep]) -> Any:
-        from graphlab.viz.plots import plot_latency
-
         if sweeps and any(s.points for s in sweeps):
             return plot_latency(sweeps)
         import plotly.graph_objects as go
@@ -300,7 +295,8 @@ def latency_lab(model: Any = None, *, make_inputs: Callable[..., Any] | None = N
         batch_sizes: initial batch sizes (editable in the widget).
         repetitions: timed calls per run (None: automatic, about 0.05 s per run).
         runs: repeated runs per point (their spread is the noise floor).
-        live: force live (GPU) or recorded mode; default: live when a CUDA GPU is visible.
+        live: force live (GPU) or recorded mode; default: the mode `gl.set_mode` chose (live without a
+            `set_mode` call: then Run on a machine without a GPU says how to switch to the recordings).
         recordings_root: where recordings are read in recorded mode (default: graphlab's own).
     """
     return LatencyLab(model, make_inputs=make_inputs, batch_sizes=batch_sizes, repetitions=repetitions, runs=runs,

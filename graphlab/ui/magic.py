@@ -18,7 +18,7 @@ from typing import Any
 from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import BadInputError, GraphlabError
 
 
 def _show(cg: Any) -> None:
@@ -90,16 +90,16 @@ class CudaGraphMagics(Magics):
 
 
 def parse_cudagraph_args(line: str) -> Any:
-    """Parse the magic's line (`NAME [--warmup N] [--no-show] [--flags F] ...`); GraphlabError if malformed."""
+    """Parse the magic's line (`NAME [--warmup N] [--no-show] [--flags F] ...`); BadInputError if malformed."""
     try:
         args = parse_argstring(CudaGraphMagics.cudagraph, line)
     except Exception as exc:  # UsageError from argparse: keep one clear line
-        raise GraphlabError(f"%%cudagraph {line.strip()!r}: {exc}. Usage: %%cudagraph NAME [--warmup N] "
+        raise BadInputError(f"%%cudagraph {line.strip()!r}: {exc}. Usage: %%cudagraph NAME [--warmup N] "
                             "[--no-show] [--flags F]") from None
     if not args.name.isidentifier():
-        raise GraphlabError(f"%%cudagraph: {args.name!r} is not a valid Python name for the captured graph")
+        raise BadInputError(f"%%cudagraph: {args.name!r} is not a valid Python name for the captured graph")
     if args.warmup < 0:
-        raise GraphlabError(f"%%cudagraph: --warmup must be 0 or more, got {args.warmup}")
+        raise BadInputError(f"%%cudagraph: --warmup must be 0 or more, got {args.warmup}")
     if args.flags is not None:
         from graphlab.graph.export import parse_flags
 

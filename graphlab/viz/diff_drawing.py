@@ -1,22 +1,23 @@
 """Draw the difference between two captured graphs (e.g. batch 1 vs batch 8) side by side.
 
-Layer 1: the pure core's `diff` decides what matches; `drawing.py` paints each side.
+`graphlab.graph.diff` decides what matches; `drawing.py` paints each side. Either side may be anything
+`gl.render` draws: a `CudaGraph` or a captured graph of any origin (`graphlab.viz.dag`).
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from graphlab.graph.diff import GraphDiff, NodeMatch, diff
-from graphlab.graph.model import CudaGraph
 from graphlab.viz import style
-from graphlab.viz.drawing import Drawing, _new_digraph, _Options, _Painter
+from graphlab.viz.dag import GraphLike
+from graphlab.viz.drawing import Drawing, _as_cudagraph, _new_digraph, _Options, _Painter
 
 _STATUS_RANK = {"same": 0, "launch changed": 1, "added": 2, "removed": 2, "kernel changed": 3}
 
 
 def render_diff(
-    a: CudaGraph,
-    b: CudaGraph,
+    a: GraphLike,
+    b: GraphLike,
     *,
     names: tuple[str, str] | None = None,
     collapse: bool = True,
@@ -31,8 +32,8 @@ def render_diff(
     `print(gl.diff(a, b))`); `Drawing.diff` holds the full `GraphDiff`. Node ids
     in the SVG are "a-<node id>" and "b-<node id>".
     """
+    a, b = _as_cudagraph(a, "render_diff()"), _as_cudagraph(b, "render_diff()")
     d = diff(a, b, names=names)
-    a, b = d.a, d.b  # the graphs themselves when given captured or watched graphs
     dot = _new_digraph(rankdir)
     drawn: list[str] = []
     collapsed = False

@@ -1,7 +1,8 @@
 """Draw a captured CUDA graph (or the difference between two) with Graphviz.
 
-Layer 1: imports the pure core and the `graphviz` Python package. `Drawing.source` needs nothing
-else; SVG and PNG need Graphviz's `dot` program (`apt-get install graphviz`).
+Imports graphlab.graph (the pure DAG model) and the `graphviz` Python package, no torch: it draws a
+`CudaGraph`, or what any captured graph holds in `.graph` (`graphlab.viz.dag`). `Drawing.source` needs
+nothing else; SVG and PNG need Graphviz's `dot` program (`apt-get install graphviz`).
 
     >>> import graphlab as gl
     >>> drawing = gl.render(gl.read_dot("gpt_b1.dot"))       # doctest: +SKIP
@@ -17,11 +18,12 @@ from typing import Any, Callable, Iterable
 
 import graphviz
 
+from graphlab.errors import BadInputError, GraphvizMissingError, UnsupportedError
 from graphlab.graph.diff import GraphDiff
 from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.graph.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
-from graphlab.errors import GraphlabError, GraphvizMissingError
 from graphlab.viz import style
+from graphlab.viz.dag import GraphLike, dag_of
 
 COLLAPSE_MIN_SAVED_NODES = 4  # collapse a block only when that hides at least this many nodes
 #: the most nodes a drawing holds (after collapsing and filters): past it, the first nodes in
@@ -77,7 +79,8 @@ class Drawing:
     def pipe(self, format: str = "svg", *, timeout_s: float | None = None) -> bytes:  # noqa: A002 - graphviz's name
         """The drawing in `format` ("svg", "png", "pdf", ...), laid out by `dot`. Cached.
 
-        Raises GraphlabError when `dot` fails or takes longer than `timeout_s` (default `DOT_TIMEOUT_S`).
+        Raises GraphvizMissingError without `dot`, and UnsupportedError when `dot` fails or takes longer than
+        `timeout_s` (default `DOT_TIMEOUT_S`).
         """
         if format not in self._piped:
             limit = DOT_TIMEOUT_S if timeout_s is None else timeout_s
@@ -86,13 +89,13 @@ class Drawing:
             except FileNotFoundError as exc:
                 raise GraphvizMissingError() from exc
             except subprocess.TimeoutExpired:
-                raise GraphlabError(
+                raise UnsupportedError(
                     f"Graphviz's dot took over {limit:g} s to lay out {len(self.node_ids):,} nodes: draw fewer "
                     "(collapse repeated blocks, hide kinds or families, a smaller max_nodes) or allow more time"
                 ) from None
             if done.returncode != 0:
                 last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
-                raise GraphlabError(f"Graphviz's dot could not draw this graph as {format}: {last}")
+                raise UnsupportedError(f"Graphviz's dot could not draw this graph as {format}: {last}")
             self._piped[format] = done.stdout
         return self._piped[format]
 
@@ -105,7 +108,7 @@ class Drawing:
         out = Path(path)
         fmt = SAVE_FORMATS.get(out.suffix.lower())
         if fmt is None:
-            raise GraphlabError(f"cannot tell the format of {out}: use a name ending in .svg, .png, .pdf or .gv")
+            raise BadInputError(f"cannot tell the format of {out}: use a name ending in .svg, .png, .pdf or .gv")
         if fmt == "gv":
             out.write_text(self.source, encoding="utf-8")
         else:
@@ -117,7 +120,7 @@ class Drawing:
         try:
             bundle["image/svg+xml"] = self.svg()
             bundle["image/png"] = self.pipe("png")
-        except GraphlabError as exc:  # no dot program, or dot failed: the text still says what it is
+        except UnsupportedError as exc:  # no dot program, or dot failed: the text still says what it is
             bundle["text/plain"] += f"\n{exc}"
         if include:
             bundle = {k: v for k, v in bundle.items() if k in include}
@@ -331,7 +334,7 @@ class _Painter:
 
 def _new_digraph(rankdir: str) -> graphviz.Digraph:
     if rankdir not in ("TB", "LR", "BT", "RL"):
-        raise GraphlabError(f"rankdir must be one of TB, LR, BT, RL, not {rankdir!r}")
+        raise BadInputError(f"rankdir must be one of TB, LR, BT, RL, not {rankdir!r}")
     dot = graphviz.Digraph(name="graphlab")
     dot.attr("graph", rankdir=rankdir, fontname=style.FONT, fontsize="11", nodesep="0.25", ranksep="0.3",
              labelloc="t", labeljust="l", newrank="true", bgcolor="white")
@@ -341,15 +344,13 @@ def _new_digraph(rankdir: str) -> graphviz.Digraph:
     return dot
 
 
-def _as_cudagraph(graph: CudaGraph | Graph) -> CudaGraph:
-    if isinstance(graph, CudaGraph):
-        return graph
-    inner = getattr(graph, "graph", None)  # a captured or watched graph holds its DAG in .graph
-    if isinstance(inner, CudaGraph):
-        return inner
-    if isinstance(graph, Graph):
-        return CudaGraph((graph,))
-    raise GraphlabError(f"render() takes a CudaGraph (from gl.read_dot or a recording), not {type(graph).__name__}")
+def _as_cudagraph(graph: GraphLike, caller: str = "render()") -> CudaGraph:
+    """The DAG to draw (`graphlab.viz.dag.dag_of`); an eager stand-in's UnsupportedError goes on as it is."""
+    cg = dag_of(graph)
+    if cg is None:
+        raise BadInputError(f"{caller} takes a CudaGraph (from gl.read_dot or a recording), one Graph of it, or a "
+                            f"captured graph (gl.capture, a GraphCache's graphs), not {type(graph).__name__}")
+    return cg
 
 
 def _source_name(cg: CudaGraph) -> str:
@@ -357,7 +358,7 @@ def _source_name(cg: CudaGraph) -> str:
 
 
 def render(
-    graph: CudaGraph | Graph,
+    graph: GraphLike,
     *,
     collapse: bool = True,
     expand: Iterable[str] = (),
@@ -388,7 +389,9 @@ def render(
       - Dashed edges stand for paths through hidden nodes.
 
     Args:
-        graph: a `CudaGraph` (from `gl.read_dot`, a recording or a capture).
+        graph: a `CudaGraph` (from `gl.read_dot` or a recording), one `Graph` of it, or a captured graph of any
+            origin (`graphlab.capture.surface.Replayable`: live, recorded; an eager stand-in has no DAG and
+            says so with `UnsupportedError`).
         collapse: draw repeated blocks once, as an "xN" cluster.
         expand: ids of blocks ("block_0") to draw in full even when `collapse` is on.
         rankdir: "TB" (top to bottom, default) or "LR", "BT", "RL".
