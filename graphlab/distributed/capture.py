@@ -32,7 +32,7 @@ from graphlab.capture import api as capture_module
 from graphlab.capture.tensors import flatten
 from graphlab.distributed import tensor_parallel as tp
 from graphlab.distributed.comm import DistContext, barrier, current_context, gather_objects
-from graphlab.distributed.rules import collective_rules, rule_error  # noqa: F401 (gl.collective_rules loads here)
+from graphlab.distributed.rules import rule_error
 from graphlab.errors import CaptureError, DistributedError
 
 

@@ -2,7 +2,7 @@
 
 Runs every failure example of `graphlab.capture.pitfalls.EXAMPLES` (those that would spoil this process in a
 fresh one), keeps what each diagnosis said, then captures the zoo MLP in this process: proof that the process
-stayed usable. Recorded mode's `gl.run_example` answers from this recording.
+stayed usable. Recorded mode's `run_example` (`graphlab.capture.pitfalls`) answers from this recording.
 """
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def watch(*, dot_flags: int | str = DEFAULT_DOT_FLAGS, keep_dot: bool = True,
         A context manager; `with gl.watch() as seen:` gives the `WatchedGraphs` it fills.
 
     Raises:
-        GPUUnavailableError: no CUDA GPU here (recordings of watched graphs: `gl.watch_examples()`).
+        GPUUnavailableError: no CUDA GPU here (the recorded worked cases: `graphlab.studies.watch_examples.watch_example`).
         WatchUnsupportedError: this torch cannot keep a graph for dumping (needs torch >= 2.8).
     """
     require_cuda("gl.watch")
