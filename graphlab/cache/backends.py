@@ -22,7 +22,7 @@ class EagerGraph:
     def __init__(self, fn: Callable[..., Any], static_inputs: tuple[Any, ...], grad_mode: str, name: str):
         torch = sys.modules["torch"]
         self._fn, self.inputs, self.grad_mode, self.name = fn, static_inputs, grad_mode, name
-        with torch.inference_mode(False), grad_context(torch, grad_mode):
+        with torch.inference_mode(False), grad_context(grad_mode):
             self.outputs = map_tensors(lambda t: t.clone(), fn(*static_inputs))
         bytes_held = sum(t.numel() * t.element_size() for _, t in flatten(self.outputs) if hasattr(t, "numel"))
         self.cost = CaptureCost(0.0, 0.0, bytes_held, bytes_held, None)
@@ -34,7 +34,7 @@ class EagerGraph:
     def replay(self) -> Any:
         torch = sys.modules["torch"]
         self.replays += 1
-        with grad_context(torch, self.grad_mode):
+        with grad_context(self.grad_mode):
             fresh = self._fn(*self.inputs)
         for (_, out), (_, new) in zip(flatten(self.outputs), flatten(fresh)):
             if hasattr(out, "copy_"):

@@ -431,7 +431,7 @@ class GraphCache:
                     raise GraphlabError(f"warmup sizes need one size per padded dim ({len(self.dims)}), got {combo}")
         combos.sort(key=lambda c: [-x for x in c])  # largest first: smaller graphs reuse the pool's blocks
         bar = progress_bar(len(combos), f"Capturing graphs ({self.name})", unit="graph", show=progress)
-        with self._lock, grad_context(torch, "no_grad"):
+        with self._lock, grad_context("no_grad"):
             for seed, combo in enumerate(combos):
                 buckets = tuple(t.bucket_for(n) for t, n in zip(self.tables, combo))
                 if None in buckets or buckets != tuple(combo):

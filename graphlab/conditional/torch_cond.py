@@ -39,7 +39,7 @@ def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup
     torch = require_cuda("gl.capture_with_torch_cond")
     conditional_support().require("if", "torch")
     modes = importlib.import_module(TORCH_COND_MODULE)
-    engine = CaptureEngine(torch, device=inputs_device(example_inputs, None))
+    engine = CaptureEngine(device=inputs_device(example_inputs, None))
     with torch.cuda.device(engine.device_index):
         static_inputs = map_tensors(lambda t: t.detach().clone(), example_inputs)
     warm_mode = modes.ControlFlowOpWarmupDispatchMode()
@@ -48,7 +48,7 @@ def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup
         with warm_mode:
             return fn(*static_inputs)
 
-    with grad_context(torch, "no_grad"):
+    with grad_context("no_grad"):
         engine.warm_up(warm, warmup)
         with engine.capturing(), modes.CUDAGraphCaptureControlFlowOpDispatchMode():
             outputs = fn(*static_inputs)

@@ -88,7 +88,7 @@ def pool_memory_one(model_name: str, mode: str, buckets: list[int]) -> dict[str,
     zoo = get_model(model_name)
     model = zoo.build()
     (example,) = zoo.make_inputs(max(buckets))
-    stream = side_stream(torch)
+    stream = side_stream()
     with torch.no_grad():  # library workspaces and lazy init on the capture stream, before the baseline
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
