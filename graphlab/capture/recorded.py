@@ -16,8 +16,6 @@ import ast
 import html
 from typing import Any, Callable
 
-import torch
-
 from graphlab.capture.tensors import describe, flatten, grad_context, is_tensor, map_tensors
 from graphlab.capture.verify import VerifyResult
 from graphlab.errors import BadInputError, GPUUnavailableError, RecordingError, UnsupportedError
