@@ -1,7 +1,7 @@
 """The model zoo: small inference models built from code, with fixed seeds and no downloads.
 
 Every notebook, test and recording uses these, so a graph recorded on the H200 can be compared with
-one captured live. Layer 2: imports torch (and torchvision for "resnet18") only inside functions.
+one captured live. torchvision (for "resnet18" only) is optional and imported when that model is built.
 
 Example:
     >>> from graphlab.zoo import get_model
@@ -16,7 +16,13 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from graphlab.errors import GraphlabError
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError, UnsupportedError
+from graphlab.mode import pick
 
 WEIGHT_SEED = 0
 
@@ -58,11 +64,9 @@ class ZooModel:
             device: where to put it ("cuda", "cuda:1", "cpu").
             dtype: floating dtype of the weights (default torch.float32).
         """
-        import torch
-
         missing = [mod for mod in self.needs if importlib.util.find_spec(mod) is None]
         if missing:
-            raise GraphlabError(f"zoo model {self.name!r} needs {', '.join(missing)}: pip install {' '.join(missing)}")
+            raise UnsupportedError(f"zoo model {self.name!r} needs {', '.join(missing)}: pip install {' '.join(missing)}")
         dtype = torch.float32 if dtype is None else dtype
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(WEIGHT_SEED)
@@ -72,10 +76,8 @@ class ZooModel:
 
     def make_inputs(self, batch_size: int, device: str = "cuda", dtype: Any = None, seed: int = 0) -> tuple[Any, ...]:
         """Random example inputs for `batch_size` (never zeros), as a tuple to splat into the model."""
-        import torch
-
         if batch_size < 1:
-            raise GraphlabError(f"batch_size must be at least 1, got {batch_size}")
+            raise BadInputError(f"batch_size must be at least 1, got {batch_size}")
         dtype = torch.float32 if dtype is None else dtype
         generator = torch.Generator(device="cpu").manual_seed(seed)
         return tuple(t.to(_device(device)) for t in self._inputs(batch_size, dtype, generator))
@@ -86,30 +88,26 @@ def _device(device: Any) -> Any:
     a GPU and outside recorded mode, a CUDA device raises `GPUUnavailableError` with a hint."""
     if not str(device).startswith("cuda"):
         return device
-    from graphlab.mode import is_recorded
+    return pick(live=_cuda_device, recorded=_recorded_device)(device)
 
-    if is_recorded():
-        return "cpu"
-    from graphlab.env import require_cuda
 
+def _cuda_device(device: Any) -> Any:
     require_cuda(f"a zoo model on {device}")
     return device
 
 
-# -- model definitions (classes are built lazily so that importing this module needs no torch) --------------
+def _recorded_device(device: Any) -> str:
+    return "cpu"  # recorded mode: the model is real and runs here; its graph comes from the recordings
 
 
-def _mlp() -> Any:
-    from torch import nn
-
+# -- model definitions ----------------------------------------------------------------------------------------
+def _mlp() -> nn.Module:
     return nn.Sequential(
         nn.Linear(256, 512), nn.GELU(), nn.Linear(512, 512), nn.GELU(), nn.Linear(512, 10)
     )
 
 
-def _cnn() -> Any:
-    from torch import nn
-
+def _cnn() -> nn.Module:
     return nn.Sequential(
         nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
         nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
@@ -125,94 +123,77 @@ GPT_HEADS = 4
 GPT_LAYERS = 3
 
 
-def _gpt() -> Any:
-    import torch
-    from torch import nn
-    from torch.nn import functional as F
+class Block(nn.Module):
+    """Pre-norm decoder block: causal self-attention, then an MLP."""
 
-    class Block(nn.Module):
-        """Pre-norm decoder block: causal self-attention, then an MLP."""
+    def __init__(self) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(GPT_WIDTH)
+        self.qkv = nn.Linear(GPT_WIDTH, 3 * GPT_WIDTH)
+        self.proj = nn.Linear(GPT_WIDTH, GPT_WIDTH)
+        self.ln2 = nn.LayerNorm(GPT_WIDTH)
+        self.mlp = nn.Sequential(nn.Linear(GPT_WIDTH, 4 * GPT_WIDTH), nn.GELU(), nn.Linear(4 * GPT_WIDTH, GPT_WIDTH))
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.ln1 = nn.LayerNorm(GPT_WIDTH)
-            self.qkv = nn.Linear(GPT_WIDTH, 3 * GPT_WIDTH)
-            self.proj = nn.Linear(GPT_WIDTH, GPT_WIDTH)
-            self.ln2 = nn.LayerNorm(GPT_WIDTH)
-            self.mlp = nn.Sequential(nn.Linear(GPT_WIDTH, 4 * GPT_WIDTH), nn.GELU(), nn.Linear(4 * GPT_WIDTH, GPT_WIDTH))
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            batch_size, seq_len, width = x.shape
-            q, k, v = self.qkv(self.ln1(x)).split(width, dim=2)
-            # (batch, heads, seq, head_dim)
-            q, k, v = (t.view(batch_size, seq_len, GPT_HEADS, width // GPT_HEADS).transpose(1, 2) for t in (q, k, v))
-            attn = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(attn.transpose(1, 2).reshape(batch_size, seq_len, width))
-            return x + self.mlp(self.ln2(x))
-
-    class TinyGPT(nn.Module):
-        """A small GPT-style decoder: token + position embeddings, a few blocks, a language-model head."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.tok = nn.Embedding(GPT_VOCAB, GPT_WIDTH)
-            self.pos = nn.Embedding(GPT_SEQ_LEN, GPT_WIDTH)
-            self.blocks = nn.ModuleList(Block() for _ in range(GPT_LAYERS))
-            self.ln_f = nn.LayerNorm(GPT_WIDTH)
-            self.head = nn.Linear(GPT_WIDTH, GPT_VOCAB, bias=False)
-            self.register_buffer("positions", torch.arange(GPT_SEQ_LEN), persistent=False)
-
-        def forward(self, ids: torch.Tensor) -> torch.Tensor:
-            x = self.tok(ids) + self.pos(self.positions[: ids.shape[1]])
-            for block in self.blocks:
-                x = block(x)
-            return self.head(self.ln_f(x))
-
-    return TinyGPT()
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch_size, seq_len, width = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(width, dim=2)
+        # (batch, heads, seq, head_dim)
+        q, k, v = (t.view(batch_size, seq_len, GPT_HEADS, width // GPT_HEADS).transpose(1, 2) for t in (q, k, v))
+        attn = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(attn.transpose(1, 2).reshape(batch_size, seq_len, width))
+        return x + self.mlp(self.ln2(x))
 
 
-def _encoder() -> Any:
-    from torch import nn
+class TinyGPT(nn.Module):
+    """A small GPT-style decoder: token + position embeddings, a few blocks, a language-model head."""
 
-    class TinyEncoder(nn.Module):
-        """A small BERT-style encoder: every position attends to every other one (no causal mask)."""
+    def __init__(self) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(GPT_VOCAB, GPT_WIDTH)
+        self.pos = nn.Embedding(GPT_SEQ_LEN, GPT_WIDTH)
+        self.blocks = nn.ModuleList(Block() for _ in range(GPT_LAYERS))
+        self.ln_f = nn.LayerNorm(GPT_WIDTH)
+        self.head = nn.Linear(GPT_WIDTH, GPT_VOCAB, bias=False)
+        self.register_buffer("positions", torch.arange(GPT_SEQ_LEN), persistent=False)
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.tok = nn.Embedding(GPT_VOCAB, GPT_WIDTH)
-            layer = nn.TransformerEncoderLayer(GPT_WIDTH, GPT_HEADS, 4 * GPT_WIDTH, dropout=0.0, batch_first=True)
-            self.layers = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
-
-        def forward(self, ids: Any) -> Any:
-            return self.layers(self.tok(ids))
-
-    return TinyEncoder()
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.tok(ids) + self.pos(self.positions[: ids.shape[1]])
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
 
 
-def _resnet18() -> Any:
-    from torchvision.models import resnet18
+class TinyEncoder(nn.Module):
+    """A small BERT-style encoder: every position attends to every other one (no causal mask)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(GPT_VOCAB, GPT_WIDTH)
+        layer = nn.TransformerEncoderLayer(GPT_WIDTH, GPT_HEADS, 4 * GPT_WIDTH, dropout=0.0, batch_first=True)
+        self.layers = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.layers(self.tok(ids))
+
+
+def _resnet18() -> nn.Module:
+    from torchvision.models import resnet18  # optional: only this model needs torchvision
 
     return resnet18(weights=None)
 
 
 def _image_inputs(size: int) -> Callable[..., tuple[Any, ...]]:
     def make(batch_size: int, dtype: Any, generator: Any) -> tuple[Any, ...]:
-        import torch
-
         return (torch.randn(batch_size, 3, size, size, generator=generator).to(dtype),)
 
     return make
 
 
 def _mlp_inputs(batch_size: int, dtype: Any, generator: Any) -> tuple[Any, ...]:
-    import torch
-
     return (torch.randn(batch_size, 256, generator=generator).to(dtype),)
 
 
 def _gpt_inputs(batch_size: int, dtype: Any, generator: Any) -> tuple[Any, ...]:
-    import torch
-
     # token ids are integers whatever the weights' dtype; 0 is avoided so inputs are never all zeros
     return (torch.randint(1, GPT_VOCAB, (batch_size, GPT_SEQ_LEN), generator=generator),)
 
@@ -229,13 +210,13 @@ ZOO: dict[str, ZooModel] = {
         "gpt",
         f"A small GPT-style decoder: {GPT_LAYERS} blocks, width {GPT_WIDTH}, {GPT_HEADS} heads, causal "
         f"scaled_dot_product_attention, {GPT_SEQ_LEN} tokens, vocabulary {GPT_VOCAB}.",
-        DEFAULT_BATCH_SIZES, (GPT_SEQ_LEN,), _gpt, _gpt_inputs,
+        DEFAULT_BATCH_SIZES, (GPT_SEQ_LEN,), TinyGPT, _gpt_inputs,
     ),
     "encoder": ZooModel(
         "encoder",
         f"A small BERT-style encoder: 2 bidirectional transformer layers, width {GPT_WIDTH}, {GPT_HEADS} heads, no "
         f"mask, {GPT_SEQ_LEN} tokens: padding its sequence changes the answer.",
-        DEFAULT_BATCH_SIZES, (GPT_SEQ_LEN,), _encoder, _gpt_inputs,
+        DEFAULT_BATCH_SIZES, (GPT_SEQ_LEN,), TinyEncoder, _gpt_inputs,
     ),
     "resnet18": ZooModel(
         "resnet18", "torchvision's ResNet-18 (weights=None, seeded init) on 224x224 RGB images.",
@@ -245,11 +226,11 @@ ZOO: dict[str, ZooModel] = {
 
 
 def get_model(name: str) -> ZooModel:
-    """The zoo entry called `name`; GraphlabError listing the names if there is none."""
+    """The zoo entry called `name`; BadInputError listing the names if there is none."""
     try:
         return ZOO[name]
     except KeyError:
-        raise GraphlabError(f"no zoo model {name!r}; choose one of {', '.join(ZOO)}") from None
+        raise BadInputError(f"no zoo model {name!r}; choose one of {', '.join(ZOO)}") from None
 
 
-__all__ = ["DEFAULT_BATCH_SIZES", "ZOO", "ZooModel", "get_model"]
+__all__ = ["DEFAULT_BATCH_SIZES", "ZOO", "TinyEncoder", "TinyGPT", "ZooModel", "get_model"]

@@ -3,6 +3,7 @@ comparison, the zoo and `graphlab record`'s guard rails. GPU behaviour is tested
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import torch
 
 from conftest import FIXTURES
 from graphlab.graph.dot_parser import parse_dot
-from graphlab.errors import GPUUnavailableError, GraphlabError
+from graphlab.errors import BadInputError, GPUUnavailableError, GraphlabError, UnsupportedError
 from graphlab.capture import api as cap
 from graphlab.capture import cell as cell_capture
 from graphlab.capture import tensors
@@ -57,13 +58,13 @@ def test_map_and_flatten_handle_nested_tuples_lists_and_dicts():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.bool])
 def test_random_like_keeps_shape_and_dtype_and_is_never_all_zeros(dtype):
     template = torch.tensor([[3, 9, 5], [4, 8, 6]]).to(dtype)
-    fresh = tensors.random_like(torch, template, seed=1)
+    fresh = tensors.random_like(template, seed=1)
     assert fresh.shape == template.shape and fresh.dtype == dtype
     if dtype == torch.int64:
         assert int(fresh.min()) >= 3 and int(fresh.max()) <= 9
     elif dtype != torch.bool:
         assert fresh.abs().sum() > 0
-    assert torch.equal(fresh, tensors.random_like(torch, template, seed=1))
+    assert torch.equal(fresh, tensors.random_like(template, seed=1))
 
 
 # -- CapturedGraph with a stand-in graph (replay = run the function into the static outputs) -------------------
@@ -106,11 +107,11 @@ def test_call_copies_into_static_inputs_and_returns_static_outputs():
 
 def test_call_rejects_a_new_shape_and_a_changed_python_argument():
     cg, _ = _stand_in(lambda x, k: x * k, torch.randn(2, 4), 3)
-    with pytest.raises(GraphlabError, match=r"must be \(2, 4\) float32 as captured, got \(5, 4\)"):
+    with pytest.raises(BadInputError, match=r"must be \(2, 4\) float32 as captured, got \(5, 4\)"):
         cg(torch.randn(5, 4), 3)
-    with pytest.raises(GraphlabError, match="bakes in non-tensor arguments"):
+    with pytest.raises(BadInputError, match="bakes in non-tensor arguments"):
         cg(torch.randn(2, 4), 4)
-    with pytest.raises(GraphlabError, match="same structure"):
+    with pytest.raises(BadInputError, match="same structure"):
         cg(torch.randn(2, 4))
 
 
@@ -142,8 +143,21 @@ def test_verify_catches_a_graph_that_replays_stale_outputs():
 def test_verify_with_custom_inputs_and_without_code():
     cg, _ = _stand_in(lambda x: x + 1, torch.randn(2, 2))
     assert cg.verify(make_inputs=lambda: (torch.full((2, 2), 2.0),), trials=1).passed
-    block = cap.CapturedGraph.pending("block")
-    with pytest.raises(GraphlabError, match="still being captured"):
+    block = cap.CapturedGraph.pending("block", device_index=-1)
+    with pytest.raises(BadInputError, match="still being captured"):
+        block.replay()
+
+
+def test_a_with_block_graph_is_usable_once_complete_and_not_after_reset():
+    block = cap.CapturedGraph.pending("block", device_index=-1)
+    assert "capturing" in repr(block) and block.origin == "live"
+    with pytest.raises(BadInputError, match="still being captured"):
+        block.outputs  # noqa: B018
+    out = {"y": torch.zeros(2)}
+    block.complete(StandInGraph(lambda: {"y": torch.ones(2)}, (), out), CaptureCost(1.0, 0.5, 0, 0, None), out)
+    assert block.replay() is out and torch.equal(out["y"], torch.ones(2)) and block.capture_ms == 1.0
+    block.reset()
+    with pytest.raises(BadInputError, match="was reset"):
         block.replay()
 
 
@@ -153,7 +167,7 @@ def test_named_inputs_for_cell_graphs():
     x = torch.randn(2, 3)
     out = cg(x=x)
     assert torch.allclose(out, x @ cg.inputs[1])
-    with pytest.raises(GraphlabError, match="takes inputs"):
+    with pytest.raises(BadInputError, match="takes inputs"):
         cg(z=x)
 
 
@@ -195,7 +209,7 @@ def test_dump_falls_back_to_debug_dump_and_the_parser_reads_it():
 
 
 def test_dump_without_cuda_bindings_refuses_other_flags():
-    with pytest.raises(GraphlabError, match="need cuda-bindings"):
+    with pytest.raises(UnsupportedError, match="need cuda-bindings"):
         dot_export.dump_dot(DumpOnlyGraph("digraph dot {}"), flags="kernel_node_params|handles")
 
 
@@ -204,7 +218,7 @@ def test_debug_dump_that_writes_nothing_is_explained():
         def debug_dump(self, path):
             pass
 
-    with pytest.raises(GraphlabError, match="keep_graph=True"):
+    with pytest.raises(UnsupportedError, match="keep_graph=True"):
         dot_export.dump_dot(Silent(""))
 
 
@@ -233,12 +247,20 @@ def test_census_agrees_with_the_same_graph_and_names_each_disagreement():
     assert any("kernel names differ" in p for p in problems) and any("edge count" in p for p in problems)
 
 
+def test_a_census_without_cuda_bindings_says_what_to_install(monkeypatch):
+    from graphlab.graph.census import take_census
+
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)  # as if cuda-bindings were not installed
+    with pytest.raises(UnsupportedError, match="pip install cuda-bindings"):
+        take_census(0)
+
+
 # -- zoo ------------------------------------------------------------------------------------------------------
 def test_zoo_interface():
     assert set(ZOO) == {"mlp", "cnn", "gpt", "encoder", "resnet18"}
     for name, zm in ZOO.items():
         assert zm.name == name and zm.description and zm.default_batch_sizes
-    with pytest.raises(GraphlabError, match="choose one of"):
+    with pytest.raises(BadInputError, match="choose one of"):
         get_model("vgg")
 
 
@@ -272,7 +294,7 @@ def test_gpt_attention_is_causal():
 def test_resnet18_builds_where_torchvision_exists():
     zm = get_model("resnet18")
     if not zm.available():
-        with pytest.raises(GraphlabError, match="torchvision"):
+        with pytest.raises(UnsupportedError, match="torchvision"):
             zm.build(device="cpu")
         pytest.skip("torchvision is not installed here")
     model = zm.build(device="cpu")

@@ -4,31 +4,36 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
+from graphlab.capture import cublas_workspace
 from graphlab.capture.cublas_workspace import clear_cublas_workspaces, workspace_clearer
 
 
-def _torch(public: bool, private: bool, calls: list[str]) -> SimpleNamespace:
+def _torch(monkeypatch: pytest.MonkeyPatch, public: bool, private: bool, calls: list[str]) -> None:
+    """Make the module see a torch that has the public clearer, the private one, both or neither."""
     cuda = SimpleNamespace(**({"clear_cublas_workspaces": lambda: calls.append("public")} if public else {}))
     c = SimpleNamespace(**({"_cuda_clearCublasWorkspaces": lambda: calls.append("private")} if private else {}))
-    return SimpleNamespace(cuda=cuda, _C=c)
+    monkeypatch.setattr(cublas_workspace, "torch", SimpleNamespace(cuda=cuda, _C=c))
 
 
-def test_the_public_function_wins_over_the_private_one():
+def test_the_public_function_wins_over_the_private_one(monkeypatch):
     calls: list[str] = []
-    assert clear_cublas_workspaces(_torch(True, True, calls)) is True
+    _torch(monkeypatch, True, True, calls)
+    assert clear_cublas_workspaces() is True
     assert calls == ["public"]
 
 
-def test_older_torch_uses_the_private_function():
+def test_older_torch_uses_the_private_function(monkeypatch):
     calls: list[str] = []
-    assert clear_cublas_workspaces(_torch(False, True, calls)) is True
+    _torch(monkeypatch, False, True, calls)
+    assert clear_cublas_workspaces() is True
     assert calls == ["private"]
 
 
-def test_a_torch_without_either_is_told_apart_and_nothing_is_called():
+def test_a_torch_without_either_is_told_apart_and_nothing_is_called(monkeypatch):
     calls: list[str] = []
-    torch = _torch(False, False, calls)
-    assert workspace_clearer(torch) is None
-    assert clear_cublas_workspaces(torch) is False
+    _torch(monkeypatch, False, False, calls)
+    assert workspace_clearer() is None
+    assert clear_cublas_workspaces() is False
     assert calls == []
-

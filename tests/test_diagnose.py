@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from graphlab.errors import CaptureError, GraphlabError
+from graphlab.errors import BadInputError, CaptureError
 from graphlab.capture import diagnose as dg
 from graphlab.capture import pitfalls
 
@@ -157,7 +157,7 @@ def test_examples_classify_from_their_failing_line(key):
 
 
 def test_run_example_rejects_unknown_names():
-    with pytest.raises(GraphlabError, match="no example"):
+    with pytest.raises(BadInputError, match="no example"):
         pitfalls.run_example("nope")
 
 

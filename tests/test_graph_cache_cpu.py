@@ -380,8 +380,6 @@ def _model_output():
     return Output
 
 
-@pytest.mark.xfail(strict=True, reason="needs the pytree tensor walker of graphlab/capture/tensors.py (issue 21): "
-                                       "remove this mark when it lands")
 @pytest.mark.parametrize("container", ["namedtuple", "dataclass", "model_output"])
 @pytest.mark.parametrize("copy_outputs", [True, False])
 def test_outputs_keep_their_container_type_and_only_the_real_rows(container, copy_outputs):

@@ -68,7 +68,7 @@ class EagerGraph:
         self._fn: Callable[..., Any] | None = fn
         self.inputs, self.grad_mode, self.name = static_inputs, grad_mode, name
         self.plan = InputPlan(static_inputs, name)  # what a call checks and copies, as a CapturedGraph's
-        with torch.inference_mode(False), grad_context(torch, grad_mode):
+        with torch.inference_mode(False), grad_context(grad_mode):
             self.outputs = map_tensors(_clone, fn(*static_inputs))
         self._held_bytes = sum(t.numel() * t.element_size() for _, t in flatten(self.outputs)
                                if isinstance(t, torch.Tensor))
@@ -95,7 +95,7 @@ class EagerGraph:
         """Run the model on the static inputs and write its answer into the static outputs."""
         if self._fn is None:
             raise BadInputError(f"graph {self.name!r} was reset: capture it again")
-        with grad_context(torch, self.grad_mode):
+        with grad_context(self.grad_mode):
             fresh = self._fn(*self.inputs)
         for (_, out), (_, new) in zip(flatten(self.outputs), flatten(fresh)):
             if isinstance(out, torch.Tensor):

@@ -54,7 +54,7 @@ def example_at(example: torch.Tensor, dims: Sequence[int], sizes: Sequence[int],
             low, high = (int(example.min()), int(example.max())) if example.numel() else (0, 1)
             return torch.randint(low, max(high, low) + 1, shape, dtype=example.dtype,
                                  generator=torch.Generator().manual_seed(seed)).to(example.device)
-    return random_like(torch, template, seed)
+    return random_like(template, seed)
 
 
 def output_leaves(outputs: Any) -> list[tuple[str, torch.Tensor]]:

@@ -11,7 +11,7 @@
 Both front ends are thin: the capture itself is `graphlab.capture.engine.CaptureEngine` (warm-up on the
 device's side stream, `keep_graph=True` where torch has it so the graph can be dumped, capture cost
 measured on this very graph, one `CaptureError` naming cause, line and fix on failure).
-Layer 2: torch is imported inside functions; never plotly, graphviz or widgets.
+In recorded mode (`gl.set_mode`) `capture` answers with the graph a GPU recorded (`capture/recorded.py`).
 """
 from __future__ import annotations
 
@@ -19,17 +19,21 @@ import contextlib
 import sys
 from typing import Any, Callable, Iterator
 
-from graphlab.env import require_cuda
-from graphlab.errors import CaptureError, GraphlabError
+import torch
+
 from graphlab.capture.captured import CapturedGraph
-from graphlab.graph.export import DEFAULT_DOT_FLAGS
 from graphlab.capture.engine import CaptureEngine
+from graphlab.capture.recorded import recorded_capture
 from graphlab.capture.tensors import GRAD_MODES, flatten, grad_context, is_tensor, map_tensors
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError, CaptureError
+from graphlab.graph.export import DEFAULT_DOT_FLAGS
+from graphlab.mode import stand_in
 
 
 def check_grad_mode(grad_mode: str) -> None:
     if grad_mode not in GRAD_MODES:
-        raise GraphlabError(f"grad_mode must be one of {', '.join(GRAD_MODES)}, got {grad_mode!r}")
+        raise BadInputError(f"grad_mode must be one of {', '.join(GRAD_MODES)}, got {grad_mode!r}")
 
 
 def inputs_device(example_inputs: Any, device: Any) -> Any:
@@ -47,13 +51,15 @@ def finish(engine: CaptureEngine, **fields: Any) -> CapturedGraph:
     return CapturedGraph(torch_graph=engine.graph, cost=engine.cost, device_index=engine.device_index, **fields)
 
 
+@stand_in(recorded_capture)
 def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool: Any = None,
             dot_flags: int | str = DEFAULT_DOT_FLAGS, name: str | None = None, grad_mode: str = "no_grad",
             stream: Any = None, capture_error_mode: str = "global", device: Any = None) -> CapturedGraph:
     """Capture `fn(*example_inputs)` into a CUDA graph and return it, ready to replay.
 
     Args:
-        fn: an `nn.Module` or any function of tensors (nested tuples, lists and dicts are fine).
+        fn: an `nn.Module` or any function of tensors (inputs and outputs may nest: tuples, lists, dicts,
+            NamedTuples, dataclasses, Hugging Face `ModelOutput`s; `capture/tensors.py` lists them).
         example_inputs: inputs of the shapes and dtypes the graph will always see; copied into the
             graph's static input buffers (your tensors are not aliased).
         warmup: eager runs on the side stream before capture (cuBLAS handles, lazy init). 0 shows why
@@ -65,31 +71,27 @@ def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool:
         capture_error_mode: "global" (default), "thread_local" or "relaxed".
         device: the CUDA device to capture on (default: the inputs' device, else the current one).
 
+    In recorded mode the graph a GPU recorded for this zoo model and batch size (a `RecordedGraph`).
+
     Raises:
         GPUUnavailableError: no CUDA GPU here.
         CaptureError: capture failed; the message names the cause, your line and the fix.
     """
-    from graphlab.mode import is_recorded
-
-    if is_recorded():
-        from graphlab.capture.recorded import recorded_capture
-
-        return recorded_capture(fn, example_inputs, name=name)  # type: ignore[return-value]
-    torch = require_cuda("gl.capture")
+    require_cuda("gl.capture")
     check_grad_mode(grad_mode)
-    engine = CaptureEngine(torch, device=inputs_device(example_inputs, device), stream=stream, pool=pool,
+    engine = CaptureEngine(device=inputs_device(example_inputs, device), stream=stream, pool=pool,
                            capture_error_mode=capture_error_mode)
     with torch.cuda.device(engine.device_index), torch.inference_mode(False):
         # normal tensors even under inference_mode, so later calls may copy into them from any mode
         static_inputs = map_tensors(lambda t: t.detach().clone(), example_inputs)
-    with grad_context(torch, grad_mode):
+    with grad_context(grad_mode):
         outputs = engine.run(lambda: fn(*static_inputs), warmup)
     label = name or getattr(fn, "__name__", None) or type(fn).__name__
     return finish(engine, static_inputs=static_inputs, static_outputs=outputs, fn=fn, grad_mode=grad_mode,
                   name=label, dot_flags=dot_flags)
 
 
-def prime_libraries(torch: Any, stream: Any) -> None:
+def prime_libraries(stream: Any) -> None:
     """Create cuBLAS/cuBLASLt handles and workspaces for `stream` with a tiny matmul (a `with` block
     runs once, so it cannot be warmed up)."""
     with torch.cuda.stream(stream), torch.no_grad():
@@ -99,7 +101,7 @@ def prime_libraries(torch: Any, stream: Any) -> None:
     torch.cuda.current_stream().wait_stream(stream)
 
 
-def _tensor_names(torch: Any, namespace: dict[str, Any]) -> dict[str, int]:
+def _tensor_names(namespace: dict[str, Any]) -> dict[str, int]:
     return {k: id(v) for k, v in namespace.items() if isinstance(v, torch.Tensor)}
 
 
@@ -116,25 +118,25 @@ def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = D
     The block runs once, under capture (no warm-up: run the code once eagerly first if it uses
     libraries that initialise lazily; `prime=True` pre-creates the cuBLAS handles). Tensors the block
     binds to names are the graph's outputs (`cg.outputs`). `cg.verify()` is not available: use
-    `gl.capture(fn, ...)` or `%%cudagraph` for that.
+    `gl.capture(fn, ...)` or `%%cudagraph` for that. Inside the block `cg` is still being captured: using it
+    there raises `BadInputError`.
     """
-    torch = require_cuda("gl.capturing")
+    require_cuda("gl.capturing")
     check_grad_mode(grad_mode)
     frame = sys._getframe(2)  # the caller's frame (contextmanager adds one level)
-    before = _tensor_names(torch, dict(frame.f_locals))
-    cg = CapturedGraph.pending(name)
-    engine = CaptureEngine(torch, device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
+    before = _tensor_names(dict(frame.f_locals))
+    engine = CaptureEngine(device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
                            prefer_filename=frame.f_code.co_filename)
+    cg = CapturedGraph.pending(name, device_index=engine.device_index, grad_mode=grad_mode, dot_flags=dot_flags)
     if prime:
         with torch.cuda.device(engine.device_index):
-            prime_libraries(torch, engine.stream)
-    with grad_context(torch, grad_mode), engine.capturing():
+            prime_libraries(engine.stream)
+    with grad_context(grad_mode), engine.capturing():
         yield cg
     after = dict(frame.f_locals)
     outputs = {k: v for k, v in after.items()
                if isinstance(v, torch.Tensor) and v.is_cuda and before.get(k) != id(v)}
-    cg.complete(finish(engine, static_inputs=(), static_outputs=outputs, fn=None, grad_mode=grad_mode, name=name,
-                       dot_flags=dot_flags))
+    cg.complete(engine.graph, engine.cost, outputs)
 
 
 __all__ = ["CapturedGraph", "CaptureError", "capture", "capturing", "check_grad_mode", "finish", "inputs_device",

@@ -7,32 +7,37 @@
     >>> gl.render(cg); gl.inspect(cg)          # draw / inspect it (the functions take a CapturedGraph)
 
 The outputs are the same tensors every call: clone them to keep a result past the next replay.
-Layer 2: torch comes from sys.modules; drawing and inspecting live in the viz/ui layers.
+Drawing and inspecting live in the viz/ui packages (they take any graph of `capture/surface.py`).
+
+A graph has three states: *capturing* (the graph a `with gl.capturing()` block binds while the block still
+runs: every use raises `BadInputError` until the block ends), *ready*, and *reset* (freed: every use raises).
 """
 from __future__ import annotations
 
 import contextlib
 import html
-import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from graphlab.errors import GraphlabError
-from graphlab.graph.export import has_cuda_bindings, raw_graph_handle
+import torch
+
 from graphlab.capture.input_plan import InputPlan
 from graphlab.capture.tensors import describe, flatten, is_tensor
+from graphlab.capture.verify import VerifyResult, verify_replay
+from graphlab.errors import BadInputError, UnsupportedError
+from graphlab.graph.census import take_census
+from graphlab.graph.dot_parser import parse_dot
+from graphlab.graph.export import DEFAULT_DOT_FLAGS, dump_dot, has_cuda_bindings, parse_flags, raw_graph_handle
 
 if TYPE_CHECKING:
-    from graphlab.graph.model import CudaGraph
-    from graphlab.graph.census import Census
     from graphlab.capture.engine import CaptureCost
-    from graphlab.capture.verify import VerifyResult
+    from graphlab.graph.census import Census
+    from graphlab.graph.model import CudaGraph
 
 
 def _current_device_reader(device_index: int) -> Callable[[], int]:
     """The cheapest way to read the current CUDA device (the hot path checks it on every call)."""
     if device_index < 0:  # a CPU stand-in graph (tests): there is no CUDA device to check
         return lambda: device_index
-    torch = sys.modules["torch"]
     return getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
 
 
@@ -40,58 +45,107 @@ class CapturedGraph:
     """A captured CUDA graph with its static input and output buffers.
 
     Attributes:
+        origin: "live" (the graph surface, `capture/surface.py`).
         inputs: the static input tensors (a tuple, nested as captured); `outputs`: the static outputs.
         name, grad_mode, dot_flags: as given to the capture.
         device: the torch.device the graph lives on.
-        capture_ms, instantiate_ms, pool_bytes, peak_bytes, exec_bytes: what capturing this graph
-            cost (`graphlab.capture.engine.CaptureCost`); `memory_bytes` is `pool_bytes` (older name).
+        cost: what capturing this graph cost (`graphlab.capture.engine.CaptureCost`), also read as
+            capture_ms, instantiate_ms, pool_bytes, peak_bytes, exec_bytes.
+
+    Args:
+        torch_graph: the captured `torch.cuda.CUDAGraph`; None while a `with gl.capturing()` block is still
+            capturing it (then `cost` is None too, and `complete` fills both in when the block ends).
     """
+
+    origin = "live"
 
     def __init__(self, *, torch_graph: Any, static_inputs: tuple[Any, ...], static_outputs: Any,
                  fn: Callable[..., Any] | None, grad_mode: str, name: str, dot_flags: int | str,
-                 cost: CaptureCost, device_index: int, input_names: tuple[str, ...] = (),
+                 cost: CaptureCost | None, device_index: int, input_names: tuple[str, ...] = (),
                  source: str | None = None):
-        self._torch_graph = torch_graph
-        self.inputs = static_inputs
-        self.outputs = static_outputs
-        self._fn = fn
-        self.grad_mode = grad_mode
         self.name = name
+        self.grad_mode = grad_mode
         self.dot_flags = dot_flags
-        self.cost = cost
         self.device_index = device_index
         self.input_names = input_names
         self.source = source
+        self._fn = fn
+        self._capturing = torch_graph is None
+        self._torch_graph = torch_graph
+        self._cost = cost
+        self._inputs = static_inputs
+        self._outputs = static_outputs
         self.plan = InputPlan(static_inputs, name)
         self._dots: dict[int, str] = {}
         self._parsed: CudaGraph | None = None
-        self._replay: Callable[[], Any] = torch_graph.replay
+        self._replay: Callable[[], Any] = self._refuse if torch_graph is None else torch_graph.replay
         self._current_device = _current_device_reader(device_index)
 
-    # -- cost --------------------------------------------------------------------------------------------
+    # -- a `with gl.capturing()` block binds its graph before the graph exists ------------------------------
+    @classmethod
+    def pending(cls, name: str, *, device_index: int, grad_mode: str = "no_grad",
+                dot_flags: int | str = DEFAULT_DOT_FLAGS) -> CapturedGraph:
+        """The graph a `with gl.capturing()` block binds at its start: capturing until `complete` is called."""
+        return cls(torch_graph=None, static_inputs=(), static_outputs=None, fn=None, grad_mode=grad_mode,
+                   name=name, dot_flags=dot_flags, cost=None, device_index=device_index)
+
+    def complete(self, torch_graph: Any, cost: CaptureCost, outputs: Any) -> None:
+        """The block ended: take the graph it captured, what that cost and the tensors it bound."""
+        self._torch_graph, self._cost, self._outputs = torch_graph, cost, outputs
+        self._replay = torch_graph.replay
+        self._capturing = False
+
+    def _unusable(self) -> BadInputError:
+        if self._capturing:
+            return BadInputError(f"graph {self.name!r} is still being captured: use it after the `with` block")
+        return BadInputError(f"graph {self.name!r} was reset: capture it again")
+
+    def _refuse(self) -> None:
+        raise self._unusable()
+
+    # -- what it holds and what it cost -----------------------------------------------------------------------
+    @property
+    def inputs(self) -> Any:
+        """The static inputs, nested as captured (a `with` block's graph has none)."""
+        if self._capturing:
+            raise self._unusable()
+        return self._inputs
+
+    @property
+    def outputs(self) -> Any:
+        """The static outputs: the same tensors, refreshed by every replay."""
+        if self._capturing:
+            raise self._unusable()
+        return self._outputs
+
+    @property
+    def cost(self) -> CaptureCost:
+        if self._cost is None:
+            raise self._unusable()
+        return self._cost
+
     capture_ms = property(lambda self: self.cost.capture_ms, doc="Host time of the capture itself (ms).")
     instantiate_ms = property(lambda self: self.cost.instantiate_ms, doc="Host time to instantiate (ms).")
     pool_bytes = property(lambda self: self.cost.pool_bytes, doc="Device memory the graph's pool took.")
-    memory_bytes = pool_bytes
     peak_bytes = property(lambda self: self.cost.peak_bytes, doc="Peak memory the captured work held.")
     exec_bytes = property(lambda self: self.cost.exec_bytes, doc="Device memory of the executable graph.")
 
     @property
     def device(self) -> Any:
-        return sys.modules["torch"].device("cuda", self.device_index)
+        return torch.device("cuda", self.device_index)
 
     @property
     def torch_graph(self) -> Any:
         """The underlying `torch.cuda.CUDAGraph`."""
         if self._torch_graph is None:
-            raise GraphlabError(f"graph {self.name!r} was reset: capture it again")
+            raise self._unusable()
         return self._torch_graph
 
     # -- running -------------------------------------------------------------------------------------------
     def __call__(self, *new_inputs: Any, **named: Any) -> Any:
         """Copy `new_inputs` (same structure, shapes, dtypes and device as captured) in, replay, return outputs.
 
-        A tensor that *is* the static input is not copied. One `GraphlabError` names the input and the
+        A tensor that *is* the static input is not copied. One `BadInputError` names the input and the
         fix when a shape, dtype, device or structure differs; nothing is replayed then.
         """
         if named:
@@ -100,7 +154,7 @@ class CapturedGraph:
         if self._current_device() != self.device_index:
             raise self._wrong_device_error()
         self._replay()
-        return self.outputs
+        return self._outputs
 
     def unchecked(self, *new_inputs: Any) -> Any:
         """The fast path: copy flat tensor inputs in and replay, with no check at all.
@@ -110,48 +164,25 @@ class CapturedGraph:
         """
         self.plan.feed_unchecked(new_inputs)
         self._replay()
-        return self.outputs
+        return self._outputs
 
     def replay(self) -> Any:
         """Replay the graph as is (no input copy) on the current stream; return the static outputs."""
         if self._current_device() != self.device_index:
             raise self._wrong_device_error()
         self._replay()
-        return self.outputs
+        return self._outputs
 
-    def _wrong_device_error(self) -> GraphlabError:
+    def _wrong_device_error(self) -> BadInputError:
+        # a call from the wrong device is the caller's input (the current device), not a setting of the graph
         current = self._current_device()
-        return GraphlabError(f"graph {self.name!r} lives on cuda:{self.device_index} but cuda:{current} is the "
+        return BadInputError(f"graph {self.name!r} lives on cuda:{self.device_index} but cuda:{current} is the "
                              f"current device: replay it under `with torch.cuda.device({self.device_index}):` "
                              f"(or torch.cuda.set_device({self.device_index})), or capture one graph per device")
-
-    def _replay_after_reset(self) -> None:
-        raise GraphlabError(f"graph {self.name!r} was reset: capture it again")
-
-    # -- a `with gl.capturing()` block hands this out before its graph exists ---------------------------------
-    @classmethod
-    def pending(cls, name: str) -> CapturedGraph:
-        """A placeholder that a `with gl.capturing()` block fills in (`complete`) when it ends."""
-        cg = cls.__new__(cls)
-        cg.name, cg._torch_graph, cg._pending = name, None, True
-        return cg
-
-    def complete(self, other: CapturedGraph) -> None:
-        """Become `other` (the graph the block captured)."""
-        self.__dict__.update(other.__dict__)
-        self._pending = False
-
-    def __getattr__(self, attr: str) -> Any:  # only reached for attributes a pending graph lacks
-        if self.__dict__.get("_pending"):
-            raise GraphlabError(f"graph {self.__dict__.get('name')!r} is still being captured: use it after the "
-                                "`with` block")
-        raise AttributeError(attr)
 
     # -- looking at it ---------------------------------------------------------------------------------------
     def dot(self, flags: int | str | None = None) -> str:
         """The raw DOT text from `cudaGraphDebugDotPrint` with `flags` (default: the capture's dot_flags)."""
-        from graphlab.graph.export import dump_dot, parse_flags
-
         value = parse_flags(self.dot_flags if flags is None else flags)
         if value not in self._dots:
             self._dots[value] = dump_dot(self.torch_graph, value)
@@ -161,19 +192,15 @@ class CapturedGraph:
     def graph(self) -> CudaGraph:
         """The parsed graph of `.dot()` (a `graphlab.graph.model.CudaGraph`), parsed once."""
         if self._parsed is None:
-            from graphlab.graph.dot_parser import parse_dot
-
             self._parsed = parse_dot(self.dot(), source=f"<capture {self.name}>")
         return self._parsed
 
     def census(self) -> Census:
         """A node census straight from the CUDA graph API (`graphlab.graph.census.Census`); needs cuda-bindings."""
-        from graphlab.graph.census import take_census
-
         handle = raw_graph_handle(self.torch_graph)
         if handle is None or not has_cuda_bindings():
-            raise GraphlabError("a census needs cuda-bindings (pip install cuda-bindings) and a torch with "
-                                "CUDAGraph(keep_graph=True)")
+            raise UnsupportedError("a census needs cuda-bindings (pip install cuda-bindings) and a torch with "
+                                   "CUDAGraph(keep_graph=True)")
         return take_census(handle)
 
     def pool(self) -> Any:
@@ -188,8 +215,6 @@ class CapturedGraph:
             make_inputs: returns a tuple of new inputs; default: random tensors shaped like the captured ones.
             trials: how many input sets to try.
         """
-        from graphlab.capture.verify import verify_replay
-
         return verify_replay(self, make_inputs, trials)
 
     def reset(self) -> None:
@@ -197,7 +222,7 @@ class CapturedGraph:
         if self._torch_graph is not None:
             self._torch_graph.reset()
             self._torch_graph = None
-            self._replay = self._replay_after_reset
+            self._replay = self._refuse
 
     # -- display -------------------------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
@@ -221,7 +246,7 @@ class CapturedGraph:
         }
 
     def __repr__(self) -> str:
-        if self.__dict__.get("_pending"):
+        if self._capturing:
             return f"CapturedGraph({self.name!r}, capturing...)"
         s = self.summary()
         kinds = ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items()) or "nodes not parsed"
@@ -230,7 +255,7 @@ class CapturedGraph:
                 f"{list(s['inputs'].values())}; outputs {list(s['outputs'].values())})")
 
     def _repr_html_(self) -> str:
-        if self.__dict__.get("_pending"):
+        if self._capturing:
             return f"<b>CapturedGraph {html.escape(self.name)}</b>: capturing..."
         s = self.summary()
         exec_text = "" if s["exec_bytes"] is None else f", executable graph {s['exec_bytes'] / 2**10:.0f} KiB"

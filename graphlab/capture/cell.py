@@ -1,7 +1,8 @@
 """Capture a notebook cell: the engine behind `%%cudagraph`.
 
 CUDA tensors the cell reads are its static inputs; CUDA tensors it binds to names are its static
-outputs. Layer 2.
+outputs. In recorded mode (`gl.set_mode`) the cell runs eagerly here and the graph is the one a GPU
+recorded for a cell of that name and code (`capture/recorded.py`).
 """
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import ast
 import linecache
 from typing import Any
 
-from graphlab.env import require_cuda
+import torch
+
 from graphlab.capture.api import CapturedGraph, check_grad_mode, finish
-from graphlab.graph.export import DEFAULT_DOT_FLAGS
 from graphlab.capture.engine import CaptureEngine
+from graphlab.capture.recorded import recorded_cell
 from graphlab.capture.tensors import grad_context
+from graphlab.env import require_cuda
+from graphlab.graph.export import DEFAULT_DOT_FLAGS
+from graphlab.mode import stand_in
 
 
 def _names(tree: ast.AST, context: type) -> list[str]:
@@ -33,6 +38,7 @@ def _loaded_names(tree: ast.AST) -> list[str]:
     return _names(tree, ast.Load)
 
 
+@stand_in(recorded_cell)
 def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name: str = "cell",
                  dot_flags: int | str = DEFAULT_DOT_FLAGS, grad_mode: str = "no_grad", stream: Any = None,
                  pool: Any = None, capture_error_mode: str = "global", filename: str | None = None) -> CapturedGraph:
@@ -42,7 +48,7 @@ def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name:
     binds to CUDA tensors are the static outputs (`cg.outputs`), written back to `namespace`.
     Warm-ups run in a copy of the namespace, so the cell's side effects happen once, under capture.
     """
-    torch = require_cuda("%%cudagraph")
+    require_cuda("%%cudagraph")
     check_grad_mode(grad_mode)
     filename = filename or f"<cudagraph cell {name}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
@@ -64,10 +70,10 @@ def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name:
 
     static_inputs = tuple(namespace[n] for n in input_names)
     device = static_inputs[0].device if static_inputs else None
-    engine = CaptureEngine(torch, device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
+    engine = CaptureEngine(device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
                            prefer_filename=filename)
     scope = dict(namespace)
-    with grad_context(torch, grad_mode):
+    with grad_context(grad_mode):
         engine.warm_up(lambda: exec(compiled, dict(namespace)), warmup)
         with engine.capturing():
             exec(compiled, scope)

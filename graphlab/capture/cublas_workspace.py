@@ -16,15 +16,15 @@ capture, so the capture allocates a fresh one inside the graph's own memory pool
 it, so no later eager call on that stream writes into it. The workspace then lives and dies with the
 graph's pool, like any other buffer of the graph. What it costs in pool memory is measured by
 `scripts/probes/replica_probe.py` and written in docs/multi-gpu.md.
-
-Layer 2: torch is passed in.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
+import torch
 
-def workspace_clearer(torch: Any) -> Callable[[], Any] | None:
+
+def workspace_clearer() -> Callable[[], Any] | None:
     """torch's function that drops the cached cuBLAS workspaces, or None where this torch has none.
 
     Feature-detected: the public `torch.cuda.clear_cublas_workspaces` of newer torch, else the
@@ -37,9 +37,9 @@ def workspace_clearer(torch: Any) -> Callable[[], Any] | None:
     return private if callable(private) else None
 
 
-def clear_cublas_workspaces(torch: Any) -> bool:
+def clear_cublas_workspaces() -> bool:
     """Drop the cached cuBLAS workspaces (the next GEMM on each stream makes a new one); False if unsupported."""
-    clear = workspace_clearer(torch)
+    clear = workspace_clearer()
     if clear is None:
         return False
     clear()

@@ -4,7 +4,7 @@ The classifier reads only the exception's message and traceback, so it runs (and
 machine without a GPU. The messages it matches are the ones torch 2.11 prints on an H200
 (`RECORDED_MESSAGES`), e.g. `CUDA error: operation not permitted when stream is capturing`.
 
-Layer 2, but pure Python: imports neither torch nor cuda-bindings.
+Pure Python: imports neither torch nor cuda-bindings.
 
 Example:
     >>> try:

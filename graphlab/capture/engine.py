@@ -6,7 +6,7 @@ One engine warms up on the device's side stream, captures, instantiates, and mea
 graph cost (`CaptureCost`): so the capture time and memory a sweep reports are those of the graph
 it times.
 
-    >>> engine = CaptureEngine(torch, device=0)                        # doctest: +SKIP
+    >>> engine = CaptureEngine(device=0)                               # doctest: +SKIP
     >>> outputs = engine.run(lambda: model(static_x), warmup=3)       # doctest: +SKIP
     >>> engine.graph, engine.cost                                      # doctest: +SKIP
 
@@ -14,7 +14,6 @@ On failure, `abandon` ends the capture, restores the stream and device, drops th
 with it its private pool), settles the CUDA generator, and returns one diagnosed `CaptureError`.
 Each capture gets its own cuBLAS workspace, inside its own pool (`capture/cublas_workspace.py` says why:
 graphs that shared one raced when replayed on two streams at once).
-Layer 2: torch is passed in; never plotly, graphviz or widgets.
 """
 from __future__ import annotations
 
@@ -25,13 +24,16 @@ import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator
 
-from graphlab.errors import GraphlabError
+import torch
+
 from graphlab.capture.cublas_workspace import clear_cublas_workspaces
 from graphlab.capture.diagnose import capture_error, diagnose, empty_capture_error
-from graphlab.graph.export import has_cuda_bindings, raw_graph_handle
 from graphlab.capture.recovery import (clear_cuda_error, end_stray_capture, pool_use_count, release_failed_pool,
-                                   settle_rng)
+                                       settle_rng)
 from graphlab.capture.streams import device_index, resolve_stream
+from graphlab.errors import BadInputError, GraphlabError
+from graphlab.graph.census import node_count
+from graphlab.graph.export import has_cuda_bindings, raw_graph_handle
 
 CAPTURE_ERROR_MODES = ("global", "thread_local", "relaxed")
 
@@ -62,7 +64,7 @@ class CaptureCost:
         return asdict(self)
 
 
-def torch_keeps_graphs(torch: Any) -> bool:
+def torch_keeps_graphs() -> bool:
     """True when `torch.cuda.CUDAGraph(keep_graph=...)` exists (torch >= 2.8), so graphs can be dumped."""
     try:
         return "keep_graph" in inspect.signature(torch.cuda.CUDAGraph).parameters
@@ -79,7 +81,6 @@ class CaptureEngine:
     """One capture on one device and stream: warm up, begin, end (or abandon), and measure.
 
     Args:
-        torch: the torch module.
         device: the CUDA device to capture on (index, "cuda:N", torch.device; default: current).
         stream: capture stream: None (graphlab's side stream on `device`), "default" (fails: shows
             why capture needs a side stream) or a `torch.cuda.Stream`.
@@ -88,19 +89,18 @@ class CaptureEngine:
         prefer_filename: file whose lines a diagnosis should point at (a notebook cell's name).
     """
 
-    def __init__(self, torch: Any, *, device: Any = None, stream: Any = None, pool: Any = None,
+    def __init__(self, *, device: Any = None, stream: Any = None, pool: Any = None,
                  capture_error_mode: str = "global", prefer_filename: str | None = None):
         if capture_error_mode not in CAPTURE_ERROR_MODES:
-            raise GraphlabError(f"capture_error_mode must be one of {', '.join(CAPTURE_ERROR_MODES)}, "
+            raise BadInputError(f"capture_error_mode must be one of {', '.join(CAPTURE_ERROR_MODES)}, "
                                 f"got {capture_error_mode!r}")
-        self.torch = torch
-        self.device_index = device_index(torch, device)
-        self.stream = resolve_stream(torch, stream, self.device_index)
+        self.device_index = device_index(device)
+        self.stream = resolve_stream(stream, self.device_index)
         # a private pool gets a handle here, so that a capture that fails can give it back (recovery.py)
         self.pool = pool_id(pool) if pool is not None else torch.cuda.graph_pool_handle()
         self.capture_error_mode = capture_error_mode
         self.prefer_filename = prefer_filename
-        self.keep_graph = torch_keeps_graphs(torch)
+        self.keep_graph = torch_keeps_graphs()
         with torch.cuda.device(self.device_index):
             self.graph = torch.cuda.CUDAGraph(keep_graph=True) if self.keep_graph else torch.cuda.CUDAGraph()
         self.cost: CaptureCost | None = None
@@ -117,7 +117,6 @@ class CaptureEngine:
         """
         if times <= 0:
             return
-        torch = self.torch
         with torch.cuda.device(self.device_index):
             current = torch.cuda.current_stream()
             self.stream.wait_stream(current)
@@ -128,13 +127,12 @@ class CaptureEngine:
 
     def begin(self) -> None:
         """Start capturing on the engine's device and stream (which become current until end/abandon)."""
-        torch = self.torch
         with torch.cuda.device(self.device_index):
             if torch.cuda.is_current_stream_capturing():
-                raise GraphlabError("a capture is already running on this stream: finish it (or call "
+                raise BadInputError("a capture is already running on this stream: finish it (or call "
                                     "gl.recover()) before starting another")
             torch.cuda.synchronize()
-            clear_cublas_workspaces(torch)  # the capture makes its own, inside its pool (cublas_workspace.py)
+            clear_cublas_workspaces()  # the capture makes its own, inside its pool (cublas_workspace.py)
             torch.cuda.empty_cache()
             self._reserved0 = torch.cuda.memory_reserved()
             torch.cuda.reset_peak_memory_stats()
@@ -143,7 +141,7 @@ class CaptureEngine:
         self._contexts.enter_context(torch.cuda.device(self.device_index))
         self._contexts.enter_context(torch.cuda.stream(self.stream))
         self._t0 = time.perf_counter()
-        self._use_count0 = pool_use_count(torch, self.device_index, self.pool)
+        self._use_count0 = pool_use_count(self.device_index, self.pool)
         try:
             self.graph.capture_begin(pool=self.pool, capture_error_mode=self.capture_error_mode)
         except Exception as exc:
@@ -152,7 +150,6 @@ class CaptureEngine:
 
     def end(self) -> CaptureCost:
         """Finish the capture, instantiate, and measure; raise CaptureError if it failed or is empty."""
-        torch = self.torch
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -161,7 +158,7 @@ class CaptureEngine:
             raise self.abandon(exc) from None
         self._ended = True
         capture_ms = (time.perf_counter() - self._t0) * 1e3
-        clear_cublas_workspaces(torch)  # no later eager GEMM on this stream may use the graph's workspace
+        clear_cublas_workspaces()  # no later eager GEMM on this stream may use the graph's workspace
         self._exit_contexts()
         empty = False
         for w in caught:
@@ -171,8 +168,6 @@ class CaptureEngine:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         handle = raw_graph_handle(self.graph)
         if handle is not None and has_cuda_bindings():
-            from graphlab.graph.census import node_count
-
             empty = node_count(handle) == 0
         if empty:
             self._discard()
@@ -195,7 +190,6 @@ class CaptureEngine:
 
     def abandon(self, exc: BaseException) -> Exception:
         """End a failed capture and leave the process usable; return the diagnosed CaptureError."""
-        torch = self.torch
         if self._contexts is not None and torch.cuda.is_current_stream_capturing():
             try:
                 with warnings.catch_warnings():
@@ -205,19 +199,19 @@ class CaptureEngine:
             except Exception:
                 pass
         if self._contexts is not None:
-            end_stray_capture(torch)
+            end_stray_capture()
         self._exit_contexts()
         clear_cuda_error()
         with contextlib.suppress(Exception):
-            clear_cublas_workspaces(torch)
+            clear_cublas_workspaces()
         self._discard()  # reset() gives the pool back only after a successful capture_end
         with contextlib.suppress(Exception):
             torch.cuda.synchronize(self.device_index)
         if not self._ended and (self._began or self._use_count0 is not None):
-            release_failed_pool(torch, self.device_index, self.pool, self._use_count0)
+            release_failed_pool(self.device_index, self.pool, self._use_count0)
         with torch.cuda.device(self.device_index):
-            settle_rng(torch, self.stream if self.stream != torch.cuda.default_stream() else
-                       resolve_stream(torch, None, self.device_index))
+            settle_rng(self.stream if self.stream != torch.cuda.default_stream() else
+                       resolve_stream(None, self.device_index))
         if isinstance(exc, GraphlabError):
             return exc
         return capture_error(diagnose(exc, self.prefer_filename), exc)

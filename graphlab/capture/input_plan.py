@@ -8,15 +8,16 @@ cheap check per input and one `copy_` where the caller passed a tensor other tha
 Measured on the H200 (bench/bench_overhead.py, docs/overhead.md): the checked call path stays within a
 few microseconds of a raw `static.copy_(x); graph.replay()`.
 
-Layer 2: torch comes from sys.modules (the capture imported it); nothing is imported at load time.
+Every mismatch raises `BadInputError` naming the input, what the graph was captured for, and the fix.
 """
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from graphlab.errors import GraphlabError
+import torch
+
 from graphlab.capture.tensors import describe, flatten, is_tensor
+from graphlab.errors import BadInputError
 
 
 def _device_name(index: int) -> str:
@@ -43,7 +44,6 @@ class InputPlan:
         self._shapes = [leaf.shape if is_tensor(leaf) else None for leaf in self._statics]
         self._dtypes = [leaf.dtype if is_tensor(leaf) else None for leaf in self._statics]
         self._devices = [leaf.get_device() if is_tensor(leaf) else None for leaf in self._statics]
-        self._tensor_type = sys.modules["torch"].Tensor if "torch" in sys.modules else ()
 
     # -- the hot path -------------------------------------------------------------------------------------
     def feed(self, new_inputs: tuple[Any, ...]) -> None:
@@ -58,21 +58,20 @@ class InputPlan:
                 raise self._structure_error(new_inputs)
             leaves = [leaf for _, leaf in fresh]
         statics, shapes, dtypes, devices = self._statics, self._shapes, self._dtypes, self._devices
-        tensor_type = self._tensor_type
+        tensor_type = torch.Tensor
         for i, new in enumerate(leaves):
             static = statics[i]
             if new is static:
                 continue
             if shapes[i] is None:  # a non-tensor argument, baked into the graph at capture
                 if new != static:
-                    raise GraphlabError(f"input {self.paths[i]} was {static!r} at capture, got {new!r}: a graph "
+                    raise BadInputError(f"input {self.paths[i]} was {static!r} at capture, got {new!r}: a graph "
                                         "bakes in non-tensor arguments; capture again for a new value")
                 continue
             if (not isinstance(new, tensor_type) or new.shape != shapes[i] or new.dtype != dtypes[i]
                     or new.get_device() != devices[i]):
                 raise self._tensor_error(i, new)
             if new.requires_grad:
-                torch = sys.modules["torch"]
                 with torch.no_grad():
                     static.copy_(new)
             else:
@@ -88,27 +87,27 @@ class InputPlan:
         """Positional inputs from keyword ones, in the order of `names` (inputs not named keep their value)."""
         unknown = [k for k in named if k not in names]
         if unknown or not names:
-            raise GraphlabError(f"graph {self.graph_name!r} takes inputs {list(names)} by name; got "
+            raise BadInputError(f"graph {self.graph_name!r} takes inputs {list(names)} by name; got "
                                 f"{unknown or list(named)}")
         return tuple(named.get(k, self.static_inputs[i]) for i, k in enumerate(names))
 
     # -- errors (off the hot path) ---------------------------------------------------------------------------
-    def _structure_error(self, new_inputs: tuple[Any, ...]) -> GraphlabError:
+    def _structure_error(self, new_inputs: tuple[Any, ...]) -> BadInputError:
         got = [path for path, _ in flatten(tuple(new_inputs))]
-        return GraphlabError(f"graph {self.graph_name!r} was captured for inputs {list(self.paths)}, got {got}: "
+        return BadInputError(f"graph {self.graph_name!r} was captured for inputs {list(self.paths)}, got {got}: "
                              "pass the same structure")
 
-    def _tensor_error(self, i: int, new: Any) -> GraphlabError:
+    def _tensor_error(self, i: int, new: Any) -> BadInputError:
         path, static = self.paths[i], self._statics[i]
         if not is_tensor(new):
-            return GraphlabError(f"input {path} must be a tensor {describe(static)} as captured, got "
+            return BadInputError(f"input {path} must be a tensor {describe(static)} as captured, got "
                                  f"{type(new).__name__}")
         if new.get_device() != self._devices[i]:
             there, here = _device_name(new.get_device()), _device_name(self._devices[i])
-            return GraphlabError(f"input {path} is on {there} but graph {self.graph_name!r} lives on {here}: "
+            return BadInputError(f"input {path} is on {there} but graph {self.graph_name!r} lives on {here}: "
                                  f"move it with .to('{here}') first, or capture a graph on {there} (a graph never "
                                  "copies across devices in its hot path)")
-        return GraphlabError(f"input {path} must be {describe(static)} as captured, got {describe(new)}: a graph "
+        return BadInputError(f"input {path} must be {describe(static)} as captured, got {describe(new)}: a graph "
                              "has fixed shapes, so capture one graph per shape (gl.GraphCache does that for you)")
 
 

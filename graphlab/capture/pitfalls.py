@@ -1,17 +1,32 @@
 """Worked examples of failed captures: one small cell per cause, run live on a GPU.
 
 `graphlab record` runs them on the GPU and keeps what each one said (the "pitfalls" recording), so
-the pitfalls notebook can show the same explanations without a GPU. Layer 2: torch only inside
-functions.
+the pitfalls notebook can show the same explanations without a GPU: in recorded mode (`gl.set_mode`)
+`run_example` and `capture_after_pitfalls` answer from that recording.
 """
 from __future__ import annotations
 
+import html
+import json
 import os
+import re
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from graphlab.errors import CaptureError
-from graphlab.capture.diagnose import Diagnosis, first_line
+import torch
+
+from graphlab.capture.api import capture
+from graphlab.capture.cell import capture_cell
+from graphlab.capture.diagnose import Diagnosis, catalogue, first_line
+from graphlab.capture.recorded import RecordedGraph
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError, CaptureError, UnsupportedError
+from graphlab.mode import recorded_gpu, stand_in
+from graphlab.recordings import load_recording
+from graphlab.zoo import get_model
 
 
 @dataclass(frozen=True)
@@ -58,86 +73,78 @@ EXAMPLES: dict[str, Example] = {
 }
 
 
+def recorded_diagnoses(recording: Any) -> dict[str, Diagnosis]:
+    """The diagnoses a "pitfalls" recording kept (`graphlab record`), by example name."""
+    return {entry["example"]: Diagnosis.from_dict(entry) for entry in recording.results("pitfalls")}
+
+
+def _check_key(key: str) -> None:
+    if key not in EXAMPLES:
+        raise BadInputError(f"no example {key!r}; choose one of {', '.join(EXAMPLES)}")
+
+
+def recorded_run_example(key: str) -> Diagnosis:
+    """Recorded mode's `run_example`: what this example said when `graphlab record` ran it on a GPU."""
+    _check_key(key)
+    return recorded_diagnoses(load_recording("pitfalls", gpu=recorded_gpu()))[key]
+
+
+@stand_in(recorded_run_example)
 def run_example(key: str) -> Diagnosis:
     """Run one `EXAMPLES` cell through `%%cudagraph`'s capture path on the GPU; return its diagnosis.
 
     In recorded mode (`gl.set_mode`), the diagnosis the same cell got when it was recorded on a GPU.
 
     Raises:
-        GraphlabError: the example captured without error (the failure did not happen here).
+        BadInputError: no example called `key`.
+        UnsupportedError: the example captured without error (the failure does not happen on this machine).
     """
-    from graphlab.env import require_cuda
-    from graphlab.errors import GraphlabError
-
-    if key not in EXAMPLES:
-        raise GraphlabError(f"no example {key!r}; choose one of {', '.join(EXAMPLES)}")
-    from graphlab.mode import is_recorded, recorded_gpu
-
-    if is_recorded():  # what this example said when `graphlab record` ran it on a GPU
-        from graphlab.recordings import load_recording
-
-        return recorded_diagnoses(load_recording("pitfalls", gpu=recorded_gpu()))[key]
+    _check_key(key)
     example = EXAMPLES[key]
     if example.fresh_process:
         return _run_in_fresh_process(key)
-    torch = require_cuda("run_example")
-    from graphlab.capture.cell import capture_cell
+    diagnosis = _diagnose_here(key)
+    if diagnosis is None:
+        raise UnsupportedError(f"example {key!r} captured without error on this machine: the failure it shows "
+                               "does not happen here")
+    return diagnosis
 
+
+def _diagnose_here(key: str) -> Diagnosis | None:
+    """Capture example `key` in this process: the diagnosis of its failure, or None if it captured."""
+    require_cuda("run_example")
+    example = EXAMPLES[key]
     namespace: dict[str, Any] = {"torch": torch}
     exec(example.setup, namespace)
     try:
         capture_cell(example.code, namespace, warmup=example.warmup, name=key, stream=example.stream,
                      filename=f"<pitfall {key}>")
     except CaptureError as err:
-        return err.diagnosis  # type: ignore[attr-defined,no-any-return]
-    raise GraphlabError(f"example {key!r} captured without error on this machine")
-
-
-def recorded_diagnoses(recording: Any) -> dict[str, Diagnosis]:
-    """The diagnoses a "pitfalls" recording kept (`graphlab record`), by example name."""
-    return {entry["example"]: Diagnosis.from_dict(entry) for entry in recording.results("pitfalls")}
+        return err.diagnosis  # type: ignore[no-any-return]
+    return None
 
 
 def _run_in_fresh_process(key: str) -> Diagnosis:
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from graphlab.errors import GraphlabError
-
     root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     proc = subprocess.run([sys.executable, "-m", "graphlab.capture.pitfalls", key], capture_output=True, text=True,
                           env=env, timeout=300)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
-        raise GraphlabError(f"example {key!r} in a fresh process failed: {first_line(proc.stderr) or proc.returncode}")
+        raise UnsupportedError(f"example {key!r} could not run in a fresh process here: "
+                               f"{first_line(proc.stderr) or proc.returncode}")
     return Diagnosis.from_dict(json.loads(lines[-1]))
 
 
 def _main(argv: list[str]) -> int:
-    """`python -m graphlab.capture.pitfalls KEY`: run one example, print its diagnosis as JSON."""
-    import json
-
-    diagnosis = run_example(argv[0]) if not EXAMPLES.get(argv[0], Example("", "")).fresh_process else None
-    if diagnosis is None:  # we are the fresh process: run it here
-        from graphlab.env import require_cuda
-        from graphlab.capture.cell import capture_cell
-
-        example = EXAMPLES[argv[0]]
-        namespace: dict[str, Any] = {"torch": require_cuda("run_example")}
-        exec(example.setup, namespace)
-        try:
-            capture_cell(example.code, namespace, warmup=example.warmup, name=argv[0], filename=f"<pitfall {argv[0]}>")
-            print(json.dumps({"cause": "none", "message": "captured without error"}))
-            return 3
-        except CaptureError as err:
-            diagnosis = err.diagnosis  # type: ignore[attr-defined]
+    """`python -m graphlab.capture.pitfalls KEY`: run one example here (the fresh process), print its diagnosis
+    as JSON; exit status 3 when it captured without error."""
+    diagnosis = _diagnose_here(argv[0])
+    if diagnosis is None:
+        print(json.dumps({"cause": "none", "message": "captured without error"}))
+        return 3
     print(json.dumps(diagnosis.to_dict()))
     return 0
-
-
 
 
 def pitfall_examples() -> dict[str, Example]:
@@ -145,34 +152,26 @@ def pitfall_examples() -> dict[str, Example]:
     return dict(EXAMPLES)
 
 
+def recorded_capture_after_pitfalls() -> Any:
+    """Recorded mode's `capture_after_pitfalls`: the graph `graphlab record` captured in the same process right
+    after all the examples had failed."""
+    return RecordedGraph(load_recording("pitfalls", gpu=recorded_gpu()), "recovered", None, (), "recovered")
+
+
+@stand_in(recorded_capture_after_pitfalls)
 def capture_after_pitfalls() -> Any:
     """A capture made right after the failure examples, proof that the process stays usable.
 
     Live: captures the zoo MLP at batch 8 here (after whatever failed in this process). Recorded mode: the
     graph `graphlab record` captured in the same process right after all the examples had failed.
     """
-    from graphlab.mode import is_recorded, recorded_gpu
-
-    if is_recorded():
-        from graphlab.recordings import load_recording
-        from graphlab.capture.recorded import RecordedGraph
-
-        return RecordedGraph(load_recording("pitfalls", gpu=recorded_gpu()), "recovered", None, (), "recovered")
-    from graphlab.capture.api import capture
-    from graphlab.zoo import get_model
-
     mlp = get_model("mlp")
     return capture(mlp.build(), *mlp.make_inputs(8), name="recovered")
 
 
 def causes_table() -> Any:
     """Every cause graphlab recognises as a table (pandas, prose left-aligned, code in code font)."""
-    import html
-    import re
-
-    import pandas as pd
-
-    from graphlab.capture.diagnose import catalogue
+    import pandas as pd  # only this table needs pandas
 
     def code(text: str) -> str:
         return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
@@ -182,11 +181,8 @@ def causes_table() -> Any:
         [{"selector": "th", "props": [("text-align", "left")]}])
 
 
+__all__ = ["EXAMPLES", "Example", "capture_after_pitfalls", "causes_table", "pitfall_examples",
+           "recorded_capture_after_pitfalls", "recorded_diagnoses", "recorded_run_example", "run_example"]
+
 if __name__ == "__main__":
-    import sys as _sys
-
-    raise SystemExit(_main(_sys.argv[1:]))
-
-
-__all__ = ["EXAMPLES", "Example", "capture_after_pitfalls", "causes_table", "pitfall_examples", "recorded_diagnoses",
-           "run_example"]
+    raise SystemExit(_main(sys.argv[1:]))

@@ -1,13 +1,13 @@
 """Leave the process usable after a failed capture: end it, clear the error, restore the stream,
-and take the CUDA generator out of capture mode.
-
-Layer 2: torch is passed in; cuda-bindings is imported inside functions only.
+and take the CUDA generator out of capture mode. cuda-bindings (optional) is imported where it is used.
 """
 from __future__ import annotations
 
 import contextlib
 import warnings
 from typing import Any
+
+import torch
 
 from graphlab.env import require_cuda
 from graphlab.graph.export import has_cuda_bindings
@@ -24,7 +24,7 @@ def clear_cuda_error() -> None:
         rt.cudaGetLastError()
 
 
-def settle_rng(torch: Any, stream: Any) -> None:
+def settle_rng(stream: Any) -> None:
     """Take the CUDA generator out of capture mode after a failed capture.
 
     torch's capture_end raises before it runs the generator's capture epilogue, so every later
@@ -46,14 +46,14 @@ def settle_rng(torch: Any, stream: Any) -> None:
         graph.reset()
 
 
-def end_allocate_to_pool(torch: Any, device_index: int, pool: Any) -> None:
+def end_allocate_to_pool(device_index: int, pool: Any) -> None:
     """Tell the caching allocator that a capture into `pool` is over (torch's capture_end raises
     before it does so when the capture failed); an error just means torch already did."""
     with contextlib.suppress(Exception):
         torch._C._cuda_endAllocateToPool(device_index, pool)
 
 
-def pool_use_count(torch: Any, device_index: int, pool: Any) -> int | None:
+def pool_use_count(device_index: int, pool: Any) -> int | None:
     """How many graphs (and captures under way) hold memory pool `pool`; None where torch does not say."""
     get = getattr(torch._C, "_cuda_getPoolUseCount", None)
     if get is None:
@@ -64,7 +64,7 @@ def pool_use_count(torch: Any, device_index: int, pool: Any) -> int | None:
         return None
 
 
-def release_failed_pool(torch: Any, device_index: int, pool: Any, use_count_before: int | None) -> bool:
+def release_failed_pool(device_index: int, pool: Any, use_count_before: int | None) -> bool:
     """Give back the pool reference a capture took when its capture_end never succeeded; True if released.
 
     torch's `CUDAGraph.reset()` releases a graph's pool only after a successful `capture_end`
@@ -73,8 +73,8 @@ def release_failed_pool(torch: Any, device_index: int, pool: Any, use_count_befo
     GEMM on the H200 (tests/gpu/test_gpu_failures.py). Where torch reports use counts, the reference
     is given back only if the capture really took one; else the caller says whether capture_begin ran.
     """
-    end_allocate_to_pool(torch, device_index, pool)
-    now = pool_use_count(torch, device_index, pool)
+    end_allocate_to_pool(device_index, pool)
+    now = pool_use_count(device_index, pool)
     if now is not None and use_count_before is not None and now <= use_count_before:
         return False
     release = getattr(torch._C, "_cuda_releasePool", None)
@@ -87,7 +87,7 @@ def release_failed_pool(torch: Any, device_index: int, pool: Any, use_count_befo
     return True
 
 
-def end_stray_capture(torch: Any) -> bool:
+def end_stray_capture() -> bool:
     """End a capture still running on the current stream (through cuda-bindings); True if one was."""
     if not torch.cuda.is_current_stream_capturing():
         return False
@@ -101,19 +101,19 @@ def end_stray_capture(torch: Any) -> bool:
     return True
 
 
-def recover(torch: Any | None = None) -> bool:
+def recover() -> bool:
     """Make the process usable after a failed capture elsewhere (e.g. a raw `torch.cuda.graph` block).
 
     Ends a capture still running on the current stream, clears the CUDA error it left, and makes the
     default stream current again. Returns True when something had to be repaired.
     """
-    torch = torch or require_cuda("recover")
-    repaired = end_stray_capture(torch)
+    require_cuda("recover")
+    repaired = end_stray_capture()
     if torch.cuda.current_stream() != torch.cuda.default_stream():
         repaired = True
         torch.cuda.set_stream(torch.cuda.default_stream())
     clear_cuda_error()
-    settle_rng(torch, side_stream(torch))
+    settle_rng(side_stream())
     return repaired
 
 

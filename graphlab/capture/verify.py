@@ -1,14 +1,10 @@
-"""Check a replay against eager execution on fresh random inputs.
-
-Layer 2: works on a `CapturedGraph`; torch comes from sys.modules (capture imported it).
-"""
+"""Check a replay against eager execution on fresh random inputs (`CapturedGraph.verify`)."""
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import BadInputError
 from graphlab.capture.tensors import flatten, grad_context, is_tensor, map_tensors, random_like, sync
 
 #: (rtol, atol) per dtype name: an error passes when max_abs <= atol + rtol * max|eager|.
@@ -52,9 +48,8 @@ def verify_replay(cg: Any, make_inputs: Callable[[], Any] | None = None, trials:
     The static inputs are restored (and replayed) afterwards, so `cg.outputs` are as before.
     """
     if cg._fn is None:
-        raise GraphlabError(f"graph {cg.name!r} came from a `with` block, whose code cannot be re-run: "
+        raise BadInputError(f"graph {cg.name!r} came from a `with` block, whose code cannot be re-run: "
                             "use gl.capture(fn, ...) or %%cudagraph to verify")
-    torch = sys.modules["torch"]
     saved = map_tensors(lambda t: t.clone(), cg.inputs)
     worst: tuple[float, float, float, str, float, float] | None = None  # margin, abs, rel, path, rtol, atol
     checked = 0
@@ -63,11 +58,11 @@ def verify_replay(cg: Any, make_inputs: Callable[[], Any] | None = None, trials:
             fresh = make_inputs()
             fresh = fresh if isinstance(fresh, tuple) else (fresh,)
         else:
-            fresh = map_tensors(lambda t: random_like(torch, t, seed=1000 + trial), cg.inputs)
+            fresh = map_tensors(lambda t: random_like(t, seed=1000 + trial), cg.inputs)
         replayed = map_tensors(lambda t: t.clone(), cg(*fresh))
-        with grad_context(torch, cg.grad_mode):
+        with grad_context(cg.grad_mode):
             eager = cg._fn(*fresh)
-        sync(torch)
+        sync()
         eager_leaves = dict(flatten(eager))
         pairs = [(p, a, eager_leaves[p]) for p, a in flatten(replayed) if is_tensor(a) and p in eager_leaves]
         checked = len(pairs)
@@ -83,9 +78,9 @@ def verify_replay(cg: Any, make_inputs: Callable[[], Any] | None = None, trials:
                 worst = (margin, max_abs, max_rel, path, rtol, atol)
     cg.plan.feed(saved)
     cg.replay()
-    sync(torch)
+    sync()
     if worst is None:
-        raise GraphlabError(f"graph {cg.name!r} has no tensor outputs to verify")
+        raise BadInputError(f"graph {cg.name!r} has no tensor outputs to verify: verify compares tensors")
     margin, max_abs, max_rel, path, rtol, atol = worst
     return VerifyResult(margin <= 0, max_abs, max_rel, trials, checked, path, rtol, atol)
 

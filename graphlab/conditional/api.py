@@ -99,7 +99,7 @@ class _CapturedStages:
         self.asm, self.name, self.warmup, self.mode = asm, name, warmup, mode
         self.pool = torch.cuda.graph_pool_handle()
         self.pool_refs = 0
-        self.stream = side_stream(torch, asm.device_index)
+        self.stream = side_stream(asm.device_index)
         self.results: dict[str, Any] = {}
         self.captured: dict[str, Any] = {}  # route "child" only; kept for a uniform interface
 

@@ -40,7 +40,7 @@ def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup
     require_cuda("gl.capture_with_torch_cond")
     conditional_support().require("if", "torch")
     modes = importlib.import_module(TORCH_COND_MODULE)
-    engine = CaptureEngine(torch, device=inputs_device(example_inputs, None))
+    engine = CaptureEngine(device=inputs_device(example_inputs, None))
     with torch.cuda.device(engine.device_index):
         static_inputs = map_tensors(lambda t: t.detach().clone(), example_inputs)
     warm_mode = modes.ControlFlowOpWarmupDispatchMode()

@@ -6,7 +6,8 @@ API (`cuGraphKernelNodeGetParams` + `cuFuncGetName`): the runtime's `cudaGraphKe
 answers `cudaErrorInvalidDeviceFunction` for PyTorch and cuBLAS kernels. Child-graph bodies are
 walked recursively.
 
-Layer 2: needs cuda-bindings (imported inside functions).
+Needs cuda-bindings (optional: imported when a census is taken; without it `take_census` raises
+`UnsupportedError` saying what to install).
 
 Example:
     >>> cg = gl.capture(model, x)
@@ -21,8 +22,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from graphlab.graph.model import Node, node_field_names
+from graphlab.errors import UnsupportedError
 from graphlab.graph.export import check_cuda
+from graphlab.graph.model import Node, node_field_names
 
 # cudaGraphNodeType value -> NodeKind value (graphlab.graph.model)
 NODE_TYPES: dict[int, str] = {
@@ -156,9 +158,19 @@ def _edge_count(rt: Any, handle: Any) -> int:
     return int(result[-1])  # (err, from, to, [edgeData,] numEdges): the count is last in 12.x and 13.x
 
 
+def _runtime() -> Any:
+    """cuda-bindings' runtime module, or UnsupportedError naming the package to install."""
+    try:
+        from cuda.bindings import runtime
+    except ImportError:
+        raise UnsupportedError("a census reads the graph through the CUDA graph API, which needs cuda-bindings: "
+                               "pip install cuda-bindings") from None
+    return runtime
+
+
 def take_census(handle: int) -> Census:
     """Census of the raw `cudaGraph_t` `handle` (an int, e.g. from `raw_cuda_graph()`), bodies included."""
-    from cuda.bindings import runtime as rt
+    rt = _runtime()
 
     census = Census(graph_count=0)
     pending: list[tuple[int, Any]] = [(0, handle)]
@@ -185,8 +197,7 @@ def take_census(handle: int) -> Census:
 
 def node_count(handle: int) -> int:
     """Number of nodes in the root graph (0 means the capture recorded nothing)."""
-    from cuda.bindings import runtime as rt
-
+    rt = _runtime()
     return int(rt.cudaGraphGetNodes(handle, numNodes=0)[-1])
 
 

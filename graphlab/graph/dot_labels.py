@@ -9,7 +9,8 @@ Two label styles exist, and one dump can mix them (the flags pick per node type)
 * verbose: `shape="record"` with Graphviz record syntax, `{KERNEL | {ID | 1 (topoId: 3) | name...} |
   {{node handle | func handle} | {0x.. | 0x..}} | ...}`, where `\\{ \\} \\| \\< \\>` are escaped text.
 
-`read_label` raises ValueError with a one-line reason; the parser adds source and line.
+`read_label` raises `_LabelError` (a ValueError) with a one-line reason; the parser turns it into a
+`DotParseError` with the source and line.
 """
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ from typing import Union
 
 from graphlab.graph.kernel_names import describe_kernel
 from graphlab.graph.model import LABEL, ConditionalType, Dim3, Node, NodeKind, node_field_names
+
+
+class _LabelError(ValueError):
+    """A label this module cannot read; never leaves graphlab (the parser raises DotParseError instead)."""
 
 # the header word each node type prints -> our kind (several spellings seen across drivers/flags)
 KIND_WORDS: dict[str, NodeKind] = {
@@ -115,7 +120,7 @@ def _dim3(text: str) -> Dim3:
     parts = [p for p in text.strip().strip("{}").split(",")]
     values = [_int(p) for p in parts]
     if not 1 <= len(values) <= 3 or any(v is None for v in values):
-        raise ValueError(f"cannot read launch dimensions {text!r}")
+        raise _LabelError(f"cannot read launch dimensions {text!r}")
     return tuple(values + [1] * (3 - len(values)))  # type: ignore[return-value]
 
 
@@ -162,10 +167,10 @@ def _launch(params: str) -> tuple[Dim3, Dim3, int]:
     """'{16,10,2},128,0' -> grid, block, dynamic shared bytes (launch shapes repeat: cached)."""
     parts = _split_launch(params)
     if len(parts) != 3:
-        raise ValueError(f"cannot read kernel launch parameters <<<{params[:60]}>>>")
+        raise _LabelError(f"cannot read kernel launch parameters <<<{params[:60]}>>>")
     shared_bytes = _int(parts[2])
     if shared_bytes is None:
-        raise ValueError(f"cannot read dynamic shared memory {parts[2][:40]!r}")
+        raise _LabelError(f"cannot read dynamic shared memory {parts[2][:40]!r}")
     return _dim3(parts[0]), _dim3(parts[1]), shared_bytes
 
 
@@ -193,7 +198,7 @@ def _record_tree(label: str) -> list[Tree]:
             stack.append(top)
         elif piece == "}":
             if len(stack) == 1:
-                raise ValueError("unbalanced '}' in a record label")
+                raise _LabelError("unbalanced '}' in a record label")
             done = stack.pop()
             top = stack[-1]
             top.append(done)
@@ -206,7 +211,7 @@ def _record_tree(label: str) -> list[Tree]:
                     cell = cell.translate(_HIDE_ESCAPES).strip()
                 top.append(cell)
     if len(stack) != 1:
-        raise ValueError("unbalanced '{' in a record label")
+        raise _LabelError("unbalanced '{' in a record label")
     return stack[0]
 
 
@@ -263,7 +268,7 @@ def _group_keys(text: str) -> tuple[tuple[str, ...], tuple[bool, ...], bool] | N
 
 
 def _read_row(part: str) -> Row:
-    """One line of a verbose record (a row, or several); ValueError when it is not balanced on its own."""
+    """One line of a verbose record (a row, or several); _LabelError when it is not balanced on its own."""
     if part.startswith(" {ID | "):  # the driver's spacing: split the row, look its kernel cell up
         topo, bar, cell = part[7:].partition(" | ")
         if bar and _PLAIN_CELL.fullmatch(topo):
@@ -334,7 +339,7 @@ def _record_rows(label: str) -> tuple[str, list[Row]]:
     if cells is None:
         cells = _record_cells(label)
     if not cells or not isinstance(cells[0], str):
-        raise ValueError("record label without a node type header")
+        raise _LabelError("record label without a node type header")
     return cells[0], [(tuple(_pair(k, v) for cell in cells[1:] for k, v in _row_pairs(cell)), None)]
 
 
@@ -411,7 +416,7 @@ def _header_kind(header_cell: str) -> NodeKind:
     words = header_cell.split()
     kind = KIND_WORDS.get(words[0].upper() if words else "")
     if kind is None:
-        raise ValueError(f"unknown node type {header_cell[:40]!r}")
+        raise _LabelError(f"unknown node type {header_cell[:40]!r}")
     return kind
 
 
@@ -420,12 +425,12 @@ def _read_plain(label: str, shape: str | None) -> NodeFields:
     lines = [_unescape(line).strip() for line in _LINE_SPLIT.split(label)]
     lines = [line for line in lines if line]
     if not lines:
-        raise ValueError("empty label")
+        raise _LabelError("empty label")
     pairs: list[tuple[str, str]] = []
     if _ID_CELL.match(lines[0]):
         pairs.append(("ID", lines.pop(0)))
     if not lines:
-        raise ValueError(f"label {label[:40]!r} names no node type")
+        raise _LabelError(f"label {label[:40]!r} names no node type")
     head = lines.pop(0)
     kind = KIND_WORDS.get(head.upper())
     shape_kind = _SHAPE_KIND.get((shape or "").lower())
@@ -437,7 +442,7 @@ def _read_plain(label: str, shape: str | None) -> NodeFields:
     elif kind is not None:
         fields = NodeFields(kind=kind)
     else:
-        raise ValueError(f"unknown node type {head[:40]!r}")
+        raise _LabelError(f"unknown node type {head[:40]!r}")
     for line in lines:
         paren = _PAREN_PAIR.match(line)
         if paren and fields.kind in (NodeKind.MEMCPY, NodeKind.MEMSET):
@@ -532,7 +537,7 @@ def _apply_pair(fields: NodeFields, key: str, value: str, memset: dict[str, int 
     if fields.kind is NodeKind.CONDITIONAL and lowered in ("conditional type", "type"):
         ctype = _CONDITIONAL_TYPES.get(value.strip().upper().replace(" ", ""))
         if ctype is None:
-            raise ValueError(f"unknown conditional type {value!r}")
+            raise _LabelError(f"unknown conditional type {value!r}")
         fields.conditional_type = ctype
         return
     if fields.kind is NodeKind.MEMCPY and lowered in ("kind", "direction"):
@@ -613,7 +618,7 @@ def read_label(attrs: dict[str, str]) -> NodeFields:
     """The kind and fields of one node from its DOT attributes (`shape`, `label`)."""
     label = attrs.get("label")
     if label is None:
-        raise ValueError("node has no label")
+        raise _LabelError("node has no label")
     shape = attrs.get("shape")
     stripped = label.lstrip()
     if (shape or "").lower() in ("record", "mrecord") or stripped.startswith("{"):

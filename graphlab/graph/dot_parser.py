@@ -68,7 +68,7 @@ def _build(reader: DotReader) -> CudaGraph:
         index = int(match.group(2)) if match else raw.cluster.node_names.index(name)
         try:
             fields = read_label(raw.attrs)
-        except ValueError as exc:
+        except ValueError as exc:  # dot_labels' own _LabelError, or a value in the label that did not convert
             raise reader.error(f"node {name!r}: {exc}", raw.pos) from None
         except (IndexError, KeyError, TypeError, AttributeError) as exc:  # a label layout no rule foresaw
             message = f"node {name!r}: cannot read its label (internal error {type(exc).__name__}: please report this dump)"

@@ -8,7 +8,8 @@ Two paths, chosen by feature detection:
    file only for `keep_graph=True` graphs (or graphs captured after `enable_debug_mode()`), so
    `capture` always asks for `keep_graph=True` where the constructor takes it.
 
-Layer 2: torch and cuda-bindings are imported inside functions only.
+It needs no torch import of its own (it calls methods of the graph it is given); cuda-bindings is optional and
+imported where it is used.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from graphlab.errors import GraphlabError
+from graphlab.errors import BadInputError, UnsupportedError
 
 # cudaGraphDebugDotFlags (runtime) and CUgraphDebugDot_flags (driver-only values marked)
 DOT_FLAGS: dict[str, int] = {
@@ -52,7 +53,7 @@ def parse_flags(flags: int | str | list[str] | tuple[str, ...] | None) -> int:
         return DEFAULT_DOT_FLAGS
     if isinstance(flags, int):
         if flags < 0:
-            raise GraphlabError(f"DOT flags must be a non-negative int, got {flags}")
+            raise BadInputError(f"DOT flags must be a non-negative int, got {flags}")
         return flags
     names = flags.replace(",", "|").split("|") if isinstance(flags, str) else list(flags)
     value = 0
@@ -65,7 +66,7 @@ def parse_flags(flags: int | str | list[str] | tuple[str, ...] | None) -> int:
         elif name in DOT_FLAGS:
             value |= DOT_FLAGS[name]
         else:
-            raise GraphlabError(f"unknown DOT flag {raw!r}; use an int or names from {', '.join(DOT_FLAGS)}")
+            raise BadInputError(f"unknown DOT flag {raw!r}; use an int or names from {', '.join(DOT_FLAGS)}")
     return value
 
 
@@ -89,10 +90,11 @@ def raw_graph_handle(torch_graph: Any) -> int | None:
 
 
 def check_cuda(result: Any, what: str) -> Any:
-    """Unpack a cuda-bindings result tuple (err, *values); raise GraphlabError on a CUDA error."""
+    """Unpack a cuda-bindings result tuple (err, *values); raise UnsupportedError on a CUDA error (the driver
+    refused to read or write the graph here)."""
     err, *values = result if isinstance(result, tuple) else (result,)
     if int(err) != 0:
-        raise GraphlabError(f"{what} failed with {err!r}")
+        raise UnsupportedError(f"{what} failed with {err!r}: this driver cannot do it for this graph")
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)
@@ -119,16 +121,16 @@ def dump_dot(torch_graph: Any, flags: int | str | None = None) -> str:
         flags: `cudaGraphDebugDotFlags` as an int or names (see `DOT_FLAGS`); default Verbose (1).
 
     Raises:
-        GraphlabError: neither path can write the graph (says what to install or change).
+        UnsupportedError: neither path can write the graph (says what to install or change).
     """
     value = parse_flags(flags)
     handle = raw_graph_handle(torch_graph)
     if handle is not None and has_cuda_bindings():
         return dot_from_handle(handle, value)
     if not hasattr(torch_graph, "debug_dump"):
-        raise GraphlabError("this torch cannot export graphs: install cuda-bindings (pip install cuda-bindings)")
+        raise UnsupportedError("this torch cannot export graphs: install cuda-bindings (pip install cuda-bindings)")
     if value != DOT_FLAGS["verbose"]:
-        raise GraphlabError(
+        raise UnsupportedError(
             f"DOT flags {value} need cuda-bindings (pip install cuda-bindings); without it only flags=1 "
             "(torch's debug_dump) is available"
         )
@@ -138,7 +140,7 @@ def dump_dot(torch_graph: Any, flags: int | str | None = None) -> str:
     try:
         torch_graph.debug_dump(path)
         if not Path(path).is_file():
-            raise GraphlabError(
+            raise UnsupportedError(
                 "torch's debug_dump wrote no file: the graph was not kept after capture. Capture with "
                 "keep_graph=True (torch >= 2.8) or install cuda-bindings"
             )

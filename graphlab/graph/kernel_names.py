@@ -124,7 +124,7 @@ _OP_ALIASES = {
     "bitwise_not": "bitwise_not", "logical_not": "logical_not", "max_values": "max", "min_values": "min",
     "arg_max": "argmax", "arg_min": "argmin", "norm_two": "norm", "mean": "mean", "max": "max", "min": "min",
     "and": "all", "or": "any", "cumsum": "cumsum", "nan_sum": "nansum", "max_nan": "max", "min_nan": "min",
-    "welford": "var_mean", "index_elementwise": "index", "gpu_index": "index",
+    "welford": "var_mean", "gpu_index": "index",
 }
 _ELEMENTWISE_OP = [
     re.compile(r"CUDAFunctor(?:OnSelf|OnOther)?_(\w+?)<"),

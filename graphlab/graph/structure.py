@@ -22,13 +22,13 @@ from __future__ import annotations
 import heapq
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Union
 
 from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.errors import GraphCycleError
 
 AnyGraph = Union[Graph, CudaGraph]
-
 
 
 @dataclass(frozen=True)
@@ -69,17 +69,16 @@ class GraphStructure:
 
     def position(self, node_id: str) -> int:
         """Index of `node_id` in the topological order."""
-        return self._positions()[node_id]
+        return self._positions[node_id]
 
+    @cached_property
     def _positions(self) -> dict[str, int]:
-        cached = self.__dict__.get("_pos")
-        if cached is None:
-            cached = {nid: i for i, nid in enumerate(self.order)}
-            object.__setattr__(self, "_pos", cached)
-        return cached
+        # cached_property writes the instance __dict__ directly, so it works on a frozen dataclass
+        return {nid: i for i, nid in enumerate(self.order)}
 
 
-# Analyses keyed by id(graph); a weakref drops the entry when the graph is garbage collected.
+# Analyses keyed by id(graph); a weakref drops the entry when the graph is garbage collected. (A cached_property
+# of `Graph` would say the same, but `Graph` lives in model.py, which this module reads: it cannot call back here.)
 _CACHE: dict[int, tuple[weakref.ref[Graph], GraphStructure]] = {}
 
 

@@ -56,19 +56,7 @@ class CudaGraphMagics(Magics):
     def cudagraph(self, line: str, cell: str) -> None:
         """Capture this cell into a CUDA graph stored under NAME; show the graph unless --no-show."""
         args = parse_cudagraph_args(line)
-        from graphlab.mode import is_recorded
-
-        if is_recorded():  # the cell runs eagerly here; the graph is the one the GPU recorded for it
-            from graphlab.capture.recorded import recorded_cell
-
-            cg = recorded_cell(cell, self.shell.user_ns, args.name)
-            self.shell.user_ns[args.name] = cg
-            if not args.no_show:
-                _show(cg)
-            return
-        from graphlab.env import require_cuda
-
-        require_cuda("%%cudagraph")
+        # live: capture on this GPU; recorded mode: the cell runs eagerly and the graph is the one a GPU recorded
         from graphlab.capture.cell import capture_cell
         from graphlab.graph.export import DEFAULT_DOT_FLAGS, parse_flags
 

@@ -220,7 +220,7 @@ def worker(mode: str, out: Path) -> int:
                     after["still_capturing"] = bool(torch.cuda.is_current_stream_capturing())
                     from graphlab.capture.recovery import recover
 
-                    after["recover_repaired"] = recover(torch)
+                    after["recover_repaired"] = recover()
                     t = torch.ones(4, device=device)
                     dist.all_reduce(t)
                     torch.cuda.synchronize()

@@ -643,7 +643,7 @@ def probe_graphlab_watch() -> dict[str, Any]:
 
     with watch() as seen2:
         signature = str(inspect.signature(torch.cuda.CUDAGraph))
-        keeps = torch_keeps_graphs(torch)
+        keeps = torch_keeps_graphs()
         cg = capture(model, torch.randn(4, 64, device="cuda"))
         ok = cg.verify(trials=1).passed
     return {"count": len(seen), "table": str(seen.summary()),

@@ -45,12 +45,15 @@ def test_capture_reports_time_memory_and_parsed_graph():
     zm = get_model("mlp")
     cg = capture(zm.build(), *zm.make_inputs(8))
     assert cg.capture_ms > 0 and cg.instantiate_ms >= 0
-    assert cg.memory_bytes > 0, "a private pool must have grown"
+    assert cg.origin == "live" and cg.pool_bytes > 0, "a private pool must have grown"
     graph = cg.graph
     assert graph is cg.graph
     assert len(graph.kernels()) >= 3  # three linear layers at least
     assert "digraph" in cg.dot(flags=0) and cg.dot(flags=0) != cg.dot()
     assert "kernel" in repr(cg) and "<table>" in cg._repr_html_()
+    cg.reset()
+    with pytest.raises(gl.BadInputError, match="was reset"):
+        cg.replay()
 
 
 def test_plain_function_with_nested_dict_inputs_and_outputs_in_inference_mode():
@@ -92,6 +95,10 @@ def test_with_block_captures_code_over_tensors_prepared_outside():
     with capturing(name="block") as cg:
         y = model(x)
         z = y.relu()
+        for use in (lambda: cg.outputs, cg.replay):  # the graph exists only once the block has ended
+            with pytest.raises(gl.BadInputError, match="still being captured"):
+                use()
+        assert "capturing" in repr(cg)
     assert isinstance(cg, CapturedGraph) and set(cg.outputs) == {"y", "z"}
     assert cg.outputs["y"] is y
     new = torch.randn(8, 256, device="cuda")
