@@ -17,9 +17,9 @@ from graphlab._version import __version__
 # every error graphlab raises on purpose, straight from errors.py (light: it imports nothing), one list
 globals().update({name: getattr(_errors, name) for name in _errors.__all__})
 
-# public name -> module that defines it: what a user writes. The experiments behind the recordings are under
-# `graphlab.studies` (`from graphlab.studies.cache import cache_figures`), the worked failures under
-# `graphlab.capture.pitfalls`; every other module's names are reachable from their module.
+# public name -> module that defines it: what a user writes. The experiments behind the recordings, the worked
+# capture failures among them, are under `graphlab.studies` (`from graphlab.studies.cache import cache_figures`);
+# every other module's names are reachable from their module.
 _LAZY: dict[str, str] = {
     # the graph: read, query, compare
     "CudaGraph": "graphlab.graph.model",

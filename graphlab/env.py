@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-import platform
 import shutil
 import subprocess
 from typing import Any

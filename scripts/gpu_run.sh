@@ -9,6 +9,7 @@
 #   OUT=/tmp/out PHASE=validate bash scripts/gpu_run.sh  # each GPU test file alone, multigpu, notebooks live
 #   OUT=/tmp/out PHASE=replicas bash scripts/gpu_run.sh  # replica probe, multi-GPU bench + record, each test file
 #   OUT=/tmp/out PHASE=gputests bash scripts/gpu_run.sh  # each GPU test file in its own process, nothing else
+#   OUT=/tmp/out PHASE=notebooks bash scripts/gpu_run.sh # every notebook live, each in its own process (NOTEBOOKS=...)
 #
 # Timing-sensitive steps run alone, one after another (a second process on the GPU would disturb them).
 set -uo pipefail
@@ -86,6 +87,17 @@ case "$PHASE" in
     record watch 60 watch
     step notebooks_live 60 python3 scripts/run_notebooks_live.py notebooks/00_start_here.ipynb \
       notebooks/01_first_capture.ipynb notebooks/02_pitfalls.ipynb notebooks/04_reading_the_graph.ipynb
+    ;;
+  notebooks)  # every notebook live through IPython, each in its own process and time limit, while the budget lasts
+    started=$(date +%s)
+    for nb in ${NOTEBOOKS:-notebooks/*.ipynb}; do
+      n=$(basename "$nb" .ipynb)
+      if [ $(( $(date +%s) - started )) -gt "${BUDGET_S:-480}" ]; then
+        echo "step nb_$n skipped: the phase's time budget is spent" | tee -a "$LOGS/summary.txt"; continue
+      fi
+      step "nb_$n" "${NB_S:-240}" python3 scripts/run_notebooks_live.py "$nb"
+      grep -E "^(notebook|NOTEBOOK)" "$LOGS/nb_$n.log" | tee -a "$LOGS/summary.txt"
+    done
     ;;
   *) echo "unknown PHASE $PHASE"; exit 2 ;;
 esac

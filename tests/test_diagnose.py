@@ -9,7 +9,7 @@ import torch
 
 from graphlab.errors import BadInputError, CaptureError
 from graphlab.capture import diagnose as dg
-from graphlab.capture import pitfalls
+from graphlab.studies import pitfalls
 
 # The exact text torch 2.11 raised on the H200 (reference notes, section 6), with its CUDA boilerplate.
 BOILERPLATE = (

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -1,20 +1,191 @@
-"""`graphlab record` (by default, with the zoo): what each capture failure example said on this GPU.
+"""Worked examples of failed captures: one small cell per cause, run live on a GPU, and their recording.
 
-Runs every failure example of `graphlab.capture.pitfalls.EXAMPLES` (those that would spoil this process in a
-fresh one), keeps what each diagnosis said, then captures the zoo MLP in this process: proof that the process
-stayed usable. Recorded mode's `run_example` (`graphlab.capture.pitfalls`) answers from this recording.
+`graphlab record` (by default, with the zoo) runs every example on the GPU (those that would spoil this process in
+a fresh one), keeps what each diagnosis said, then captures the zoo MLP in the same process: proof that the process
+stayed usable. That is the "pitfalls" recording, so the pitfalls notebook shows the same explanations without a
+GPU: in recorded mode (`gl.set_mode`) `run_example` and `capture_after_pitfalls` answer from it.
+
+    >>> from graphlab.studies import pitfalls            # doctest: +SKIP
+    >>> pitfalls.run_example("item")                      # doctest: +SKIP
 """
 from __future__ import annotations
 
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from graphlab.capture.api import capture
-from graphlab.capture.pitfalls import EXAMPLES, run_example
+from graphlab.capture.cell import capture_cell
+from graphlab.capture.diagnose import Diagnosis, catalogue, first_line
+from graphlab.capture.recorded import RecordedGraph
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError, CaptureError, UnsupportedError
 from graphlab.graph.dot_parser import parse_dot
-from graphlab.recordings import gpu_slug, write_recording
+from graphlab.mode import recorded_gpu, stand_in
+from graphlab.recordings import gpu_slug, load_recording, write_recording
 from graphlab.studies.record import RECORD_DOT_FLAGS
 from graphlab.zoo import get_model
+
+
+@dataclass(frozen=True)
+class Example:
+    """A cell that fails to capture for one cause, and how to run it.
+
+    Attributes:
+        cause: the `CAUSES` key it demonstrates.
+        code: the cell that is captured (shown in the pitfalls notebook).
+        setup: code run eagerly first (tensors the cell reads).
+        warmup: warm-up runs before capture (0 for the missing-warm-up example).
+        stream: None (graphlab's side stream) or "default".
+        fresh_process: run in a new Python process (library handles exist after the first matmul).
+    """
+
+    cause: str
+    code: str
+    setup: str = "x = torch.randn(8, 256, device='cuda')"
+    warmup: int = 1
+    stream: str | None = None
+    fresh_process: bool = False
+
+
+EXAMPLES: dict[str, Example] = {
+    "item": Example("host_sync", "y = x * 2\nif y.sum().item() > 0:\n    y = y + 1\n"),
+    "print": Example("host_sync", "y = x * 2\nprint(y)\n"),
+    "synchronize": Example("host_sync", "y = x * 2\ntorch.cuda.synchronize()\n"),
+    "nonzero": Example("host_sync", "idx = torch.nonzero(x > 0)\n"),
+    "cpu": Example("host_sync", "y = (x * 2).cpu()\n"),
+    "default_stream": Example("default_stream", "y = x * 2\n", stream="default"),
+    "pageable_copy": Example("pageable_copy", "bias = torch.tensor([0.5] * 256, device='cuda')\ny = x + bias\n"),
+    "library_handle": Example(
+        "library_handle", "y = x @ w\n",
+        setup="x = torch.randn(8, 256, device='cuda')\nw = torch.randn(256, 256, device='cuda')",
+        warmup=0, fresh_process=True,
+    ),
+    "forbidden_op": Example("forbidden_op", "y = x * 2\ndone = torch.cuda.current_stream().query()\n"),
+    "unjoined_stream": Example(
+        "unjoined_stream",
+        "side.wait_stream(torch.cuda.current_stream())\nwith torch.cuda.stream(side):\n    y = x * 2\n",
+        setup="x = torch.randn(8, 256, device='cuda')\nside = torch.cuda.Stream()",
+    ),
+    "empty": Example("empty", "y = torch.randn(8, 256)  # a CPU tensor: no GPU work to record\n"),
+}
+
+
+def recorded_diagnoses(recording: Any) -> dict[str, Diagnosis]:
+    """The diagnoses a "pitfalls" recording kept (`graphlab record`), by example name."""
+    return {entry["example"]: Diagnosis.from_dict(entry) for entry in recording.results("pitfalls")}
+
+
+def _check_key(key: str) -> None:
+    if key not in EXAMPLES:
+        raise BadInputError(f"no example {key!r}; choose one of {', '.join(EXAMPLES)}")
+
+
+def recorded_run_example(key: str) -> Diagnosis:
+    """Recorded mode's `run_example`: what this example said when `graphlab record` ran it on a GPU."""
+    _check_key(key)
+    return recorded_diagnoses(load_recording("pitfalls", gpu=recorded_gpu()))[key]
+
+
+@stand_in(recorded_run_example)
+def run_example(key: str) -> Diagnosis:
+    """Run one `EXAMPLES` cell through `%%cudagraph`'s capture path on the GPU; return its diagnosis.
+
+    In recorded mode (`gl.set_mode`), the diagnosis the same cell got when it was recorded on a GPU.
+
+    Raises:
+        BadInputError: no example called `key`.
+        UnsupportedError: the example captured without error (the failure does not happen on this machine).
+    """
+    _check_key(key)
+    example = EXAMPLES[key]
+    if example.fresh_process:
+        return _run_in_fresh_process(key)
+    diagnosis = _diagnose_here(key)
+    if diagnosis is None:
+        raise UnsupportedError(f"example {key!r} captured without error on this machine: the failure it shows "
+                               "does not happen here")
+    return diagnosis
+
+
+def _diagnose_here(key: str) -> Diagnosis | None:
+    """Capture example `key` in this process: the diagnosis of its failure, or None if it captured."""
+    require_cuda("run_example")
+    example = EXAMPLES[key]
+    namespace: dict[str, Any] = {"torch": torch}
+    exec(example.setup, namespace)
+    try:
+        capture_cell(example.code, namespace, warmup=example.warmup, name=key, stream=example.stream,
+                     filename=f"<pitfall {key}>")
+    except CaptureError as err:
+        return err.diagnosis  # type: ignore[no-any-return]
+    return None
+
+
+def _run_in_fresh_process(key: str) -> Diagnosis:
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, "-m", "graphlab.studies.pitfalls", key], capture_output=True, text=True,
+                          env=env, timeout=300)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise UnsupportedError(f"example {key!r} could not run in a fresh process here: "
+                               f"{first_line(proc.stderr) or proc.returncode}")
+    return Diagnosis.from_dict(json.loads(lines[-1]))
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m graphlab.studies.pitfalls KEY`: run one example here (the fresh process), print its diagnosis
+    as JSON; exit status 3 when it captured without error."""
+    diagnosis = _diagnose_here(argv[0])
+    if diagnosis is None:
+        print(json.dumps({"cause": "none", "message": "captured without error"}))
+        return 3
+    print(json.dumps(diagnosis.to_dict()))
+    return 0
+
+
+def pitfall_examples() -> dict[str, Example]:
+    """The failure examples by name: each has the `code` of its cell, the `setup` run before it, its `cause`."""
+    return dict(EXAMPLES)
+
+
+def recorded_capture_after_pitfalls() -> Any:
+    """Recorded mode's `capture_after_pitfalls`: the graph `graphlab record` captured in the same process right
+    after all the examples had failed."""
+    return RecordedGraph(load_recording("pitfalls", gpu=recorded_gpu()), "recovered", None, (), "recovered")
+
+
+@stand_in(recorded_capture_after_pitfalls)
+def capture_after_pitfalls() -> Any:
+    """A capture made right after the failure examples, proof that the process stays usable.
+
+    Live: captures the zoo MLP at batch 8 here (after whatever failed in this process). Recorded mode: the
+    graph `graphlab record` captured in the same process right after all the examples had failed.
+    """
+    mlp = get_model("mlp")
+    return capture(mlp.build(), *mlp.make_inputs(8), name="recovered")
+
+
+def causes_table() -> Any:
+    """Every cause graphlab recognises as a table (pandas, prose left-aligned, code in code font)."""
+    import pandas as pd  # only this table needs pandas
+
+    def code(text: str) -> str:
+        return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+    frame = pd.DataFrame([{"cause": c.key, "what": code(c.title), "fix": code(c.fix)} for c in catalogue()])
+    return frame.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
+        [{"selector": "th", "props": [("text-align", "left")]}])
+
 
 RECORDING = "pitfalls"
 #: a bare `graphlab record` makes this recording, with every zoo model
@@ -50,4 +221,9 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     return folder
 
 
-__all__ = ["BY_DEFAULT", "RECORDING", "record"]
+__all__ = ["BY_DEFAULT", "EXAMPLES", "Example", "RECORDING", "capture_after_pitfalls", "causes_table", "pitfall_examples",
+           "record", "recorded_capture_after_pitfalls", "recorded_diagnoses", "recorded_run_example", "run_example"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

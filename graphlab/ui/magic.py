@@ -18,7 +18,7 @@ from typing import Any
 from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from graphlab.errors import BadInputError, GraphlabError
+from graphlab.errors import BadInputError
 
 
 def _show(cg: Any) -> None:
@@ -65,7 +65,7 @@ class CudaGraphMagics(Magics):
         if args.pool is not None:
             pool = namespace.get(args.pool)
             if pool is None:
-                raise GraphlabError(f"--pool {args.pool}: no such variable; name an earlier %%cudagraph result")
+                raise BadInputError(f"--pool {args.pool}: no such variable; name an earlier %%cudagraph result")
         cg = capture_cell(
             cell, namespace, warmup=args.warmup, name=args.name,
             dot_flags=DEFAULT_DOT_FLAGS if args.flags is None else parse_flags(args.flags),

@@ -12,7 +12,7 @@ import graphlab as gl  # noqa: E402
 from graphlab.capture.api import capture, capturing  # noqa: E402
 from graphlab.capture.recovery import recover  # noqa: E402
 from graphlab.capture.diagnose import explain  # noqa: E402
-from graphlab.capture.pitfalls import EXAMPLES, run_example  # noqa: E402
+from graphlab.studies.pitfalls import EXAMPLES, run_example  # noqa: E402
 from graphlab.zoo import get_model  # noqa: E402
 
 pytestmark = pytest.mark.gpu
