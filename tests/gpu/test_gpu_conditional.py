@@ -162,7 +162,7 @@ def test_the_recorder_writes_a_recording_recorded_mode_reads(tmp_path, monkeypat
 
     quick = conditional_record.run_studies
     monkeypatch.setattr(conditional_record, "run_studies", lambda: quick(quick=True, names=["early_exit"]))
-    folder = conditional_record.record(tmp_path, provenance(torch, "pytest"))
+    folder = conditional_record.record(tmp_path, provenance("pytest"))
     rec = load_recording("conditional", root=tmp_path)
     assert folder == rec.path
     study = ConditionalStudy.from_dict(rec.results("early_exit"), dot=rec.dot("early_exit"))
