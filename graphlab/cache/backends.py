@@ -15,7 +15,7 @@ import torch
 from graphlab.capture.api import capture
 from graphlab.capture.input_plan import InputPlan
 from graphlab.capture.recorded import zoo_name
-from graphlab.capture.tensors import describe, flatten, grad_context, map_tensors
+from graphlab.capture.tensors import describe_tree, flatten, grad_context, leading_size, map_tensors
 from graphlab.capture.verify import VerifyResult, verify_replay
 from graphlab.errors import BadInputError, UnsupportedError
 from graphlab.mode import pick, recorded_gpu, stand_in
@@ -36,7 +36,7 @@ def _no_graph(graph: EagerGraph, note: str = "") -> UnsupportedError:
 
 def _recorded_dag(graph: EagerGraph) -> CudaGraph:
     """Recorded mode: the DAG a GPU recorded for this zoo model at this batch size (what a live cache holds)."""
-    name, batch = zoo_name(graph._fn), graph._batch_size()
+    name, batch = zoo_name(graph._fn), leading_size(graph.inputs)
     if name is not None and batch is not None:
         recording = load_recording(name, gpu=recorded_gpu())
         if f"b{batch}" in recording.graph_names:
@@ -133,17 +133,13 @@ class EagerGraph:
                 "nodes": 0, "count_by_kind": {}, "capture_ms": self.capture_ms,
                 "instantiate_ms": self.instantiate_ms, "pool_bytes": self.pool_bytes,
                 "peak_bytes": self.peak_bytes, "exec_bytes": self.exec_bytes,
-                "inputs": {p: describe(t) for p, t in flatten(self.inputs) if isinstance(t, torch.Tensor)},
-                "outputs": {p: describe(t) for p, t in flatten(self.outputs) if isinstance(t, torch.Tensor)}}
+                "inputs": describe_tree(self.inputs), "outputs": describe_tree(self.outputs)}
 
     def __repr__(self) -> str:
         s = self.summary()
         return (f"EagerGraph({s['name']!r} on {s['device']}: outputs {list(s['outputs'].values())}, "
                 f"{s['pool_bytes'] / 2**20:.2f} MiB held)")
 
-    def _batch_size(self) -> int | None:
-        first = next((t for _, t in flatten(self.inputs) if isinstance(t, torch.Tensor) and t.ndim), None)
-        return None if first is None else int(first.shape[0])
 
 
 class EagerBackend:

@@ -100,6 +100,12 @@ def _exact_key(inputs: tuple[Any, ...]) -> Any:
     return tuple((x.shape, x.dtype, x.get_device()) if isinstance(x, torch.Tensor) else ("arg", x) for x in inputs)
 
 
+def _fold(per_bucket: dict[str, BucketCounts], route: Route) -> None:
+    """Add a route's calls (and the rows they computed, real and padded) to its bucket's counts."""
+    per_bucket.setdefault(route.entry.label, BucketCounts()).add_many(route.calls, route.plan.rows,
+                                                                       route.plan.padded_rows)
+
+
 def _signature(inputs: Sequence[Any]) -> tuple[Any, ...]:
     """The inputs as the plan reads them: a TensorSpec per tensor, plain arguments as they are."""
     return tuple(TensorSpec(tuple(x.shape), x.dtype, x.get_device()) if isinstance(x, torch.Tensor) else x
@@ -338,8 +344,7 @@ class GraphCache:
     def _retire(self, routes: Iterable[Route]) -> None:
         """Fold the counters of routes that go away into the per-bucket totals."""
         for route in routes:
-            self._stats.per_bucket.setdefault(route.entry.label, BucketCounts()).add_many(
-                route.calls, route.plan.rows, route.plan.padded_rows)
+            _fold(self._stats.per_bucket, route)
             route.calls = 0
 
     def _release_memory(self) -> None:
@@ -430,8 +435,7 @@ class GraphCache:
             snap.per_bucket = {k: BucketCounts(**v.__dict__) for k, v in self._stats.per_bucket.items()}
             for route in self._routes.values():
                 if route.calls:
-                    snap.per_bucket.setdefault(route.entry.label, BucketCounts()).add_many(
-                        route.calls, route.plan.rows, route.plan.padded_rows)
+                    _fold(snap.per_bucket, route)
             snap.fallback_reasons = dict(self._stats.fallback_reasons)
             snap.graphs = len(self._entries)
             snap.pool_bytes = sum(e.graph.pool_bytes for e in self._entries.values())

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from graphlab.capture.input_plan import InputPlan
-from graphlab.capture.tensors import describe, flatten, is_tensor
+from graphlab.capture.tensors import describe_tree
 from graphlab.capture.verify import VerifyResult, verify_replay
 from graphlab.errors import BadInputError, UnsupportedError
 from graphlab.graph.census import take_census
@@ -241,8 +241,8 @@ class CapturedGraph:
             "pool_bytes": self.pool_bytes,
             "peak_bytes": self.peak_bytes,
             "exec_bytes": self.exec_bytes,
-            "inputs": {p: describe(t) for p, t in flatten(named) if is_tensor(t)},
-            "outputs": {p: describe(t) for p, t in flatten(self.outputs) if is_tensor(t)},
+            "inputs": describe_tree(named),
+            "outputs": describe_tree(self.outputs),
         }
 
     def __repr__(self) -> str:

@@ -16,7 +16,7 @@ import ast
 import html
 from typing import Any, Callable
 
-from graphlab.capture.tensors import describe, flatten, grad_context, is_tensor, map_tensors
+from graphlab.capture.tensors import describe_tree, grad_context, is_tensor, leading_size, map_tensors
 from graphlab.capture.verify import VerifyResult
 from graphlab.errors import BadInputError, GPUUnavailableError, RecordingError, UnsupportedError
 from graphlab.graph.export import DEFAULT_DOT_FLAGS, parse_flags
@@ -146,8 +146,7 @@ class RecordedGraph:
         return {"name": self.name, "device": self.where, "nodes": sum(counts.values()), "count_by_kind": counts,
                 "capture_ms": round(self.capture_ms, 3), "instantiate_ms": round(self.instantiate_ms, 3),
                 "pool_bytes": self.pool_bytes, "peak_bytes": self.peak_bytes, "exec_bytes": self.exec_bytes,
-                "inputs": {p: describe(t) for p, t in flatten(self.inputs) if is_tensor(t)},
-                "outputs": {p: describe(t) for p, t in flatten(self.outputs) if is_tensor(t)}}
+                "inputs": describe_tree(self.inputs), "outputs": describe_tree(self.outputs)}
 
     def __repr__(self) -> str:
         s = self.summary()
@@ -168,13 +167,6 @@ class RecordedGraph:
         return f"<b>CapturedGraph {html.escape(s['name'])}</b> (recorded)<table>{body}</table>"
 
 
-def _batch_size(example_inputs: tuple[Any, ...]) -> int | None:
-    for _, leaf in flatten(example_inputs):
-        if is_tensor(leaf) and leaf.ndim:
-            return int(leaf.shape[0])
-    return None
-
-
 def recorded_capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool: Any = None,
                      dot_flags: int | str = DEFAULT_DOT_FLAGS, name: str | None = None, grad_mode: str = "no_grad",
                      stream: Any = None, capture_error_mode: str = "global", device: Any = None) -> RecordedGraph:
@@ -187,7 +179,7 @@ def recorded_capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int =
             "recorded mode answers from recordings of the zoo models only (gl.get_model(name).build()); "
             f"capturing your own {type(fn).__name__} needs a CUDA GPU (gl.set_mode('live') on a GPU machine)")
     rec = load_recording(model_name, gpu=recorded_gpu())
-    batch = _batch_size(example_inputs)
+    batch = leading_size(example_inputs)
     key = f"b{batch}"
     if key not in rec.graph_names:
         raise GPUUnavailableError(f"the {model_name} recording holds batch sizes "

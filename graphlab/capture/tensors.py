@@ -186,6 +186,16 @@ def describe(t: Any) -> str:
     return f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')}"
 
 
+def describe_tree(obj: Any) -> dict[str, str]:
+    """Each tensor of `obj` by its path, as shape and dtype: {"[0]": "(8, 256) float32"} (for summaries)."""
+    return {p: describe(t) for p, t in flatten(obj) if isinstance(t, torch.Tensor)}
+
+
+def leading_size(obj: Any) -> int | None:
+    """The first dim of the first tensor in `obj` that has one (its batch size), or None when none has."""
+    return next((int(t.shape[0]) for _, t in flatten(obj) if isinstance(t, torch.Tensor) and t.ndim), None)
+
+
 def random_like(t: Any, seed: int) -> Any:
     """A fresh random tensor shaped like `t` (normal floats; ints within t's observed range; never zeros)."""
     gen = torch.Generator(device="cpu").manual_seed(seed)
@@ -199,4 +209,5 @@ def random_like(t: Any, seed: int) -> Any:
     return out.to(device=t.device, dtype=t.dtype)
 
 
-__all__ = ["GRAD_MODES", "describe", "flatten", "grad_context", "is_tensor", "map_tensors", "random_like", "sync"]
+__all__ = ["GRAD_MODES", "describe", "describe_tree", "flatten", "grad_context", "is_tensor", "leading_size", "map_tensors",
+           "random_like", "sync"]

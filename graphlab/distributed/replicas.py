@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 
 from graphlab.cache.graph_cache import GraphCache
-from graphlab.capture.tensors import flatten, is_tensor, map_tensors
+from graphlab.capture.tensors import flatten, is_tensor, leading_size, map_tensors
 from graphlab.errors import DistributedError
 
 CacheFactory = Callable[..., Any]  # (model_copy, *, device, **cache_kwargs) -> callable like the model
@@ -258,10 +258,9 @@ class Replicas:
         if out_device.type == "cuda":
             ready = torch.cuda.Event()
             ready.record(torch.cuda.current_stream(out_device))
-        first = next((t for _, t in flatten(inputs) if is_tensor(t) and t.dim() > 0), None)
         future: Future = Future()
         grad = (torch.is_grad_enabled(), torch.is_inference_mode_enabled())
-        replica.queue.put((future, inputs, out_device, ready, 0 if first is None else int(first.shape[0]), grad))
+        replica.queue.put((future, inputs, out_device, ready, leading_size(inputs) or 0, grad))
         return future
 
     def __call__(self, *inputs: Any) -> Any:
@@ -276,10 +275,9 @@ class Replicas:
     def split(self, *inputs: Any) -> Any:
         """One large batch cut along dim 0 into one piece per replica, run at once, joined again."""
         n = len(self._replicas)
-        first = next((t for _, t in flatten(inputs) if is_tensor(t) and t.dim() > 0), None)
-        if first is None:
+        rows = leading_size(inputs)
+        if rows is None:
             raise DistributedError("split needs a tensor input with a batch dimension")
-        rows = int(first.shape[0])
         sizes = [rows // n + (1 if i < rows % n else 0) for i in range(n)]
         bounds = [sum(sizes[:i]) for i in range(n + 1)]
         futures = []
