@@ -100,6 +100,7 @@ _LAZY: dict[str, str] = {
     "inspect": "graphlab.ui.inspector",
     "inspect_diff": "graphlab.ui.diff_inspector",
     "latency_lab": "graphlab.ui.latency_lab",
+    "check_answer": "graphlab.ui.exercise",
     # serving
     "InferenceService": "graphlab.serve.service",
     "ServeConfig": "graphlab.serve.config",

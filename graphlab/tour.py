@@ -51,8 +51,36 @@ def find_notebooks(names: Sequence[str] = ()) -> list[Path]:
     return paths
 
 
-def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
+def fill_answers(nb: Any, answers: dict[str, str]) -> None:
+    """Put `answers` (name -> Python source) into the notebook's exercise cells, in place.
+
+    An exercise cell is tagged `exercise` and starts its answer as `name = None  # hint`
+    (`graphlab.ui.exercise`); that line becomes `name = <answer>`.
+
+    Raises:
+        BadInputError: an answer names no `name = None` line of an exercise cell.
+    """
+    left = dict(answers)
+    for cell in nb.cells:
+        if "exercise" not in cell.get("metadata", {}).get("tags", []):
+            continue
+        lines = cell.source.splitlines()
+        for i, line in enumerate(lines):
+            match = _ANSWER_LINE.match(line)
+            if match and match.group(1) in left:
+                lines[i] = f"{match.group(1)} = {left.pop(match.group(1))}"
+        cell.source = "\n".join(lines)
+    if left:
+        raise BadInputError(f"no exercise cell starts {sorted(left)} as None: the notebook changed; update its answers")
+
+
+_ANSWER_LINE = re.compile(r"^([A-Za-z_]\w*) = None\b")
+
+
+def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600, answers: dict[str, str] | None = None) -> float:
     """Execute one notebook in a fresh kernel, write `<out_dir>/<name>.ipynb` and `.html`; return seconds.
+
+    `answers` fills the exercises in first (`fill_answers`); without it they run unanswered.
 
     Raises:
         BadInputError: a cell failed (the notebook, as given, does not run here); the partial output is written.
@@ -62,6 +90,8 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600) -> float:
     from jupyter_client import KernelManager
 
     nb = nbformat.read(path, as_version=4)
+    if answers:
+        fill_answers(nb, answers)
     # plotly's default renderer writes only its own mimetype, which HTML exports drop; "notebook" adds
     # the figure as self-contained HTML (plotly.js inlined once per notebook: works offline)
     os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype+notebook")
