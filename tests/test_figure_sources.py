@@ -20,10 +20,12 @@ def _meta(name: str) -> dict:
 @pytest.fixture
 def recorded():
     import graphlab as gl
+    from graphlab import mode
 
+    saved = mode._current
     gl.set_mode("recorded")
     yield gl
-    gl.set_mode("auto")
+    mode._current = saved
 
 
 def test_a_recorded_capture_says_cold_or_warm_and_quotes_its_recording(recorded):
