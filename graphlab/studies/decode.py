@@ -18,7 +18,7 @@ from graphlab.recordings import gpu_slug, write_recording
 
 RECORDING = "decode"
 #: per model: the ways it runs and the seconds it may take before it stops starting new work
-PLAN = {"llama": (WAYS, 70.0), "gpt2": (("eager", "graphlab"), 15.0)}
+PLAN = {"llama": (WAYS, 55.0), "gpt2": (("eager", "graphlab"), 15.0)}
 
 
 def record(out_root: Path, prov: dict[str, Any]) -> Path:
