@@ -54,6 +54,20 @@ def test_summary_per_function_with_shapes_reasons_and_fixes():
     assert again.to_dict() == s.to_dict() and "<table>" in again._repr_html_()
 
 
+def test_torch_2_11_words_and_frame_names():
+    """torch 2.11 writes no mode= and names Inductor's piece ("partition_0"); the frame's recompile names the function."""
+    records = [{"message": f"[0/0] Recording function=partition_0, cuda_graph_id=0, inputs: [0]: {T.format([1, 1])}"},
+               {"message": "Recompiling function _ro_body in ways.py:87\n    triggered by the following guard failure(s):"
+                           "\n    - 0/0: tensor 'ids' size mismatch at index 0. expected 1, actual 4",
+                "compile_id": "0/1"},
+               {"message": f"[0/1] Recording function=partition_0, cuda_graph_id=1, inputs: [0]: {T.format([4, 1])}, "
+                           f"[1]: {T.format([8, 8])}"}]
+    s = compile_summary(records)
+    fn = s.functions["_ro_body"]
+    assert len(fn.recordings) == 2 and fn.recordings[0].mode == "piece partition_0"
+    assert fn.varying_shapes() == ["1x1", "4x1"] and len(fn.recompiles) == 1
+
+
 def test_watched_recordings_stand_in_when_torch_logs_no_recording():
     watched = [{"library": "torch.compile (CUDAGraph Trees)", "role": "recording", "capture_ms": 3.0, "pool_bytes": 5,
                 "input_shapes": [[2, 1]], "details": {"compile_id": "0/0"}}]

@@ -10,6 +10,7 @@ from graphlab.decode.results import DecodeReport
 from graphlab.errors import BadInputError, RecordingError
 from graphlab.mode import recorded_gpu
 from graphlab.recordings import Recording, load_recording
+from graphlab.watch.compiled import compile_summary
 
 #: the recording's folder name
 RECORDING = "decode"
@@ -29,7 +30,16 @@ def recorded_report(arch: str = "llama", **not_recorded: Any) -> DecodeReport:
     reports = rec.results("reports")
     if arch not in reports:
         raise BadInputError(f"the decode recording has {', '.join(sorted(reports))}, not {arch!r}")
-    return DecodeReport.from_dict(reports[arch], source=f"recorded: {rec.banner()}")
+    report = DecodeReport.from_dict(reports[arch], source=f"recorded: {rec.banner()}")
+    records = report.conditions.get("compile_records")
+    stored = report.compile.get("all")
+    if records and stored is not None:  # read torch's recorded words again, with this graphlab's reader
+        watched = [{"library": "torch.compile (CUDAGraph Trees)", "role": "recording", "capture_ms": e.capture_ms,
+                    "pool_bytes": e.pool_bytes, "input_shapes": e.input_shapes}
+                   for e in stored.recordings if e.message == "seen by gl.watch" or e.capture_ms is not None]
+        sources = [s for s in stored.sources if not s.startswith("gl.watch")]
+        report.compile["all"] = compile_summary(records, counters=stored.counters, watched=watched, sources=sources)
+    return report
 
 
 def recorded_graph(arch: str = "llama", batch: int = 1, compiled: bool = False, **not_recorded: Any) -> Any:

@@ -13,6 +13,7 @@ put back when it ends, and torch's own TORCH_LOGS output is left as it was. Coun
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any, Iterable
 
 import torch
@@ -64,6 +65,13 @@ def _compile_id() -> str | None:
     return None if cid is None else str(cid)
 
 
+def _relative(message: str) -> str:
+    """A record names files by absolute path: keep them relative to the working directory (no machine's paths
+    in a recording)."""
+    cwd = os.getcwd().rstrip("/") + "/"
+    return message.replace(cwd, "")
+
+
 class _Keep(logging.Handler):
     def __init__(self, into: list[dict[str, Any]]):
         super().__init__(logging.DEBUG)
@@ -74,7 +82,9 @@ class _Keep(logging.Handler):
             message = record.getMessage()
         except Exception:
             message = str(record.msg)
-        self.into.append({"logger": record.name, "level": record.levelname, "message": message,
+        if record.name.endswith("scheduler.__cudagraphs") and message.startswith(" " * 8):
+            return  # the source lines under each partition's op: long, and said nowhere else
+        self.into.append({"logger": record.name, "level": record.levelname, "message": _relative(message),
                           "compile_id": _compile_id()})
 
 

@@ -29,9 +29,10 @@ from graphlab.watch.records import shapes_text
 __all__ = ["FIXES", "CompileEvent", "CompileSummary", "FunctionSummary", "compile_summary", "fix_for",
            "parse_event", "shapes_in"]
 
-_RECORDING = re.compile(r"(?:\[(?P<cid>[^\]]*)\]\s*)?Recording function=(?P<fn>[^,]+), mode=(?P<mode>[^,]+), "
+# torch 2.13 writes "mode=M, " after the function; torch 2.11 does not
+_RECORDING = re.compile(r"(?:\[(?P<cid>[^\]]*)\]\s*)?Recording function=(?P<fn>[^,]+), (?:mode=(?P<mode>[^,]+), )?"
                         r"cuda_graph_id=(?P<gid>\d+)(?:, inputs: (?P<inputs>.*))?", re.S)
-_RERECORDING = re.compile(r"(?:\[(?P<cid>[^\]]*)\]\s*)?Re-recording function=(?P<fn>[^,]+), mode=(?P<mode>[^,]+), "
+_RERECORDING = re.compile(r"(?:\[(?P<cid>[^\]]*)\]\s*)?Re-recording function=(?P<fn>[^,]+), (?:mode=(?P<mode>[^,]+), )?"
                           r"reason=(?P<reason>.*)", re.S)
 _SKIP = re.compile(r"skipping cudagraphs? (?:due to|because of) (?P<reason>.*)", re.S | re.I)
 _RECOMPILE = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<where>\S+)\s*(?:triggered by the following guard "
@@ -123,11 +124,12 @@ def parse_event(record: dict[str, Any]) -> CompileEvent | None:
     cid = record.get("compile_id")
     m = _RERECORDING.search(message)
     if m:
-        return CompileEvent("re-recording", m["fn"].strip(), m["cid"] or cid, m["mode"].strip(), None,
+        return CompileEvent("re-recording", m["fn"].strip(), m["cid"] or cid, (m["mode"] or "").strip() or None, None,
                             m["reason"].strip(), None, message=message)
     m = _RECORDING.search(message)
     if m:
-        return CompileEvent("recording", m["fn"].strip(), m["cid"] or cid, m["mode"].strip(), int(m["gid"]), None,
+        return CompileEvent("recording", m["fn"].strip(), m["cid"] or cid, (m["mode"] or "").strip() or None,
+                            int(m["gid"]), None,
                             shapes_in(m["inputs"]) or None, message=message)
     m = _SKIP.search(message)
     if m:
@@ -161,9 +163,19 @@ class FunctionSummary:
         values = [e.pool_bytes for e in self.recordings if e.pool_bytes is not None]
         return int(sum(values)) if values else None
 
+    def varying_shapes(self) -> list[str]:
+        """Per recording, the input shapes that differ between this function's recordings (weights and other
+        fixed inputs left out); all of them when there is one recording."""
+        shapes = [e.input_shapes or [] for e in self.recordings]
+        if len(shapes) < 2:
+            return [shapes_text(s) for s in shapes if s]
+        width = min(len(s) for s in shapes)
+        keep = [i for i in range(width) if len({tuple(s[i]) for s in shapes}) > 1] or list(range(min(width, 1)))
+        return [shapes_text([s[i] for i in keep]) for s in shapes]
+
     def row(self) -> dict[str, Any]:
         return {"function": self.function, "recordings": len(self.recordings),
-                "shapes": "; ".join(sorted({shapes_text(e.input_shapes) for e in self.recordings})),
+                "shapes": "; ".join(self.varying_shapes()),
                 "re_recordings": len(self.rerecordings), "recompiles": len(self.recompiles), "skips": len(self.skips),
                 "capture_ms": self.capture_ms, "pool_bytes": self.pool_bytes}
 
@@ -263,6 +275,21 @@ def _watched_recordings(watched: Iterable[Any]) -> list[dict[str, Any]]:
     return found
 
 
+def _frame(compile_id: str | None) -> str | None:
+    """"0/1" -> "0" (dynamo's frame id: one per compiled Python function), "[0/1]" too."""
+    return compile_id.strip("[]").split("/")[0] if compile_id and "/" in compile_id else None
+
+
+def _name_by_frame(events: list[CompileEvent]) -> None:
+    """CUDAGraph Trees names what it records after Inductor's pieces ("partition_0", "inner"); dynamo's recompile
+    records name the Python function. Events of one frame (compile id "F/n") get the function's name."""
+    names = {_frame(e.compile_id): e.function for e in events if e.kind == "recompile" and _frame(e.compile_id)}
+    for e in events:
+        if e.kind in ("recording", "re-recording") and names.get(_frame(e.compile_id)):
+            e.mode = e.mode or f"piece {e.function}"
+            e.function = names[_frame(e.compile_id)]
+
+
 def compile_summary(records: Sequence[dict[str, Any]], *, counters: dict[str, int] | None = None,
                     watched: Iterable[Any] | None = None, sources: Sequence[str] = ()) -> CompileSummary:
     """Read torch's log records (dicts with "message", as `compile_log` keeps them) into a `CompileSummary`.
@@ -272,6 +299,7 @@ def compile_summary(records: Sequence[dict[str, Any]], *, counters: dict[str, in
     Where the log has no "Recording" records (a torch that does not log them), each watched recording becomes one.
     """
     events = [e for e in (parse_event(r) for r in records) if e is not None]
+    _name_by_frame(events)
     seen = _watched_recordings(watched or [])
     recordings = [e for e in events if e.kind == "recording"]
     kept_sources = list(sources)
