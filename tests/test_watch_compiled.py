@@ -103,3 +103,12 @@ def test_listener_keeps_real_recompiles_on_the_cpu_and_restores_the_loggers():
     assert not any(log._handler in logging.getLogger(n).handlers for n in log.loggers)
     recompiles = log.summary().functions["f"].recompiles
     assert recompiles and "size mismatch" in recompiles[0].reason
+
+
+def test_records_are_kept_without_the_machines_paths():
+    from graphlab.watch.compiled import clean_message, keeps_record
+
+    msg = "Recompiling function f in /srv/x/graphlab/decode/ways.py:87 via /opt/v/lib/python3.12/site-packages/torch/a.py"
+    assert clean_message(msg, "/srv/x") == "Recompiling function f in graphlab/decode/ways.py:87 via torch/a.py"
+    assert not keeps_record("torch._inductor.scheduler.__cudagraphs", "         File \"a.py\", line 1")
+    assert keeps_record("torch._inductor.scheduler.__cudagraphs", "Created 1 graph partitions: 1 cudagraphable")

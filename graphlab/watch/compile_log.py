@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 import torch
 
-from graphlab.watch.compiled import CompileSummary, compile_summary
+from graphlab.watch.compiled import CompileSummary, clean_message, compile_summary, keeps_record
 
 #: the channels whose records say what compile did
 CHANNELS = ("cudagraphs", "recompiles")
@@ -65,13 +65,6 @@ def _compile_id() -> str | None:
     return None if cid is None else str(cid)
 
 
-def _relative(message: str) -> str:
-    """A record names files by absolute path: keep them relative to the working directory (no machine's paths
-    in a recording)."""
-    cwd = os.getcwd().rstrip("/") + "/"
-    return message.replace(cwd, "")
-
-
 class _Keep(logging.Handler):
     def __init__(self, into: list[dict[str, Any]]):
         super().__init__(logging.DEBUG)
@@ -82,9 +75,10 @@ class _Keep(logging.Handler):
             message = record.getMessage()
         except Exception:
             message = str(record.msg)
-        if record.name.endswith("scheduler.__cudagraphs") and message.startswith(" " * 8):
-            return  # the source lines under each partition's op: long, and said nowhere else
-        self.into.append({"logger": record.name, "level": record.levelname, "message": _relative(message),
+        if not keeps_record(record.name, message):
+            return
+        self.into.append({"logger": record.name, "level": record.levelname,
+                          "message": clean_message(message, os.getcwd()),
                           "compile_id": _compile_id()})
 
 

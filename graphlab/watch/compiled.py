@@ -26,8 +26,8 @@ from typing import Any, Iterable, Sequence
 
 from graphlab.watch.records import shapes_text
 
-__all__ = ["FIXES", "CompileEvent", "CompileSummary", "FunctionSummary", "compile_summary", "fix_for",
-           "parse_event", "shapes_in"]
+__all__ = ["FIXES", "CompileEvent", "CompileSummary", "FunctionSummary", "clean_message", "compile_summary",
+           "fix_for", "keeps_record", "parse_event", "shapes_in"]
 
 # torch 2.13 writes "mode=M, " after the function; torch 2.11 does not
 _RECORDING = re.compile(r"(?:\[(?P<cid>[^\]]*)\]\s*)?Recording function=(?P<fn>[^,]+), (?:mode=(?P<mode>[^,]+), )?"
@@ -62,6 +62,22 @@ FIXES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("___check_obj_id", "id_match", "obj_id", "id("), "a different object (a new cache, a new static tensor) reached "
                                                        "the function: reuse one, or expect one compile per object"),
 )
+
+
+_SITE = re.compile(r"(?<![\w.])/\S*?/(?:site|dist)-packages/")
+
+
+def clean_message(message: str, root: str | None = None) -> str:
+    """A record as a recording keeps it: files under `root` (the working directory) and installed packages named
+    relative to them, so no path of the machine that made it is stored."""
+    if root:
+        message = message.replace(root.rstrip("/") + "/", "")
+    return _SITE.sub("", message)
+
+
+def keeps_record(logger: str, message: str) -> bool:
+    """False for the source lines Inductor's scheduler prints under each partition's ops (long, said nowhere else)."""
+    return not (logger.endswith("scheduler.__cudagraphs") and message.startswith(" " * 8))
 
 
 def fix_for(reason: str | None) -> str:
