@@ -120,9 +120,6 @@ class DecodeGraphs:
         return self
 
     # -- use -----------------------------------------------------------------------------------------------
-    def step(self, bucket: int) -> BucketGraph:
-        return self.capture(bucket)
-
     def greedy(self, prompts: Any, new_tokens: int) -> Any:
         """Greedy decode: prefill eagerly into the bucket's live cache, then one replay per new token.
 

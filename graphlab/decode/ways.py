@@ -36,7 +36,6 @@ from graphlab.stats import percentile
 from graphlab.timing.blocks import BlockTimer, calls_for, warm_up
 from graphlab.watch.api import Watch
 from graphlab.watch.compile_log import watch_compile
-from graphlab.watch.compiled import compile_summary
 
 PROMPT_LEN = 32
 NEW_TOKENS = 64
@@ -226,10 +225,5 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
     return report
 
 
-def recorded_summary(records: list[dict[str, Any]], watched: list[Any] | None = None) -> Any:
-    """`compile_summary` over recorded log records (for the notebooks and tests)."""
-    return compile_summary(records, watched=watched)
-
-
 __all__ = ["BLOCK_MS", "MAX_CACHE_LEN", "NEW_TOKENS", "PROMPT_LEN", "ROUNDS", "cold_inductor_cache", "compare_decode",
-           "recorded_summary", "stopwatch", "time_ways"]
+           "stopwatch", "time_ways"]
