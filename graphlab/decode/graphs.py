@@ -16,12 +16,12 @@ A batch smaller than its bucket is padded with copies of its last prompt; the ex
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
 
+from graphlab.clock import Stopwatch
 from graphlab.capture.api import finish
 from graphlab.capture.captured import CapturedGraph
 from graphlab.capture.engine import CaptureEngine
@@ -99,10 +99,9 @@ class DecodeGraphs:
         engine = CaptureEngine(device=device, pool=self._pool)
         with grad_context("no_grad"):
             with scratch_cache(cache):
-                t0 = time.perf_counter()
-                engine.warm_up(lambda: fn(step, ids, position), WARMUP)
-                torch.cuda.synchronize()
-                slot.warmup_ms = (time.perf_counter() - t0) * 1e3
+                with Stopwatch(torch.cuda.synchronize) as warming:
+                    engine.warm_up(lambda: fn(step, ids, position), WARMUP)
+                slot.warmup_ms = warming.ms
             outputs = engine.run(lambda: fn(step, ids, position), warmup=0)
         label = f"decode-{'compiled-' if self.compiled else ''}b{bucket}"
         slot.graph = finish(engine, static_inputs=(ids, position), static_outputs=outputs,

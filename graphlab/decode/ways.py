@@ -21,11 +21,11 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-import time
 from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
+from graphlab.clock import Stopwatch
 from graphlab.decode.graphs import DecodeGraphs
 from graphlab.decode.models import (CONFIGS, DecodeStep, build_model, decode_step, hf_greedy, make_cache,
                                     make_prompts, prefill)
@@ -50,10 +50,9 @@ def stopwatch() -> Iterator[dict[str, float]]:
     latency: latencies go through graphlab.timing's BlockTimer)."""
     out: dict[str, float] = {}
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    yield out
-    torch.cuda.synchronize()
-    out["ms"] = round((time.perf_counter() - t0) * 1e3, 3)
+    with Stopwatch(torch.cuda.synchronize) as clock:
+        yield out
+    out["ms"] = round(clock.ms, 3)
 
 
 def cold_inductor_cache() -> str:
@@ -103,10 +102,10 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
         raise BadInputError(f"unknown way(s) {unknown}; choose from {', '.join(WAYS)}")
     if prompt_len + new_tokens > max_cache_len:
         raise BadInputError(f"prompt {prompt_len} + {new_tokens} new tokens exceed max_cache_len {max_cache_len}")
-    t_start = time.perf_counter()
+    started = Stopwatch().start()
 
     def over() -> bool:
-        return budget_s is not None and time.perf_counter() - t_start > budget_s
+        return budget_s is not None and started.s > budget_s
 
     def say(text: str) -> None:
         if progress:
@@ -221,7 +220,7 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
     summary_all = log.summary(watched=watched.get("reduce-overhead"))
     report.compile["all"] = summary_all
     report.conditions["compile_records"] = log.to_dict()["records"]
-    report.conditions["seconds"] = round(time.perf_counter() - t_start, 1)
+    report.conditions["seconds"] = round(started.s, 1)
     return report
 
 
