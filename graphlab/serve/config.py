@@ -37,8 +37,10 @@ class ServeConfig:
     """One service's configuration.
 
     Attributes:
-        model: zoo model served ("gpt": text in, next-token top-k out; "cnn"/"resnet18": an RGB image in,
-            class top-k out; "mlp": 256 floats in, class top-k out).
+        model: what is served: a zoo model ("gpt": text in, next-token top-k out; "cnn"/"resnet18": an RGB
+            image in, class top-k out; "mlp": 256 floats in, class top-k out), or your own as
+            "package.module:factory" (a function returning a `gl.ServedModel`); `InferenceService(config,
+            model=served)` and `gl.serve(module, example)` take a `ServedModel` directly (then this is its name).
         setting: one of `SETTINGS` ("eager", "graphs", "graphs+batching", "eager+batching").
         max_batch_size: most rows the worker runs at once; also the largest graph bucket, and the most rows
             one request may carry (more is a 413, unless `oversize="eager"`).
@@ -78,8 +80,9 @@ class ServeConfig:
     def __post_init__(self) -> None:
         if self.setting not in SETTINGS:
             raise BadInputError(f"setting must be one of {', '.join(SETTINGS)}, got {self.setting!r}")
-        if self.model not in MODELS:
-            raise BadInputError(f"model must be one of {', '.join(MODELS)}, got {self.model!r}")
+        if not isinstance(self.model, str) or not self.model:
+            raise BadInputError(f"model must be a zoo name ({', '.join(MODELS)}) or 'package.module:factory' (a "
+                                f"function returning a gl.ServedModel), got {self.model!r}")
         if self.oversize not in OVERSIZE_POLICIES:
             raise BadInputError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), "
                                 f"got {self.oversize!r}")
