@@ -66,9 +66,9 @@ def serve(model: Any, example: Any = None, *, buckets: Any = None, setting: str 
     config = ServeConfig(model=config_model, setting=setting, device=resolve_device(device), **options)
     if port is None:
         return InferenceService(config, model=served).start()
-    from graphlab.serve.http import HttpSettings, run_server
+    from graphlab.serve.http import run_server
 
-    return run_server(InferenceService(config, model=served), HttpSettings(host=host, port=port))
+    return run_server(InferenceService(config, model=served), host=host, port=port)
 
 
 def resolve_device(device: str) -> str:

@@ -57,8 +57,17 @@ class ServeConfig:
         preprocess_threads, postprocess_threads: thread pool sizes of the CPU stages.
         max_body_bytes: largest request body the HTTP app reads (413 beyond).
         max_top_k: largest `top_k` a request may ask for.
-        device: "cuda", "cuda:1" or "cpu" (the CPU runs the same pipeline without streams: tests).
+        device: "cuda", "cuda:1" or "cpu" (the CPU runs the same pipeline without streams: tests);
+            `gl.serve` and the CLI also take "auto" (a GPU where there is one) and resolve it.
         trace_capacity: per-request and per-batch timestamps kept (a ring: oldest dropped first).
+        header_timeout_ms: a connection must send a request's whole head within this (from when it connects,
+            or from its first byte after an answer), else it gets 408 and is closed (slow or idle clients).
+        body_timeout_ms: the whole body must arrive within this after the head: else 408, connection closed.
+        idle_timeout_ms: a keep-alive connection with nothing to say is closed after this.
+        shutdown_timeout_ms: SIGTERM's bound: accepted requests are answered within it; no client holds the
+            process longer.
+        drain_linger_ms: after SIGTERM, how long open connections stay so that a request already on its way
+            gets a 503 (with `Connection: close`) rather than a closed socket.
     """
 
     model: str = "gpt"
@@ -76,6 +85,11 @@ class ServeConfig:
     max_top_k: int = 20
     device: str = "cuda"
     trace_capacity: int = 200_000
+    header_timeout_ms: int = 10_000
+    body_timeout_ms: int = 10_000
+    idle_timeout_ms: int = 5_000
+    shutdown_timeout_ms: int = 10_000
+    drain_linger_ms: int = 300
 
     def __post_init__(self) -> None:
         if self.setting not in SETTINGS:
@@ -87,10 +101,14 @@ class ServeConfig:
             raise BadInputError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), "
                                 f"got {self.oversize!r}")
         for name in ("max_batch_size", "max_pending", "max_in_flight", "preprocess_threads", "postprocess_threads",
-                     "max_body_bytes", "max_top_k", "trace_capacity"):
+                     "max_body_bytes", "max_top_k", "trace_capacity", "header_timeout_ms", "body_timeout_ms",
+                     "idle_timeout_ms", "shutdown_timeout_ms"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise BadInputError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.drain_linger_ms, int) or not 0 <= self.drain_linger_ms < self.shutdown_timeout_ms:
+            raise BadInputError(f"drain_linger_ms must be an integer from 0 to below shutdown_timeout_ms "
+                                f"({self.shutdown_timeout_ms}), got {self.drain_linger_ms!r}")
         if not isinstance(self.max_wait_us, int) or self.max_wait_us < 0:
             raise BadInputError(f"max_wait_us must be a non-negative integer (microseconds), got {self.max_wait_us!r}")
         if self.max_oversize_rows < self.max_batch_size:
