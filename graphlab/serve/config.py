@@ -54,7 +54,8 @@ class ServeConfig:
             post-processing); one more gets HTTP 503 at once. This bounds memory under a flood.
         max_in_flight: batches launched on the GPU but not yet post-processed (2: the worker prepares the next
             batch while the GPU runs this one).
-        preprocess_threads, postprocess_threads: thread pool sizes of the CPU stages.
+        preprocess_threads, postprocess_threads: thread pool sizes of the CPU stages; preprocess_threads=0
+            runs pre-processing on the event loop itself (one thread hop fewer: for cheap pre-processing).
         max_body_bytes: largest request body the HTTP app reads (413 beyond).
         max_top_k: largest `top_k` a request may ask for.
         device: "cuda", "cuda:1" or "cpu" (the CPU runs the same pipeline without streams: tests);
@@ -100,7 +101,10 @@ class ServeConfig:
         if self.oversize not in OVERSIZE_POLICIES:
             raise BadInputError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), "
                                 f"got {self.oversize!r}")
-        for name in ("max_batch_size", "max_pending", "max_in_flight", "preprocess_threads", "postprocess_threads",
+        if not isinstance(self.preprocess_threads, int) or self.preprocess_threads < 0:
+            raise BadInputError(f"preprocess_threads must be 0 (on the event loop) or more, got "
+                                f"{self.preprocess_threads!r}")
+        for name in ("max_batch_size", "max_pending", "max_in_flight", "postprocess_threads",
                      "max_body_bytes", "max_top_k", "trace_capacity", "header_timeout_ms", "body_timeout_ms",
                      "idle_timeout_ms", "shutdown_timeout_ms"):
             value = getattr(self, name)

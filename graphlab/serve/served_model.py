@@ -304,12 +304,14 @@ def rows_to_tensor(rows: list[Any], dtype: torch.dtype, row_shape: tuple[int, ..
                    int_range: tuple[int, int] | None = None) -> torch.Tensor:
     """JSON rows -> a CPU tensor of `dtype` and shape (len(rows), *row_shape), or a 422 naming the element.
 
-    Refused: a ragged or wrongly shaped row, anything that is not a number (booleans only for bool inputs),
-    NaN and Infinity (Python's json reads them), a number the dtype cannot hold (1e300 for float32, 10**400
-    anywhere, 3.5 for an integer input), an integer outside `int_range`.
+    Refused: a ragged or wrongly shaped row, anything that is not a number, NaN and Infinity (Python's json
+    reads them), a number the dtype cannot hold (1e300 for float32, 10**400 anywhere, 3.5 for an integer
+    input), an integer outside `int_range`; for a numeric input, rows of true/false only. The checks are
+    vectorised (one tensor built, then torch.isfinite and a range test): a Python walk over the numbers runs
+    only on the error path, to name the element. (JSON true/false mixed with numbers read as 1/0.)
     """
     try:
-        tensor = torch.tensor(rows, dtype=dtype)
+        tensor = torch.tensor(rows)  # the dtype the JSON numbers have: int64, float32 (default) or bool
     except (TypeError, ValueError, RuntimeError, OverflowError):
         bad = _first_bad(rows, dtype, where)
         raise BadRequestError(bad or f"{where} could not be read as {_dtype_name(dtype)} rows of shape "
@@ -317,7 +319,14 @@ def rows_to_tensor(rows: list[Any], dtype: torch.dtype, row_shape: tuple[int, ..
     if tuple(tensor.shape[1:]) != tuple(row_shape):
         raise BadRequestError(f"{where} has rows of shape {list(tensor.shape[1:])}; this model takes rows of shape "
                               f"{list(row_shape)}")
+    if tensor.dtype == torch.bool and dtype != torch.bool:
+        raise BadRequestError(f"{where} holds true/false; this input takes numbers ({_dtype_name(dtype)})")
     if dtype.is_floating_point:
+        if tensor.dtype != dtype or not tensor.is_floating_point():
+            if not tensor.is_floating_point() and tensor.numel() and \
+                    float(tensor.abs().max()) > torch.finfo(dtype).max:
+                raise BadRequestError(_first_bad(rows, dtype, where) or f"{where} is out of range")
+            tensor = tensor.to(dtype)
         ok = torch.isfinite(tensor)
         if not bool(ok.all()):
             index = tuple(int(i) for i in (~ok).nonzero()[0])
@@ -325,18 +334,19 @@ def rows_to_tensor(rows: list[Any], dtype: torch.dtype, row_shape: tuple[int, ..
             what = "NaN" if isinstance(value, float) and math.isnan(value) else repr(value)
             raise BadRequestError(f"{where}{''.join(f'[{i}]' for i in index)} is {_pretty(what)}: send finite "
                                   f"numbers within {_dtype_name(dtype)}'s range (|x| <= {torch.finfo(dtype).max:.4g})")
-        if _has_bool(rows):
-            raise BadRequestError(_first_bad(rows, dtype, where) or f"{where} holds true/false; it takes numbers")
     elif dtype != torch.bool:
-        if _has_float(rows) or _has_bool(rows):
+        if tensor.is_floating_point():
             raise BadRequestError(_first_bad(rows, dtype, where) or f"{where} must hold integers")
-        if int_range is not None and tensor.numel():
-            low, high = int_range
+        low, high = int_range if int_range is not None else (torch.iinfo(dtype).min, torch.iinfo(dtype).max)
+        if tensor.numel():
             bad = (tensor < low) | (tensor > high)
             if bool(bad.any()):
                 index = tuple(int(i) for i in bad.nonzero()[0])
                 raise BadRequestError(f"{where}{''.join(f'[{i}]' for i in index)} is {int(tensor[index])}; this "
                                       f"input takes integers from {low} to {high}")
+        tensor = tensor.to(dtype)
+    else:
+        tensor = tensor.to(torch.bool)
     return tensor
 
 
@@ -360,14 +370,6 @@ def _walk(value: Any, path: str):
             yield from _walk(v, f"{path}[{i}]")
     else:
         yield path, value
-
-
-def _has_float(rows: Any) -> bool:
-    return any(isinstance(v, float) for _, v in _walk(rows, ""))
-
-
-def _has_bool(rows: Any) -> bool:
-    return any(isinstance(v, bool) for _, v in _walk(rows, ""))
 
 
 def _first_bad(rows: Any, dtype: torch.dtype, where: str) -> str | None:

@@ -123,7 +123,8 @@ class InferenceService:
                          "--device cpu)")
         if self.runner is None:
             self.runner = self._build_runner()
-        self._pre_pool = ThreadPoolExecutor(self.config.preprocess_threads, thread_name_prefix="graphlab-pre")
+        self._pre_pool = (ThreadPoolExecutor(self.config.preprocess_threads, thread_name_prefix="graphlab-pre")
+                          if self.config.preprocess_threads > 0 else _Inline())
         self._post_pool = ThreadPoolExecutor(self.config.postprocess_threads, thread_name_prefix="graphlab-post")
         self._worker = GPUWorker(self._batcher, self.runner, device=self.config.device, finish=self._finish_batch,
                                  post_pool=self._post_pool, max_in_flight=self.config.max_in_flight)
@@ -382,6 +383,22 @@ class InferenceService:
             self.batch_rows.clear()
             self.batch_buckets.clear()
         self.traces.clear()
+
+
+class _Inline:
+    """preprocess_threads=0: pre-processing runs on the caller's thread (the event loop), one hop fewer; for
+    requests whose pre-processing costs a few µs (short prompts, small vectors), not for images."""
+
+    def __init__(self) -> None:
+        self._closed = False
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self._closed:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+        fn(*args)
+
+    def shutdown(self, wait: bool = True) -> None:
+        self._closed = True
 
 
 def _settle(future: asyncio.Future[Any], record: RequestRecord, result: Any, error: BaseException | None) -> None:
