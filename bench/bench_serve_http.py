@@ -32,6 +32,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from graphlab.clock import now_s
+
 ROOT = Path(__file__).resolve().parent.parent
 BODIES = {"gpt": {"texts": ["CUDA graphs replay kernels"], "top_k": 5},
           "mlp": {"vectors": [[0.01 * i for i in range(256)]], "top_k": 5},
@@ -78,8 +80,8 @@ def free_port() -> int:
 
 def start(cmd: list[str], port: int, log: Path, env: dict[str, str], timeout_s: float = 120.0) -> subprocess.Popen:
     proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=ROOT)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    deadline = now_s() + timeout_s
+    while now_s() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{cmd} exited {proc.returncode}: {log.read_text()[-2000:]}")
         try:
