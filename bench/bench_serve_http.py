@@ -140,6 +140,27 @@ def hey(binary: str, url: str, body_file: Path, raw: Path, *, concurrency: int, 
     return result
 
 
+def flood(binary: str, url: str, body_file: Path, raw: Path, *, concurrency: int, duration_s: float) -> dict:
+    """hey -o csv at `concurrency` clients: per status, how many and how fast (a refusal must come at once)."""
+    cmd = [binary, "-z", f"{duration_s}s", "-c", str(concurrency), "-m", "POST", "-T", "application/json",
+           "-D", str(body_file), "-t", "20", "-o", "csv", url]
+    text = subprocess.run(cmd, capture_output=True, text=True, timeout=duration_s + 60).stdout
+    raw.write_text(" ".join(cmd) + "\n" + text)
+    by_status: dict[str, list[float]] = {}
+    for line in text.splitlines()[1:]:
+        parts = line.split(",")
+        if len(parts) >= 7 and parts[6].strip().isdigit():
+            by_status.setdefault(parts[6].strip(), []).append(float(parts[0]) * 1000.0)
+    from graphlab.stats import percentile
+
+    out = {"concurrency": concurrency, "duration_s": duration_s, "command": " ".join(cmd), "by_status": {}}
+    for status, ms in sorted(by_status.items()):
+        ms.sort()
+        out["by_status"][status] = {"count": len(ms), "p50_ms": round(percentile(ms, 50), 3),
+                                    "p99_ms": round(percentile(ms, 99), 3), "max_ms": round(ms[-1], 3)}
+    return out
+
+
 def measure(server: str, url: str, body_file: Path, out: Path, args: argparse.Namespace) -> dict:
     """hey's runs against one server; `server` as named in --capacity-for ("graphs+batching")."""
     runs: dict = {}
@@ -201,12 +222,14 @@ def main() -> int:
     p.add_argument("--hey", default="hey")
     p.add_argument("--model", default="gpt")
     p.add_argument("--device", default="cuda")
-    p.add_argument("--settings", nargs="+", default=["graphs", "graphs+batching", "eager"])
+    p.add_argument("--settings", nargs="*", default=["graphs", "graphs+batching", "eager"])
     p.add_argument("--capacity-for", nargs="+", default=["bare", "graphs+batching"])
     p.add_argument("--own", action="store_true", help="also serve own_model() (a ServedModel) through the CLI")
     p.add_argument("--inline-variant", action="store_true",
                    help="also graphs+batching with --preprocess-threads 0 (pre-processing on the event loop)")
     p.add_argument("--duration-s", type=float, default=3.0)
+    p.add_argument("--flood", type=int, default=0, metavar="CLIENTS",
+                   help="also flood graphs+batching (started with --max-pending 64) from this many clients")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--out", default="out/serve_http")
     args = p.parse_args()
@@ -234,6 +257,9 @@ def main() -> int:
     if args.own:
         servers.append(("own", [sys.executable, "-m", "graphlab.serve", "--model", "bench_serve_http:own_model",
                                 "--setting", "graphs+batching", "--device", args.device]))
+    if args.flood:
+        servers.append(("flood", [sys.executable, "-m", "graphlab.serve", "--model", args.model, "--setting",
+                                  "graphs+batching", "--device", args.device, "--max-pending", "64"]))
     for name, cmd in servers:
         port = free_port()
         cmd = [*cmd, "--port", str(port), "--host", "127.0.0.1"]
@@ -243,7 +269,13 @@ def main() -> int:
             body = out / "body_own.json"
             body.write_text(json.dumps(BODIES["own"]))
         try:
-            entry = {"command": " ".join(cmd), **measure(name, f"http://127.0.0.1:{port}/v1/infer", body, out, args)}
+            url = f"http://127.0.0.1:{port}/v1/infer"
+            if name == "flood":
+                entry = {"command": " ".join(cmd), "flood": flood(args.hey, url, body, out / "flood.csv",
+                                                                   concurrency=args.flood, duration_s=args.duration_s)}
+                print(f"flood: {entry['flood']['by_status']}", flush=True)
+            else:
+                entry = {"command": " ".join(cmd), **measure(name, url, body, out, args)}
             if name != "bare":
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/stats", timeout=5) as r:
                     stats = json.loads(r.read())

@@ -52,7 +52,7 @@ fi
 
 if [[ " $STEPS " == *" hey "* ]]; then
   timeout "${HEY_TIMEOUT:-150}" python3 bench/bench_serve_http.py --hey "${HEY:-hey}" --model gpt --device cuda \
-    --settings graphs+batching graphs eager --inline-variant --own --duration-s "${HEY_SECONDS:-2}" \
+    --settings graphs+batching graphs eager --inline-variant --own --flood "${HEY_FLOOD:-512}" --duration-s "${HEY_SECONDS:-2}" \
     --out "$OUT/serve_http" 2>&1 | tee "$OUT/serve_http.log"
   [ "${PIPESTATUS[0]}" = 0 ] || RC=1
 fi
