@@ -8,6 +8,19 @@
 #   record  graphlab record --models serving (the recording notebook 09 reads)   ~150 s    -> $OUT/recordings/<gpu>/serving
 #   http    a real uvicorn server process (python -m graphlab.serve) driven over sockets by
 #           graphlab loadtest --transport http                                   ~25 s     -> $OUT/loadtest_http/
+#   hey     bench/bench_serve_http.py: a bare Starlette app (the floor) and the service in each setting, your
+#           own model and pre-processing on the event loop, each its own process, driven by Debian's `hey`
+#           (HEY=path to its extracted binary)                                   ~100 s    -> $OUT/serve_http/
+#   inproc  graphlab loadtest --transport direct, graphs+batching only: the in-process capacity beside the
+#           HTTP one, in the same lease                                          ~15 s     -> $OUT/loadtest_direct/
+#
+# uvloop and httptools (the serve extra) make the fast stack; where they are not installed there, carry their
+# wheels and set SERVE_WHEELS to their folder (installed to /tmp/site-serve). Here, once, into a git-ignored
+# folder that the device call carries (e.g. .stage/serve-bin):
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .stage/serve-bin/wheels uvloop httptools
+#   (cd .stage/serve-bin && apt-get download hey && dpkg -x hey_*.deb x && mkdir -p bin && cp x/usr/bin/hey bin/)
+# then HEY=$PWD/.stage/serve-bin/bin/hey SERVE_WHEELS=.stage/serve-bin/wheels (paths as seen from the script's root).
 #
 # That machine has no starlette or uvicorn: fetch their wheels once, here, into the git-ignored .whl/serve,
 # and name `.whl` in the device call's `carry`:
@@ -19,6 +32,10 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-out/gpu-serve}
 STEPS=${STEPS:-"tests record http"}
 source scripts/gpu_env.sh
+if [ -n "${SERVE_WHEELS:-}" ] && ls "$SERVE_WHEELS"/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site-serve \
+    "$SERVE_WHEELS"/*.whl && export PYTHONPATH="$PYTHONPATH:/tmp/site-serve"
+fi
 if ! python3 -c "import starlette, uvicorn" 2>/dev/null && ls .whl/serve/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site-serve .whl/serve/*.whl \
     && export PYTHONPATH="$PYTHONPATH:/tmp/site-serve"
@@ -38,6 +55,19 @@ if [[ " $STEPS " == *" record "* ]]; then
   [ "${PIPESTATUS[0]}" = 0 ] || RC=1
 fi
 
+if [[ " $STEPS " == *" hey "* ]]; then
+  timeout "${HEY_TIMEOUT:-150}" python3 bench/bench_serve_http.py --hey "${HEY:-hey}" --model gpt --device cuda \
+    --settings graphs+batching graphs eager --inline-variant --own --flood "${HEY_FLOOD:-512}" --duration-s "${HEY_SECONDS:-2}" \
+    --out "$OUT/serve_http" 2>&1 | tee "$OUT/serve_http.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || RC=1
+fi
+
+if [[ " $STEPS " == *" inproc "* ]]; then
+  timeout 60 python3 -m graphlab loadtest --model gpt --settings graphs+batching --transport direct \
+    --rates 1000 1500 2000 3000 4000 --duration 1 --no-progress --out "$OUT/loadtest_direct" 2>&1 \
+    | tee "$OUT/loadtest_direct.log" || RC=1
+fi
+
 if [[ " $STEPS " == *" http "* ]]; then
   PORT=${PORT:-18123}
   python3 -m graphlab.serve --model gpt --setting graphs+batching --port "$PORT" > "$OUT/server.log" 2>&1 &
@@ -48,7 +78,8 @@ if [[ " $STEPS " == *" http "* ]]; then
     sleep 0.5
   done
   timeout 120 python3 -m graphlab loadtest --transport http --url "http://127.0.0.1:$PORT" \
-    --rates 500 1000 2000 4000 8000 --duration 1.5 --no-progress --out "$OUT/loadtest_http" 2>&1 \
+    --rates ${HTTP_RATES:-500 1000 2000 4000 8000} --duration "${HTTP_SECONDS:-1.5}" --no-progress \
+    --out "$OUT/loadtest_http" 2>&1 \
     | tee "$OUT/loadtest_http.log" || RC=1
   kill "$SERVER" 2>/dev/null
   wait "$SERVER" 2>/dev/null
