@@ -19,7 +19,6 @@ ALLOWED = {
     "graphlab/serve/service.py": ({"monotonic_ns", "monotonic"}, "request timestamps and the shutdown deadline"),
     "graphlab/serve/worker.py": ({"monotonic_ns"}, "request timestamps"),
     "graphlab/serve/batcher.py": ({"monotonic_ns"}, "request timestamps"),
-    "graphlab/serve/loadgen.py": ({"monotonic_ns"}, "client-side request timestamps"),
 }
 #: ways to compute order statistics outside graphlab.stats
 OWN_STATS = {("statistics", "median"), ("statistics", "quantiles"), ("statistics", "fmean"), ("statistics", "mean"),

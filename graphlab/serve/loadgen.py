@@ -35,6 +35,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from graphlab.clock import timestamp_ns
+from graphlab.timing.schedulers import start_arrival_clock
 from graphlab.cache.traces import poisson_arrivals  # one copy: request traces use it too
 from graphlab.errors import BadInputError, ServeError
 
@@ -196,15 +198,15 @@ async def run_open_loop(send: Send, bodies: list[dict[str, Any]], offsets_s: lis
     if len(bodies) != len(offsets_s):
         raise BadInputError(f"one body per arrival time: got {len(bodies)} bodies and {len(offsets_s)} times")
     loop = asyncio.get_running_loop()
-    start_ns = time.monotonic_ns() + 20_000_000  # 20 ms to let the clock thread start
+    start_ns = timestamp_ns() + 20_000_000  # 20 ms to let the clock thread start
     records = [ClientRecord(i, body_rows(body), start_ns + int(t * 1e9))
                for i, (body, t) in enumerate(zip(bodies, offsets_s))]
     tasks: list[asyncio.Task[None]] = []
 
     async def one(record: ClientRecord) -> None:
-        record.sent_ns = time.monotonic_ns()
+        record.sent_ns = timestamp_ns()
         status, data = await send(bodies[record.index])
-        record.done_ns = time.monotonic_ns()
+        record.done_ns = timestamp_ns()
         record.status = status
         if status == 200:
             record.answer = {"batch": data.get("batch", {}), "timing_us": data.get("timing_us", {})}
@@ -217,22 +219,9 @@ async def run_open_loop(send: Send, bodies: list[dict[str, Any]], offsets_s: lis
 
     all_launched = asyncio.Event()
 
-    def clock() -> None:
-        i, n = 0, len(records)
-        while i < n:
-            now = time.monotonic_ns()
-            due = []
-            while i < n and records[i].scheduled_ns <= now:
-                due.append(i)
-                i += 1
-            if due:
-                loop.call_soon_threadsafe(launch, due)
-            if i < n:
-                time.sleep(max(0.0, (records[i].scheduled_ns - time.monotonic_ns()) / 1e9))
-        loop.call_soon_threadsafe(all_launched.set)
-
-    thread = threading.Thread(target=clock, name="graphlab-loadgen-clock", daemon=True)
-    thread.start()
+    thread = start_arrival_clock([r.scheduled_ns for r in records],
+                                 lambda due: loop.call_soon_threadsafe(launch, due),
+                                 lambda: loop.call_soon_threadsafe(all_launched.set))
     await all_launched.wait()
     thread.join()
     if tasks:
