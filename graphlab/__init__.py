@@ -69,6 +69,10 @@ _LAZY: dict[str, str] = {
     "WatchedGraph": "graphlab.watch.records",
     "WatchedGraphs": "graphlab.watch.records",
     "WatchSummary": "graphlab.watch.records",
+    # where the time goes inside a graph
+    "profile": "graphlab.profile.api",
+    "Profile": "graphlab.profile.results",
+    "plot_modules": "graphlab.viz.heat",
     # conditional nodes
     "cond": "graphlab.conditional.api",
     "while_loop": "graphlab.conditional.api",

@@ -5,4 +5,5 @@ notebook file name -> {answer name -> Python source}. A notebook's exercise cell
 """
 
 ANSWERS: dict[str, dict[str, str]] = {
+    "11_where_the_time_goes.ipynb": {"top_module": "prof64.by_module(depth=2).module[0]"},
 }

@@ -1,0 +1,211 @@
+"""gl.profile's pure part: matching trace events to DOT nodes, module attribution, the critical path and the
+what-if, on synthetic DAGs with known answers and on traces recorded on the H200 (data/recordings/h200/profile)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import graphlab as gl
+from graphlab.errors import BadInputError
+from graphlab.graph.model import CudaGraph, Edge, Graph, Node, NodeKind
+from graphlab.profile.critical import critical_path, what_if
+from graphlab.profile.events import GpuEvent, replays_from_chrome
+from graphlab.profile.match import (BODY_NOT_REPORTED, BY_NODE_ID, BY_SIGNATURE, NO_GPU_WORK, NO_KERNEL_EVENT, Dag,
+                                    match_replay)
+from graphlab.profile.modules import ModuleSpan, assign_modules
+from graphlab.profile.results import Profile, build_profile
+
+
+def _kernel(i: int, name: str, grid=(1, 1, 1), block=(128, 1, 1), graph: str = "g") -> Node:
+    return Node(f"{graph}_n{i}", graph, i, NodeKind.KERNEL, name=name, demangled_name=name, short_name=name,
+                family="ATen elementwise", grid=grid, block=block)
+
+
+def _event(node: Node, start: float, dur: float, corr: int = 1, **kw) -> GpuEvent:
+    return GpuEvent(node.demangled_name or "", "kernel", start, dur, grid=node.grid, block=node.block,
+                    correlation=corr, **kw)
+
+
+def _graph(nodes, edges, bodies=()) -> CudaGraph:
+    return CudaGraph((Graph("g", tuple(nodes), tuple(Edge(a, b) for a, b in edges)), *bodies))
+
+
+def _diamond():
+    """a -> (b, c) -> d, with b and c the same kernel: the DAG, not the name, tells them apart."""
+    a, b, c, d = _kernel(0, "k_a"), _kernel(1, "k_same"), _kernel(2, "k_same"), _kernel(3, "k_d")
+    return _graph([a, b, c, d], [("g_n0", "g_n1"), ("g_n0", "g_n2"), ("g_n1", "g_n3"), ("g_n2", "g_n3")])
+
+
+def test_a_chain_matches_every_node_in_order_and_the_times_are_the_events():
+    nodes = [_kernel(i, f"void k{i % 3}<float>(float*)") for i in range(9)]
+    cg = _graph(nodes, [(f"g_n{i}", f"g_n{i + 1}") for i in range(8)])
+    events = [_event(n, 10.0 * i, 1.0 + i) for i, n in enumerate(nodes)]
+    m = match_replay(cg, events)
+    assert {nid: idx for nid, idx in m.by_node.items()} == {f"g_n{i}": [i] for i in range(9)}
+    assert set(m.matched_by.values()) == {BY_SIGNATURE} and not m.unmatched and not m.extra
+    prof = build_profile(cg, [events], name="chain")
+    assert prof.node("g_n4").median_us == 5.0 and prof.node("g_n4").start_us == 40.0
+    assert prof.span_us == pytest.approx(80.0 + 9.0) and prof.busy_us == pytest.approx(sum(1.0 + i for i in range(9)))
+
+
+def test_same_kernel_on_two_branches_and_grid_tells_kernels_apart():
+    cg = _diamond()
+    a, b, c, d = (cg.node(f"g_n{i}") for i in range(4))
+    events = [_event(a, 0, 1), _event(c, 2, 3), _event(b, 2.5, 4), _event(d, 7, 1)]
+    m = match_replay(cg, events)
+    assert len(m.by_node) == 4 and not m.unmatched
+    other = _kernel(0, "k_a", grid=(2, 1, 1))
+    assert match_replay(_graph([other], []), [_event(a, 0, 1)]).unmatched == {"g_n0": NO_KERNEL_EVENT}
+
+
+def test_trace_names_are_compared_without_spaces_and_loosely_by_function_path():
+    node = _kernel(0, "void at::native::k<4, float>(int, float*)")
+    ev = GpuEvent("void at::native::k<4,float>(int,float*)", "kernel", 0, 1, grid=node.grid, block=node.block)
+    assert match_replay(_graph([node], []), [ev]).matched_by["g_n0"] == BY_SIGNATURE
+    ev2 = GpuEvent("void at::native::k<8, float>(int, float*)", "kernel", 0, 1, grid=node.grid, block=node.block)
+    assert match_replay(_graph([node], []), [ev2]).matched_by["g_n0"] == "function name"
+
+
+def test_real_node_ids_are_used_when_the_trace_has_them():
+    cg = _diamond()
+    b = cg.node("g_n2")
+    events = [_event(cg.node("g_n0"), 0, 1), _event(b, 2, 1, node_id=(7 << 32) | 2)]
+    m = match_replay(cg, events)
+    assert m.matched_by["g_n2"] == BY_NODE_ID and "g_n1" in m.unmatched
+
+
+def test_untimed_nodes_pass_through_and_say_why():
+    a = _kernel(0, "k_a")
+    empty = Node("g_n1", "g", 1, NodeKind.EMPTY)
+    b = _kernel(2, "k_b")
+    cg = _graph([a, empty, b], [("g_n0", "g_n1"), ("g_n1", "g_n2")])
+    prof = build_profile(cg, [[_event(a, 0, 1), _event(b, 1.5, 1)]])
+    assert prof.unmatched == {NO_GPU_WORK.format(kind="empty"): ["g_n1"]}
+    assert prof.matched_fraction == 1.0 and prof.node("g_n2").gap_us == pytest.approx(0.5)
+
+
+def test_a_conditional_body_that_did_not_run_is_its_own_reason():
+    a = _kernel(0, "k_a")
+    cond = Node("g_n1", "g", 1, NodeKind.CONDITIONAL, body_graph_ids=("b",))
+    inner = _kernel(0, "k_body", graph="b")
+    body = Graph("b", (inner,), (), parent_node_id="g_n1")
+    cg = _graph([a, cond], [("g_n0", "g_n1")], bodies=(body,))
+    prof = build_profile(cg, [[_event(a, 0, 1)]])
+    assert prof.unmatched[BODY_NOT_REPORTED] == ["b_n0"]
+    ran = build_profile(cg, [[_event(a, 0, 1), _event(inner, 2, 3), _event(inner, 6, 3)]])
+    assert ran.node("b_n0").median_us == 6.0  # two iterations, summed
+    assert ran.critical_path().span_us >= 6.0
+
+
+def test_p10_median_p90_over_replays():
+    a = _kernel(0, "k")
+    cg = _graph([a], [])
+    prof = build_profile(cg, [[_event(a, 0, float(d))] for d in range(1, 12)])
+    n = prof.node("g_n0")
+    assert (n.p10_us, n.median_us, n.p90_us, prof.replays) == (2.0, 6.0, 10.0, 11)
+
+
+def test_critical_path_and_what_if_on_a_known_dag():
+    order = ["a", "b", "c", "d"]
+    preds = {"a": (), "b": ("a",), "c": ("a",), "d": ("b", "c")}
+    dur = {"a": 1.0, "b": 10.0, "c": 4.0, "d": 1.0}
+    gap = {"a": 0.0, "b": 0.1, "c": 0.1, "d": 0.1}
+    path = critical_path(order, preds, dur, gap)
+    assert path.node_ids == ("a", "b", "d") and path.span_us == pytest.approx(12.2)
+    assert what_if(order, preds, dur, gap, {"b": 0.5}) == pytest.approx(7.2)  # c-branch: 1 + .1 + 5 ... b now 5
+    assert what_if(order, preds, dur, gap, {"b": 0.1}) == pytest.approx(1 + 0.1 + 4 + 0.1 + 1)  # c now critical
+    with pytest.raises(BadInputError, match="not a node"):
+        what_if(order, preds, dur, gap, {"zz": 0.5})
+    with pytest.raises(BadInputError, match="negative"):
+        what_if(order, preds, dur, gap, {"a": -1})
+
+
+def test_the_model_gives_back_the_measured_span():
+    cg = _diamond()
+    a, b, c, d = (cg.node(f"g_n{i}") for i in range(4))
+    prof = build_profile(cg, [[_event(a, 0, 1), _event(b, 1.1, 5), _event(c, 1.2, 2), _event(d, 6.2, 1)]])
+    assert prof.critical_path().span_us == pytest.approx(prof.span_us)
+    assert prof.critical_path().node_ids == ("g_n0", "g_n1", "g_n3")
+
+
+def test_module_spans_give_the_innermost_module():
+    spans = [ModuleSpan("", 0, 7), ModuleSpan("0", 0, 1), ModuleSpan("1", 1, 4), ModuleSpan("1.0", 1, 3),
+             ModuleSpan("1.1", 3, 4), ModuleSpan("2", 4, 7)]
+    got = assign_modules(spans, range(8))
+    assert [got[i] for i in range(8)] == ["0", "1.0", "1.0", "1.1", "2", "2", "2", None]
+    with pytest.raises(BadInputError, match="ends"):
+        ModuleSpan.from_list(["x", 3, 1])
+    with pytest.raises(BadInputError, match="path, start, end"):
+        ModuleSpan.from_list(["x", 3])
+
+
+def test_time_by_module_splits_a_fused_kernel_between_its_modules():
+    cg = _diamond()
+    evs = [[_event(cg.node("g_n0"), 0, 2), _event(cg.node("g_n1"), 2, 4), _event(cg.node("g_n2"), 2, 4),
+            _event(cg.node("g_n3"), 6, 2)]]
+    prof = build_profile(cg, evs, node_modules={"g_n0": ["emb"], "g_n1": ["a.x", "a.y"], "g_n2": ["a.x"],
+                                                "g_n3": ["head"]})
+    rows = {r["module"]: r["gpu_us"] for r in prof.module_rows()}
+    assert rows == {"a.x": 6.0, "a.y": 2.0, "emb": 2.0, "head": 2.0}
+    assert {r["module"]: r["gpu_us"] for r in prof.module_rows(depth=1)}["a"] == 8.0
+
+
+def test_profile_round_trips_through_json_and_refuses_a_wrong_graph():
+    cg = _diamond()
+    evs = [[_event(cg.node(f"g_n{i}"), 2.0 * i, 1) for i in range(4)]]
+    prof = build_profile(cg, evs, name="d")
+    again = Profile.from_dict(prof.to_dict(), cg)
+    assert again.to_dict() == prof.to_dict()
+    with pytest.raises(BadInputError, match="does not have"):
+        Profile.from_dict(prof.to_dict(), _graph([_kernel(0, "x")], []))
+    with pytest.raises(BadInputError, match="not a profile"):
+        Profile.from_dict({"name": "x"}, cg)
+
+
+def test_bad_traces_are_refused_with_one_clear_line():
+    with pytest.raises(BadInputError, match="traceEvents"):
+        replays_from_chrome({"nope": 1})
+    with pytest.raises(BadInputError, match="no cudaGraphLaunch"):
+        replays_from_chrome({"traceEvents": []})
+    with pytest.raises(BadInputError, match="no GPU events"):
+        build_profile(_diamond(), [[]])
+    with pytest.raises(BadInputError, match="not a GPU event"):
+        GpuEvent.from_dict({"name": "x"})
+
+
+def test_replays_are_cut_out_of_a_chrome_trace_by_launch_correlation():
+    trace = {"traceEvents": [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "ts": 0, "dur": 5, "args": {"correlation": 7}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "ts": 50, "dur": 5, "args": {"correlation": 9}},
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 61, "dur": 2, "args": {"correlation": 9, "grid": [1, 1, 1],
+                                                                              "block": [32, 1, 1], "stream": 7}},
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 10, "dur": 2, "args": {"correlation": 7}},
+        {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 12, "dur": 1,
+         "args": {"correlation": 7, "bytes": 64}},
+        {"ph": "X", "cat": "kernel", "name": "other", "ts": 30, "dur": 2, "args": {"correlation": 8}},
+    ]}
+    replays = replays_from_chrome(trace)
+    assert [[e.name for e in r] for r in replays] == [["k", "Memset (Device)"], ["k"]]
+    assert replays[1][0].grid == (1, 1, 1) and replays[0][1].bytes == 64
+
+
+def test_matching_a_recorded_dot_against_events_made_from_it_shuffled_within_levels():
+    """A real graph (the zoo GPT, 47 nodes): events in any order the DAG allows are matched back exactly."""
+    cg = gl.load_recording("gpt").graph("b1")
+    dag = Dag(cg)
+    rng = random.Random(0)
+    t, events, truth = 0.0, [], {}
+    for nid in dag.order:
+        node = cg.node(nid)
+        if node.kind is NodeKind.KERNEL:
+            events.append(GpuEvent(node.demangled_name or "", "kernel", t, rng.uniform(1, 4), grid=node.grid,
+                                   block=node.block))
+        elif node.kind is NodeKind.MEMSET:
+            events.append(GpuEvent("Memset (Device)", "memset", t, 1.0, bytes=node.memset_bytes))
+        else:
+            continue
+        truth[nid] = len(events) - 1
+        t += 5.0
+    m = match_replay(cg, events)
+    assert {k: v[0] for k, v in m.by_node.items()} == truth
