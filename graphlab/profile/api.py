@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import tempfile
+import warnings
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
@@ -125,15 +126,18 @@ def capture_with_modules(model: Any, *inputs: Any, **capture_options: Any) -> tu
     """`gl.capture(model, *inputs)` with `record_modules` around it: (the captured graph, its module spans)."""
     with record_modules(model) as recorder:
         captured = capture(model, *inputs, **capture_options)
+    if recorder.error is not None:
+        warnings.warn(f"module attribution failed, the graph has no modules: {recorder.error}", stacklevel=2)
     captured._graphlab_module_spans = recorder.last  # noqa: SLF001 - kept with the graph for gl.profile
     return captured, recorder.last
 
 
 # -- replays under the profiler ------------------------------------------------------------------------------------
 def profile_replays(replay: Callable[[], Any], replays: int, *, warmup: int = 3,
-                    show_progress: bool = True) -> list[list[GpuEvent]]:
+                    show_progress: bool = True, keep_trace: list[Any] | None = None) -> list[list[GpuEvent]]:
     """Run `replay()` `replays` times under torch.profiler (after `warmup` unprofiled calls); the GPU events of
-    every graph launch, one list per launch."""
+    every graph launch, one list per launch. `keep_trace`, a list, receives the trace's GPU and CUDA API events
+    as the profiler wrote them (the recordings keep one, for the parser's tests)."""
     if replays < 1:
         raise BadInputError(f"replays must be at least 1, got {replays}")
     for _ in range(warmup):
@@ -156,6 +160,9 @@ def profile_replays(replay: Callable[[], Any], replays: int, *, warmup: int = 3,
             data = json.load(fh)
     finally:
         os.unlink(path)
+    if keep_trace is not None:
+        keep_trace.extend(e for e in data.get("traceEvents", []) if isinstance(e, dict) and e.get("cat") in
+                          ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver"))
     return replays_from_chrome(data)
 
 

@@ -17,6 +17,7 @@ from torch import nn
 
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.profile.api import capture_with_modules, profile_replays
+from graphlab.profile.modules import assign_modules
 from graphlab.profile.results import build_profile
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.capture.api import capture
@@ -43,7 +44,7 @@ class Counted(nn.Module):
 
 
 def counted_model() -> nn.Module:
-    """Modules with known launch counts, nested: a (1), b (2: b.inner 2 of them... see EXPECTED), c (3)."""
+    """Modules with known launch counts, nested: "0" launches 1 kernel, "1.0" 2, "1.1" 1, "2" 3 (`EXPECTED`)."""
     inner = nn.Sequential(Counted(2), Counted(1))
     return nn.Sequential(Counted(1), inner, Counted(3))
 
@@ -138,33 +139,58 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         from torchvision.models import resnet50
     except ImportError:
         resnet50 = None
+    errors: dict[str, str] = {}
+
+    def one(key: str, model: Any, inputs: tuple[Any, ...]) -> None:
+        try:
+            g, r = _entry(key, model, inputs)
+        except Exception as exc:  # keep the others; the recording says what failed
+            errors[key] = f"{type(exc).__name__}: {exc}"
+            print(f"[record] profile {key} FAILED: {errors[key]}", flush=True)
+            return
+        graphs[key] = g
+        results.update(r)
+
     for name, zm in models:
         for bs in BATCH_SIZES:
-            g, r = _entry(f"{name}_b{bs}", zm.build(), zm.make_inputs(bs))
-            graphs[f"{name}_b{bs}"] = g
-            results.update(r)
+            one(f"{name}_b{bs}", zm.build(), zm.make_inputs(bs))
     if resnet50 is not None:
         torch.manual_seed(0)
         model = resnet50(weights=None).cuda().eval()
         for bs in BATCH_SIZES:
-            x = torch.randn(bs, 3, 224, 224, device="cuda")
-            g, r = _entry(f"resnet50_b{bs}", model, (x,))
-            graphs[f"resnet50_b{bs}"] = g
-            results.update(r)
-    # module attribution, exact on a model whose launch counts are known
-    x = torch.randn(64, 64, device="cuda")
-    cg, spans = capture_with_modules(counted_model().cuda(), x, dot_flags=RECORD_DOT_FLAGS, name="counted")
-    graph = parse_dot(cg.dot(), source="counted.dot")
-    from graphlab.profile.modules import assign_modules
-
-    found = assign_modules(spans, [n.index for n in graph.root.nodes])
-    got = [found[n.index] for n in graph.root.nodes if n.kind.value == "kernel"]
-    results["attribution_check"] = {"expected": EXPECTED, "found": got, "exact": got == EXPECTED,
-                                    "spans": [s.to_list() for s in spans], "nodes": len(graph)}
-    graphs["counted"] = {"dot": cg.dot(), "dot_flags": RECORD_DOT_FLAGS}
+            one(f"resnet50_b{bs}", model, (torch.randn(bs, 3, 224, 224, device="cuda"),))
+    # one raw trace as the profiler wrote it (3 replays of the mlp at batch 1), for the trace parser's tests
+    zm = get_model("mlp")
+    cg = capture(zm.build(), *zm.make_inputs(1), name="raw")
+    raw: list[Any] = []
+    profile_replays(cg.replay, EVENT_REPLAYS, show_progress=False, keep_trace=raw)
+    results["chrome_mlp_b1"] = {"traceEvents": raw, "note": "torch.profiler's Chrome trace of 3 replays of the zoo "
+                                "mlp at batch 1 (a fresh capture: its DOT is mlp_b1's), GPU and CUDA API events only"}
     cg.reset()
-    print(f"[record] attribution exact: {got == EXPECTED} ({got})", flush=True)
-    results["what_if"] = {"chain": _what_if_case(False), "two_streams": _what_if_case(True)}
+    # module attribution, exact on a model whose launch counts are known
+    try:
+        x = torch.randn(64, 64, device="cuda")
+        cg, spans = capture_with_modules(counted_model().cuda(), x, dot_flags=RECORD_DOT_FLAGS, name="counted")
+        graph = parse_dot(cg.dot(), source="counted.dot")
+        found = assign_modules(spans, [n.index for n in graph.root.nodes])
+        got = [found[n.index] for n in graph.root.nodes if n.kind.value == "kernel"]
+        results["attribution_check"] = {"expected": EXPECTED, "found": got, "exact": got == EXPECTED,
+                                        "spans": [s.to_list() for s in spans], "nodes": len(graph)}
+        graphs["counted"] = {"dot": cg.dot(), "dot_flags": RECORD_DOT_FLAGS}
+        cg.reset()
+        print(f"[record] attribution exact: {got == EXPECTED} ({got})", flush=True)
+    except Exception as exc:
+        results["attribution_check"] = {"error": f"{type(exc).__name__}: {exc}"}
+        print(f"[record] attribution check FAILED: {exc}", flush=True)
+
+    results["what_if"] = {}
+    for case, two in (("chain", False), ("two_streams", True)):
+        try:
+            results["what_if"][case] = _what_if_case(two)
+        except Exception as exc:
+            results["what_if"][case] = {"error": f"{type(exc).__name__}: {exc}"}
+            print(f"[record] what-if {case} FAILED: {exc}", flush=True)
+    results["errors"] = errors
     folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
     write_recording(folder, name=RECORDING, description="Per-node GPU time inside the zoo's graphs (and ResNet-50) at "
                     "batch 1 and 64, with the module behind each node, recorded by gl.profile.", provenance=prov,
