@@ -209,3 +209,76 @@ def test_matching_a_recorded_dot_against_events_made_from_it_shuffled_within_lev
         t += 5.0
     m = match_replay(cg, events)
     assert {k: v[0] for k, v in m.by_node.items()} == truth
+
+
+# -- on traces recorded on the H200 (graphlab record --models profile) ----------------------------------------------
+PROFILED = [k for k in gl.load_recording("profile").graph_names if k != "counted"]
+
+
+@pytest.fixture(scope="module")
+def rec():
+    return gl.load_recording("profile")
+
+
+@pytest.mark.parametrize("key", PROFILED)
+def test_recorded_replays_match_every_gpu_node_and_give_back_the_recorded_modules(rec, key):
+    trace = rec.results(f"events_{key}")
+    graph = rec.graph(key)
+    spans = [ModuleSpan.from_list(s) for s in trace["module_spans"]]
+    prof = build_profile(graph, [[GpuEvent.from_dict(e) for e in r] for r in trace["replays"]], module_spans=spans)
+    assert prof.matched_fraction >= 0.99 and prof.replays == len(trace["replays"])
+    assert all(n.matched_by == BY_SIGNATURE for n in prof.nodes if n.matched_by)
+    recorded = {n["node_id"]: tuple(n["modules"]) for n in rec.results(key)["nodes"]}
+    assert {n.node_id: n.modules for n in prof.nodes} == recorded
+    assert all(n.modules and n.modules[0] != "(outside any module)" for n in prof.nodes if n.kind == "kernel")
+    # single-stream captures are chains: the critical path's model gives back the measured span
+    assert prof.critical_path().span_us == pytest.approx(prof.span_us, rel=0.02)
+
+
+def test_a_raw_chrome_trace_from_the_h200_is_cut_into_replays_and_matched(rec):
+    replays = replays_from_chrome(rec.results("chrome_mlp_b1"))
+    assert len(replays) == 3 and all(len(r) == 5 for r in replays)
+    assert len({e.correlation for e in replays[0]}) == 1 and replays[0][0].grid is not None
+    prof = build_profile(rec.graph("mlp_b1"), replays)
+    assert prof.matched_fraction == 1.0 and prof.extra_events == 0
+
+
+def test_module_attribution_was_exact_on_the_h200(rec):
+    check = rec.results("attribution_check")
+    assert check["exact"] and check["found"] == check["expected"]
+
+
+def test_recorded_mode_answers_gl_profile_for_a_zoo_model(rec):
+    gl.set_mode("recorded")
+    try:
+        zoo = gl.get_model("gpt")
+        prof = gl.profile(zoo.build(), *zoo.make_inputs(1))
+        assert prof.name == "gpt b1" and "Recorded on NVIDIA H200" in prof.conditions["recorded"]
+        assert gl.profile("resnet50 b64").matched_fraction == 1.0
+        with pytest.raises(gl.RecordingError, match="has no 'gpt_b3'"):
+            gl.profile("gpt b3")
+    finally:
+        gl.set_mode("auto")
+
+
+def test_the_heat_map_colours_nodes_by_time_sums_repeats_and_outlines_the_critical_path(rec):
+    prof = gl.profile.recorded("gpt b1")
+    drawing = gl.render(prof.graph, heat=prof)
+    src = drawing.source
+    assert "GPU time per replay" in src and "µs in all" in src and "critical-path" in src
+    slow, fast = max(prof.heat(), key=prof.heat().get), min(prof.heat(), key=prof.heat().get)
+    from graphlab.viz.heat import HeatScale
+
+    scale = HeatScale.of(prof.heat())
+    assert scale.position(prof.heat()[slow]) > scale.position(prof.heat()[fast])
+
+
+def test_the_inspector_shows_times_and_modules_and_searches_modules(rec):
+    pytest.importorskip("anywidget")
+    prof = gl.profile.recorded("gpt b1")
+    ins = gl.inspect(prof.graph, profile=prof)
+    node = prof.table().node[0]
+    details = ins.details_for(node)
+    assert "µs median" in details["gpu_time"] and details["module"] == ", ".join(prof.node(node).modules)
+    assert ins.find("blocks.1.mlp") and all("blocks.1.mlp" in ", ".join(prof.node(n).modules)
+                                             for n in ins.find("blocks.1.mlp"))
