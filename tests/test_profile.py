@@ -282,3 +282,39 @@ def test_the_inspector_shows_times_and_modules_and_searches_modules(rec):
     assert "µs median" in details["gpu_time"] and details["module"] == ", ".join(prof.node(node).modules)
     assert ins.find("blocks.1.mlp") and all("blocks.1.mlp" in ", ".join(prof.node(n).modules)
                                              for n in ins.find("blocks.1.mlp"))
+
+
+def test_the_capture_hooks_record_each_modules_nodes(monkeypatch):
+    """The hooks' bookkeeping on the CPU: a stand-in for the capture's node count that grows by one per
+    elementwise op, as a capture would; outside a capture (None) nothing is recorded."""
+    torch = pytest.importorskip("torch")
+    from graphlab.profile import api
+    from graphlab.studies.profile import EXPECTED, counted_model
+
+    count = {"n": 0, "capturing": False}
+    real_mul, real_add = torch.Tensor.__mul__, torch.Tensor.__add__
+
+    def mul(self, other):
+        count["n"] += 1
+        return real_mul(self, other)
+
+    def add(self, other):
+        count["n"] += 1
+        return real_add(self, other)
+
+    monkeypatch.setattr(torch.Tensor, "__mul__", mul)
+    monkeypatch.setattr(torch.Tensor, "__add__", add)
+    monkeypatch.setattr(api, "has_cuda_bindings", lambda: True)
+    monkeypatch.setattr(api, "capture_node_count", lambda: (5, count["n"]) if count["capturing"] else None)
+    model = counted_model()
+    with api.record_modules(model) as recorder:
+        model(torch.ones(2))  # a warm-up: not capturing
+        count["capturing"], count["n"] = True, 0  # a capture's graph starts empty
+        model(torch.ones(2))
+    assert len(recorder.captures) == 1
+    found = assign_modules(recorder.last, range(count["n"]))
+    assert [found[i] for i in range(count["n"])] == EXPECTED
+    assert not model._forward_hooks and not model._forward_pre_hooks  # the hooks are gone
+    with pytest.raises(BadInputError, match="nn.Module"):
+        with api.record_modules(lambda x: x):
+            pass
