@@ -69,6 +69,15 @@ _LAZY: dict[str, str] = {
     "WatchedGraph": "graphlab.watch.records",
     "WatchedGraphs": "graphlab.watch.records",
     "WatchSummary": "graphlab.watch.records",
+    "watch_compile": "graphlab.watch.compile_log",
+    "compile_summary": "graphlab.watch.compiled",
+    "CompileSummary": "graphlab.watch.compiled",
+    # a Hugging Face decode step with a static KV cache
+    "decode_report": "graphlab.decode.api",
+    "decode_graph": "graphlab.decode.api",
+    "DecodeGraphs": "graphlab.decode.graphs",
+    "DecodeReport": "graphlab.decode.results",
+    "kv_cache_writes": "graphlab.decode.reading",
     # where the time goes inside a graph
     "profile": "graphlab.profile.api",
     "Profile": "graphlab.profile.results",

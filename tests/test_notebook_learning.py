@@ -38,7 +38,7 @@ def test_notebook_ends_with_an_exercise_that_a_cell_checks(path):
     heads = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and "## Exercise" in "".join(c["source"])]
     assert heads, "end with a short exercise"
     after = ["".join(c["source"]) for c in cells[heads[-1]:] if c["cell_type"] == "code"]
-    assert any(re.search(r"^\s*assert\b|\bcheck_answer\(", src, re.M) for src in after), "a cell checks the answer"
+    assert any(re.search(r"^\s*assert\b|check_answer\(", src, re.M) for src in after), "a cell checks the answer"
 
 
 def test_magic_is_shown_as_a_real_cell_magic():

@@ -25,7 +25,7 @@ from graphlab.env import require_cuda
 from graphlab.errors import RecordingError, UnsupportedError
 from graphlab.recordings import load_recording
 from graphlab.timing import blocks
-from graphlab.timing.repro_report import REPRO_MAX_EXTRA_S, ReproReport, check_verdict, compare_sweeps, recorded_target
+from graphlab.timing.repro_report import REPRO_MAX_EXTRA_S, ReproReport, compare_sweeps, recorded_target
 from graphlab.timing.results import Sweep
 from graphlab.timing.sweep import sweep
 from graphlab.zoo import ZOO
@@ -109,6 +109,7 @@ def repro_main(args: Any) -> int:
     print(report.table())
     print(report.matched_table())
     print(report.split_table())
+    print(report.prediction_table())
     print(now.modes_report())
     if args.json:
         out = Path(args.json)
@@ -116,9 +117,9 @@ def repro_main(args: Any) -> int:
         out.write_text(json.dumps({**report.to_dict(), "sweep_now": now.to_dict()}, indent=1), encoding="utf-8")
         print(f"wrote {out}")
     if args.check:
-        verdict = check_verdict(report.goals_met())
-        print(f"check: {verdict}")
-        if verdict != "passed":
+        verdict = report.verdict()
+        print(verdict)
+        if not verdict.passed:
             return 1
     return 0
 
