@@ -14,7 +14,6 @@ import os
 import random
 import statistics
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -24,6 +23,7 @@ sys.path.insert(0, str(REPO))
 from bench_parse import build_dump  # noqa: E402
 
 import graphlab as gl  # noqa: E402
+from graphlab.clock import Stopwatch  # noqa: E402
 from graphlab.profile.events import GpuEvent  # noqa: E402
 from graphlab.profile.match import Dag  # noqa: E402
 from graphlab.profile.results import build_profile  # noqa: E402
@@ -52,9 +52,9 @@ def synthetic_replays(graph, replays: int, seed: int = 0) -> list[list[GpuEvent]
 def _time(fn, repeats: int) -> list[float]:
     out = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
+        with Stopwatch() as sw:
+            fn()
+        out.append(sw.s)
     return out
 
 
@@ -75,9 +75,9 @@ def main() -> int:
     ids = [n.id for n in graph.nodes()][:: max(1, len(graph) // 200)]
     clicks = []
     for nid in ids:
-        t0 = time.perf_counter()
-        ins.details_for(nid)
-        clicks.append(time.perf_counter() - t0)
+        with Stopwatch() as sw:
+            ins.details_for(nid)
+        clicks.append(sw.s)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{len(graph):,} nodes, {os.cpu_count()} cores, load {load:.1f}; matched {prof.matched_fraction:.3f}")
     print(f"build_profile (3 replays): best {min(build):.2f} s, median {statistics.median(build):.2f} s")
