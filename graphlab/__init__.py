@@ -78,6 +78,10 @@ _LAZY: dict[str, str] = {
     "DecodeGraphs": "graphlab.decode.graphs",
     "DecodeReport": "graphlab.decode.results",
     "kv_cache_writes": "graphlab.decode.reading",
+    # where the time goes inside a graph
+    "profile": "graphlab.profile.api",
+    "Profile": "graphlab.profile.results",
+    "plot_modules": "graphlab.viz.heat",
     # conditional nodes
     "cond": "graphlab.conditional.api",
     "while_loop": "graphlab.conditional.api",

@@ -5,5 +5,6 @@ notebook file name -> {answer name -> Python source}. A notebook's exercise cell
 """
 
 ANSWERS: dict[str, dict[str, str]] = {
+    "11_where_the_time_goes.ipynb": {"top_module": "prof64.by_module(depth=2).module[0]"},
     "12_llm_decode.ipynb": {"speedup_b1": 'report.timing("eager", 1).p50_us / report.timing("graphlab", 1).p50_us'},
 }

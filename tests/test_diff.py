@@ -43,12 +43,21 @@ def test_grid_change_is_a_launch_change():
     assert d.status_in_a("graph_1_node_1") == "changed" and d.status_in_b("graph_1_node_0") == "same"
 
 
-def test_another_kernel_in_the_same_slot_is_a_kernel_change():
+def test_another_kernel_of_the_same_family_in_the_same_slot_is_a_kernel_change():
     d = diff(renumber([("ln",), ("gemv", "cuBLAS"), ("gelu",)]),
-             renumber([("ln",), ("gemm 64x64", "CUTLASS"), ("gelu",)]))
+             renumber([("ln",), ("gemm 64x64", "cuBLAS"), ("gelu",)]))
     assert [m.status for m in d.matches] == ["same", "changed", "same"]
     (row,) = d.rows()
     assert (row["a"], row["b"], row["kernel_changed"]) == ("gemv", "gemm 64x64", True)
+
+
+def test_kernels_of_two_families_never_pair():
+    """Issue 24: kind-only matches paired "gemm (CUTLASS)" with "gelu"; a kernel of another family is removed and
+    added instead."""
+    d = diff(renumber([("ln",), ("gemv", "cuBLAS"), ("gelu",)]),
+             renumber([("ln",), ("gemm 64x64", "CUTLASS"), ("gelu",)]))
+    assert sorted(m.status for m in d.matches) == ["added", "removed", "same", "same"]
+    assert all(d.a.node(m.a_id).family == d.b.node(m.b_id).family for m in d.matches if m.a_id and m.b_id)
 
 
 def test_inserted_and_deleted_nodes_do_not_shift_the_rest():

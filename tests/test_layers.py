@@ -20,16 +20,16 @@ PACKAGE = REPO / "graphlab"
 BLOCKED = ["torch", "ipywidgets", "anywidget", "plotly", "graphviz", "pandas", "IPython", "numpy"]
 
 #: the feature packages of the library, each with a PURE list in its __init__
-FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode", "viz", "serve",
-            "ui")
+FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode", "profile",
+            "viz", "serve", "ui")
 #: packages whose modules use torch (the rest draw, serve or show: they never import torch at all, or do at the top)
-TORCH_FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode")
+TORCH_FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode", "profile")
 #: modules on the ground floor; every one of them imports without torch
 GROUND = ("errors", "env", "mode", "_version", "progress", "stats", "clock", "fresh_process", "recordings")
 #: the floor of every top-level module and package: imports point to a lower floor, or within a package
 FLOORS = {"errors": 0, "env": 0, "mode": 0, "_version": 0, "progress": 0, "stats": 0, "clock": 0, "fresh_process": 0,
           "graph": 1, "recordings": 2, "zoo": 2, "capture": 3, "timing": 4, "cache": 4, "watch": 4, "conditional": 4,
-          "distributed": 5, "decode": 5, "viz": 6, "serve": 7, "ui": 7, "studies": 8,
+          "distributed": 5, "decode": 5, "profile": 5, "viz": 6, "serve": 7, "ui": 7, "studies": 8,
           "about": 9, "cli": 9, "tour": 9, "__main__": 9, "__init__": 9}
 #: pairs that may not import each other although the floors would allow it
 FORBIDDEN = {**{(torch_pkg, face): "torch modules must not draw or show: the GPU machine has no graphviz/plotly/widgets"

@@ -22,7 +22,7 @@ import html
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
-from graphlab.graph.model import CudaGraph, Graph, Node
+from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.graph.structure import analyze, signature
 
 SAME, CHANGED, ADDED, REMOVED = "same", "changed", "added", "removed"
@@ -275,7 +275,9 @@ def _diff_graphs(a: CudaGraph, b: CudaGraph, ga: Graph, gb: Graph, out: list[Nod
 _KEYS: tuple[Callable[[Node], Hashable], ...] = (
     signature,
     lambda n: (n.kind.value, n.family or ""),
-    lambda n: n.kind.value,
+    # kind only, except kernels: a kernel never faces one of another family ("gemm (CUTLASS)" is not a changed
+    # "gelu"), it is removed on one side and added on the other
+    lambda n: (n.kind.value, n.family or "") if n.kind is NodeKind.KERNEL else n.kind.value,
 )
 _FULL_LIMIT = 4_000_000  # len(a) * len(b) up to which every alignment is considered
 _BAND_HALF_WIDTH = 300  # beyond that, node i of a may only face nodes near i * len(b) / len(a)
@@ -285,7 +287,7 @@ def _align(seq_a: list[Node], seq_b: list[Node], out: list) -> None:
     """Pair up two node sequences (None on the side where a node has no partner).
 
     A weighted longest common subsequence: a pair scores 9 when the signatures agree, 4 when kind
-    and family agree, 1 when only the kind does. Maximising the total keeps layer i of `a` facing
+    and family agree, 1 when only the kind does (not for kernels: kernels of two families never pair). Maximising the total keeps layer i of `a` facing
     layer i of `b` even when every layer picked other kernels; as each weight is more than twice
     the next, one exact match beats shifting two neighbours into looser matches. Large graphs
     are aligned within a band around the diagonal (about 0.5 s for 5,000 x 5,000 nodes here).

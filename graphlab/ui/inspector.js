@@ -123,6 +123,9 @@ function detailRows(d) {
   add("condition", d.conditional_type);
   add("bodies", d.body_graph_ids && d.body_graph_ids.join(", "));
   add("status", d.status);
+  add("GPU time", d.gpu_time);
+  add("module", d.module);
+  add("critical path", d.critical_path);
   add("topological order", d.topo_position && `${d.topo_position} of ${d.topo_total}`);
   add("level", d.level !== undefined ? `${d.level} (nodes on the longest chain before it)` : null);
   add("graph", d.graph_id);

@@ -198,8 +198,12 @@ class Inspector(_DrawingWidget):
         rankdir: str = "TB",
         export_dir: str | Path = DEFAULT_EXPORT_DIR,
         max_nodes: int | None = None,
+        profile: Any = None,
     ) -> None:
         self.graph = as_cuda_graph(graph)
+        self.profile = profile  # a gl.profile result: heat map, critical path, times and modules in the details
+        self._times = {n.node_id: n for n in profile.nodes} if profile is not None else {}
+        self._critical = set(profile.critical_path().node_ids) if profile is not None else set()
         self.max_nodes = INSPECTOR_MAX_NODES if max_nodes is None else (max_nodes or None)
         self._facts = _GraphFacts(self.graph)
         self._setup(export_dir)
@@ -222,6 +226,7 @@ class Inspector(_DrawingWidget):
             legend=True,
             max_nodes=self.max_nodes,
             blocks=self._facts.found,
+            heat=self.profile,
         )
 
     def _after_redraw(self) -> None:
@@ -248,6 +253,19 @@ class Inspector(_DrawingWidget):
             except KeyError:
                 self.status = f"{node_id!r} is not a node of this graph"
                 return {}
+        timed = self._times.get(node_id)
+        if timed is not None:
+            if timed.median_us is not None:
+                details["gpu_time"] = (f"{timed.median_us:.2f} µs median (p10 {timed.p10_us:.2f}, p90 {timed.p90_us:.2f}), "
+                                       f"starts at {timed.start_us:.1f} µs")
+            elif timed.kind in ("kernel", "memcpy", "memset"):
+                details["gpu_time"] = "not matched in the trace"
+            details["module"] = ", ".join(timed.modules)
+            details["critical_path"] = "yes" if node_id in self._critical else ""
+        elif self.profile is not None and node_id in self._facts.blocks:
+            block = self._facts.blocks[node_id]
+            total = sum(self._times[n].median_us or 0.0 for n in block.all_node_ids() if n in self._times)
+            details["gpu_time"] = f"{total:,.1f} µs in all {block.count} repeats"
         details["expanded"] = details.get("block_id") in self.expanded
         details["can_toggle"] = self.collapse and "block_id" in details  # the expand/collapse button
         # a node folded into a collapsed repeat is outlined where it is drawn: its stand-in
@@ -272,9 +290,14 @@ class Inspector(_DrawingWidget):
                 rx = re.compile(pattern, re.IGNORECASE)
             except re.error as exc:
                 raise InspectorError(f"bad regular expression {pattern!r}: {exc}") from None
-            return [n.id for n in self.graph.kernels() if rx.search(_kernel_text(n))]
+            return [n.id for n in self.graph.kernels() if rx.search(self._search_text(n))]
         needle = pattern.lower()
-        return [n.id for n in self.graph.kernels() if needle in _kernel_text(n).lower()]
+        return [n.id for n in self.graph.kernels() if needle in self._search_text(n).lower()]
+
+    def _search_text(self, node: Node) -> str:
+        """What search looks in: the kernel's names, and its module(s) when a profile gives them."""
+        timed = self._times.get(node.id)
+        return _kernel_text(node) + (" " + " ".join(timed.modules) if timed is not None and timed.modules else "")
 
     def _update_matches(self) -> None:
         if not self._ready:
@@ -323,7 +346,9 @@ def inspect(graph: GraphLike | str | Path, *, compare: GraphLike | str | Path | 
         graph: a `CudaGraph`, a captured graph of any origin (`graphlab.capture.surface.Replayable`: live or
             recorded; an eager stand-in has no DAG and says so with `UnsupportedError`), or a .dot path.
         compare: a second graph; the widget then shows `inspect_diff(graph, compare)`.
-        **options: `title`, `collapse`, `rankdir`, `export_dir`, `max_nodes` (see `Inspector`).
+        **options: `title`, `collapse`, `rankdir`, `export_dir`, `max_nodes`, `profile` (a `gl.profile` result:
+            nodes coloured by GPU time, the critical path outlined, times and modules in the details, modules
+            searchable; see `Inspector`).
 
     Example:
         >>> rec = gl.load_recording("gpt")                       # doctest: +SKIP

@@ -24,6 +24,7 @@ from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.graph.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
 from graphlab.viz import style
 from graphlab.viz.dag import GraphLike, dag_of
+from graphlab.viz.heat import HeatScale, heat_of
 
 COLLAPSE_MIN_SAVED_NODES = 4  # collapse a block only when that hides at least this many nodes
 #: the most nodes a drawing holds (after collapsing and filters): past it, the first nodes in
@@ -219,7 +220,8 @@ class _Painter:
             with target.subgraph(name=f"cluster_{self.opts.name_prefix}{block.id}") as sub:
                 sub.attr(
                     # short, so that the arrow into the cluster's centre misses it
-                    label=f'<<B>x{block.count}</B> <FONT POINT-SIZE="9">({block.period} nodes)</FONT>>',
+                    label=f'<<B>x{block.count}</B> <FONT POINT-SIZE="9">({block.period} nodes'
+                          f'{self._block_time_text(block)})</FONT>>',
                     id=pid, tooltip=f"{block.id}: these {block.period} nodes ran {block.count} times in a row; "
                     f"draw them all with render(..., expand=['{block.id}'])",
                     style="rounded,filled", fillcolor=style.BLOCK_FILL, color="#777777", penwidth="1.5",
@@ -240,6 +242,10 @@ class _Painter:
                 )
                 for nid in nodes:
                     self._node(sub, nid)
+
+    def _block_time_text(self, block: RepeatedBlock) -> str:
+        total = getattr(self, "block_time", {}).get(block.id)
+        return f", {total:,.1f} µs in all" if total else ""
 
     def _node(self, target: graphviz.Digraph, node_id: str) -> None:
         if node_id in self.hidden:
@@ -370,6 +376,8 @@ def render(
     legend: bool = True,
     max_nodes: int | None = MAX_DRAWN_NODES,
     blocks: Iterable[RepeatedBlock] | None = None,
+    heat: Any = None,
+    critical: bool = True,
 ) -> Drawing:
     """Draw a captured CUDA graph: short labels, colour by kernel family, shape by node kind.
 
@@ -403,6 +411,9 @@ def render(
         max_nodes: draw at most this many nodes, after collapsing and filters (default
             `MAX_DRAWN_NODES`, 2,000; None: no limit). Past it, the first nodes in topological order
             are drawn and the title says how many were left out (`Drawing.left_out`).
+        heat: a `gl.profile` result (or a mapping node id -> µs): fill each node by its GPU time instead of its
+            family (a log scale, legend in µs; a collapsed block's node shows the sum over its repeats and the
+            block's label its total), with the critical path outlined in blue when `critical` is on.
         blocks: the graph's repeated blocks if found already (`find_repeated_blocks(graph,
             min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)`), so they are not searched for again.
 
@@ -421,6 +432,10 @@ def render(
         blocks=None if blocks is None else list(blocks),
     )
     painter = _Painter(cg, opts)
+    scale = None
+    if heat is not None:
+        scale, critical_ids = _heat_fill(painter, opts, heat, critical)
+        opts.highlight = opts.highlight | critical_ids
     # highlighted / selected nodes folded into a collapsed block light up their stand-in
     opts.highlight = frozenset(painter.rep.get(n, n) for n in opts.highlight)
     if selected is not None:
@@ -428,16 +443,38 @@ def render(
     dot = _new_digraph(rankdir)
     painter.paint(dot)
     entries = [(f, c) for f, c in style.FAMILY_COLORS.items() if f in painter.families] if legend else []
+    heading = "kernel family"
+    if scale is not None:
+        entries, heading = (scale.legend() if legend else []), "GPU time per replay"
     note = style.BLOCK_NOTE if legend and painter.collapsed else ""
     if painter.left_out:  # said even without the legend: the drawing is not the whole graph
         note = (f"{note}; " if note else "") + left_out_note(len(painter.drawn), painter.left_out, max_nodes)
     title = f"{_source_name(cg)}  ({len(cg):,} nodes)"
-    dot.attr(label=style.title_label(title, entries, heading="kernel family", note=note))  # last: not inherited
+    dot.attr(label=style.title_label(title, entries, heading=heading, note=note))  # last: not inherited
     drawing = Drawing(
         dot, graph=cg, blocks=painter.blocks, collapsed=[b.id for b in painter.collapsed], node_ids=painter.drawn
     )
     drawing.left_out = painter.left_out
     return drawing
+
+
+def _heat_fill(painter: _Painter, opts: _Options, heat: Any, critical: bool) -> tuple[HeatScale, frozenset[str]]:
+    """Fill by time: a collapsed block's drawn node carries the sum over its repeats; the critical path's drawn
+    nodes are outlined (in the highlight colour, as `critical-path` in the SVG's classes)."""
+    times = heat_of(heat)
+    shown = dict(times)
+    for hidden, rep in painter.rep.items():
+        if hidden in times:
+            shown[rep] = shown.get(rep, 0.0) + times[hidden]
+    scale = HeatScale.of(shown)
+    opts.fill = lambda node: scale.color(shown.get(node.id))
+    on_path: frozenset[str] = frozenset()
+    if critical and hasattr(heat, "critical_path"):
+        on_path = frozenset(painter.rep.get(n, n) for n in heat.critical_path().node_ids)
+    previous = opts.extra_classes
+    opts.extra_classes = lambda node: previous(node) + (["critical-path"] if node.id in on_path else [])
+    painter.block_time = {b.id: sum(times.get(n, 0.0) for rep in b.node_ids for n in rep) for b in painter.blocks}
+    return scale, on_path
 
 
 def left_out_note(drawn: int, left_out: int, max_nodes: int | None) -> str:

@@ -1,0 +1,248 @@
+"""`gl.profile`: per-node GPU time inside a CUDA graph replay, with the module behind each node.
+
+Torch at the top. Replays run under `torch.profiler` (CPU + CUDA activities); the Chrome trace's kernel, memcpy and
+memset events of each `cudaGraphLaunch` are matched to the graph's DOT nodes (`graphlab.profile.match`). Modules are
+recorded at capture (`record_modules`): forward hooks read the capture's node count through
+`cudaStreamGetCaptureInfo` + `cudaGraphGetNodes` (cuda-bindings), so each node gets the module whose forward made
+it. In recorded mode (`gl.set_mode`) the profiles recorded on the H200 answer (`graphlab.profile.recorded`).
+
+    >>> prof = gl.profile(model, ids, replays=20)          # capture with modules, then profile (GPU)
+    >>> prof = gl.profile(captured, replays=20)            # a graph captured already
+    >>> profs = gl.profile(cache)                          # every graph of a GraphCache (or bucket="8")
+    >>> prof = gl.profile(watched, call=lambda: compiled(x))   # a torch.compile graph, by calling it
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import warnings
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterator
+
+import torch
+from torch.profiler import ProfilerActivity, profile as torch_profile
+
+from graphlab.capture.api import capture
+from graphlab.env import require_cuda
+from graphlab.errors import BadInputError, UnsupportedError
+from graphlab.graph.dot_parser import parse_dot
+from graphlab.graph.export import has_cuda_bindings
+from graphlab.graph.model import CudaGraph
+from graphlab.mode import stand_in
+from graphlab.profile.events import GpuEvent, replays_from_chrome
+from graphlab.profile.modules import ModuleSpan
+from graphlab.profile.recorded import recorded_profile
+from graphlab.profile.results import Profile, build_profile
+from graphlab.progress import progress_bar
+
+DEFAULT_REPLAYS = 20
+
+
+# -- modules at capture ------------------------------------------------------------------------------------------
+def capture_node_count() -> tuple[int, int] | None:
+    """(capture id, nodes in the graph so far) of the capture the current stream is in, or None when it is not
+    capturing."""
+    from cuda.bindings import runtime as rt
+
+    stream = rt.cudaStream_t(init_value=int(torch.cuda.current_stream().cuda_stream))
+    result = rt.cudaStreamGetCaptureInfo(stream)  # (err, status, id, graph, deps, [edge data,] count)
+    if int(result[0]) != 0 or result[1] != rt.cudaStreamCaptureStatus.cudaStreamCaptureStatusActive:
+        return None
+    graph = next((r for r in result[2:] if isinstance(r, rt.cudaGraph_t)), None)
+    if graph is None:
+        return None
+    return int(result[2]), int(rt.cudaGraphGetNodes(graph, numNodes=0)[-1])
+
+
+class ModuleRecorder:
+    """The module spans seen while capturing (see `record_modules`): one list per capture, in `.captures`."""
+
+    def __init__(self) -> None:
+        self.captures: list[list[ModuleSpan]] = []
+        self._by_id: dict[int, list[ModuleSpan]] = {}
+        self._open: list[tuple[str, int]] = []
+        self.error: str | None = None  # why the node count could not be read (then no spans are recorded)
+
+    def _count(self) -> tuple[int, int] | None:
+        if self.error is not None:
+            return None
+        try:
+            return capture_node_count()
+        except Exception as exc:  # never break the user's capture over attribution
+            self.error = f"{type(exc).__name__}: {exc}"
+            return None
+
+    @property
+    def last(self) -> list[ModuleSpan]:
+        return self.captures[-1] if self.captures else []
+
+    def _pre(self, path: str) -> None:
+        info = self._count()
+        if info is not None:
+            self._open.append((path, info[1]))
+
+    def _post(self, path: str) -> None:
+        info = self._count()
+        if info is None or not self._open:
+            return
+        opened, start = self._open.pop()
+        while self._open and opened != path:  # a forward that raised left its pre-hook open
+            opened, start = self._open.pop()
+        spans = self._by_id.get(info[0])
+        if spans is None:
+            spans = self._by_id[info[0]] = []
+            self.captures.append(spans)
+        spans.append(ModuleSpan(path, start, info[1]))
+
+
+@contextlib.contextmanager
+def record_modules(model: Any) -> Iterator[ModuleRecorder]:
+    """Hooks on every submodule of `model` that record, during any capture inside the block, which nodes each
+    module's forward created. Outside a capture the hooks do nothing (warm-up runs are not counted).
+
+    Raises:
+        UnsupportedError: cuda-bindings is not installed (the node count is read through it).
+    """
+    if not has_cuda_bindings():
+        raise UnsupportedError("module attribution reads the capture's node count through cuda-bindings: "
+                               "pip install cuda-bindings")
+    if not isinstance(model, torch.nn.Module):
+        raise BadInputError(f"record_modules needs an nn.Module, not {type(model).__name__}")
+    recorder = ModuleRecorder()
+    handles = []
+    for path, module in model.named_modules():
+        handles.append(module.register_forward_pre_hook(lambda m, a, p=path: recorder._pre(p)))
+        handles.append(module.register_forward_hook(lambda m, a, o, p=path: recorder._post(p)))
+    try:
+        yield recorder
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def capture_with_modules(model: Any, *inputs: Any, **capture_options: Any) -> tuple[Any, list[ModuleSpan]]:
+    """`gl.capture(model, *inputs)` with `record_modules` around it: (the captured graph, its module spans)."""
+    with record_modules(model) as recorder:
+        captured = capture(model, *inputs, **capture_options)
+    if recorder.error is not None:
+        warnings.warn(f"module attribution failed, the graph has no modules: {recorder.error}", stacklevel=2)
+    captured._graphlab_module_spans = recorder.last  # noqa: SLF001 - kept with the graph for gl.profile
+    return captured, recorder.last
+
+
+# -- replays under the profiler ------------------------------------------------------------------------------------
+def profile_replays(replay: Callable[[], Any], replays: int, *, warmup: int = 3,
+                    show_progress: bool = True, keep_trace: list[Any] | None = None) -> list[list[GpuEvent]]:
+    """Run `replay()` `replays` times under torch.profiler (after `warmup` unprofiled calls); the GPU events of
+    every graph launch, one list per launch. `keep_trace`, a list, receives the trace's GPU and CUDA API events
+    as the profiler wrote them (the recordings keep one, for the parser's tests)."""
+    if replays < 1:
+        raise BadInputError(f"replays must be at least 1, got {replays}")
+    for _ in range(warmup):
+        replay()
+    torch.cuda.synchronize()
+    bar = progress_bar(replays, "Profiling replays", unit="replay", show=show_progress and replays >= 50)
+    with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(replays):
+            replay()
+            torch.cuda.synchronize()  # one replay at a time: spans never overlap
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    fd, path = tempfile.mkstemp(suffix=".json", prefix="graphlab-profile-")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    finally:
+        os.unlink(path)
+    if keep_trace is not None:
+        keep_trace.extend(e for e in data.get("traceEvents", []) if isinstance(e, dict) and e.get("cat") in
+                          ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver"))
+    return replays_from_chrome(data)
+
+
+def _conditions(replays: int, how: str) -> dict[str, Any]:
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return {"gpu": props.name, "torch": torch.__version__, "cuda": torch.version.cuda, "replays": replays,
+            "how": how, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "note": "kernel times from torch.profiler (CUPTI); matched to DOT nodes by name, grid, block and DAG order"}
+
+
+def _profile_captured(cg: Any, name: str, replays: int, spans: list[ModuleSpan] | None,
+                      show_progress: bool) -> Profile:
+    graph: CudaGraph = cg.graph
+    events = profile_replays(cg.replay, replays, show_progress=show_progress)
+    spans = spans if spans is not None else getattr(cg, "_graphlab_module_spans", None)
+    return build_profile(graph, events, name=name, module_spans=spans,
+                         conditions=_conditions(replays, "replay() of the captured graph"))
+
+
+@stand_in(recorded_profile)
+def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str | None = None,
+            bucket: str | None = None, call: Callable[[], Any] | None = None,
+            modules: list[ModuleSpan] | None = None, show_progress: bool = True) -> Any:
+    """Where a graph's replay time goes, node by node (a `graphlab.profile.results.Profile`).
+
+    Args:
+        target: an `nn.Module` or function with `inputs` (captured here with module attribution, then profiled);
+            a captured graph (`gl.capture`; modules known when captured by `capture_with_modules`); a
+            `gl.GraphCache` (a dict bucket -> Profile, or one Profile for `bucket`); a graph `gl.watch` saw (give
+            `call`, which runs the library's own function: a torch.compile graph is never replayed directly, as
+            that can overwrite live outputs in its pool).
+        replays: replays profiled; each is matched on its own and the node times are their median and p10/p90.
+        name: the profile's name (default: the graph's).
+        modules: module spans recorded at capture, for a captured graph.
+
+    In recorded mode the profile recorded on the H200 for this zoo model and batch size.
+    """
+    require_cuda("gl.profile")
+    if hasattr(target, "graphs") and hasattr(target, "warmup") and not inputs:  # a GraphCache
+        graphs = target.graphs
+        if not graphs:
+            raise BadInputError("the GraphCache holds no graphs yet: call it (or cache.warmup(x)) first")
+        if bucket is not None:
+            if bucket not in graphs:
+                raise BadInputError(f"no graph for bucket {bucket!r}; the cache has {', '.join(graphs)}")
+            graphs = {bucket: graphs[bucket]}
+        out = {label: _profile_captured(g, f"{name or 'cache'} bucket {label}", replays, None, show_progress)
+               for label, g in graphs.items()}
+        return out[bucket] if bucket is not None else out
+    if getattr(target, "library", None) is not None and hasattr(target, "dot"):  # a WatchedGraph
+        if call is None:
+            raise BadInputError("profile a watched graph by calling its library's function: "
+                                "gl.profile(watched, call=lambda: compiled(x))")
+        if not target.dot:
+            raise UnsupportedError(f"this watched graph has no DOT ({getattr(target, 'dot_error', '')})")
+        graph = parse_dot(target.dot, source=f"<watched {target.index}>")
+        events = profile_replays(call, replays, show_progress=show_progress)
+        kept = [e for e in events if e]
+        return build_profile(graph, kept, name=name or f"watched graph {target.index} ({target.library})",
+                             node_modules=getattr(target, "node_modules", None),
+                             conditions=_conditions(replays, "calls of the library's function"))
+    if hasattr(target, "replay") and hasattr(target, "graph"):  # a captured graph
+        if inputs:
+            raise BadInputError("a captured graph is profiled as captured: gl.profile(captured, replays=...)")
+        return _profile_captured(target, name or str(getattr(target, "name", "graph")), replays, modules,
+                                 show_progress)
+    if callable(target):
+        if not inputs:
+            raise BadInputError("gl.profile(model, *inputs): a model needs example inputs to capture")
+        if isinstance(target, torch.nn.Module) and has_cuda_bindings():
+            cg, spans = capture_with_modules(target, *inputs)
+        else:
+            cg, spans = capture(target, *inputs), None
+        try:
+            return _profile_captured(cg, name or type(target).__name__, replays, spans, show_progress)
+        finally:
+            cg.reset()
+    raise BadInputError(f"gl.profile takes a model with inputs, a captured graph, a GraphCache or a watched graph, "
+                        f"not {type(target).__name__}")
+
+
+__all__ = ["DEFAULT_REPLAYS", "ModuleRecorder", "capture_node_count", "capture_with_modules", "profile",
+           "profile_replays", "record_modules"]

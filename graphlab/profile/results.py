@@ -1,0 +1,357 @@
+"""A graph's profile: every node's GPU time over several replays, its module, the span and the idle time inside it,
+what could not be matched and why, and the critical path with a what-if.
+
+Pure: standard library and the pure modules of graphlab.graph and graphlab.profile; pandas and plotly only inside
+the methods that make tables (`table`, `by_module`). Built from the replays' events by `build_profile`, or read
+back from a recording by `Profile.from_dict`.
+
+    >>> prof = gl.profile(captured, replays=20)         # doctest: +SKIP
+    >>> prof.table().head(), prof.span_us, prof.idle_us  # doctest: +SKIP
+    >>> prof.by_module(depth=2)                          # doctest: +SKIP
+    >>> prof.critical_path().node_ids, prof.what_if({"graph_1_node_4": 0.5})   # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import html
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from graphlab.errors import BadInputError
+from graphlab.graph.model import CudaGraph, NodeKind
+from graphlab.profile.critical import CriticalPath, critical_path, what_if
+from graphlab.profile.events import GpuEvent
+from graphlab.profile.match import TIMED_KINDS, Dag, ReplayMatch, match_replay
+from graphlab.profile.modules import OUTSIDE, ModuleSpan, assign_modules, module_prefix
+from graphlab.stats import median, percentile
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class NodeTime:
+    """One node's time over the replays (µs; None for a node no replay matched).
+
+    Attributes:
+        node_id, kind, label, family: the DOT node (label: the kernel's short name, else its kind).
+        modules: the module(s) that launched it, innermost path first (empty when not recorded).
+        median_us, p10_us, p90_us: its GPU time over the replays (a body run several times: summed per replay).
+        start_us: its median start, from the replay's first node start.
+        gap_us: median wait after its last predecessor ended (its start offset when it has none).
+        matched_by: how its events were found ("signature", "node id", ...); None when unmatched.
+        replays: how many replays it was matched in.
+    """
+
+    node_id: str
+    kind: str
+    label: str
+    family: str | None = None
+    modules: tuple[str, ...] = ()
+    median_us: float | None = None
+    p10_us: float | None = None
+    p90_us: float | None = None
+    start_us: float | None = None
+    gap_us: float | None = None
+    matched_by: str | None = None
+    replays: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["modules"] = list(self.modules)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NodeTime:
+        values = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        values["modules"] = tuple(values.get("modules", ()))
+        return cls(**values)
+
+
+@dataclass
+class Profile:
+    """Where one graph's replay time goes (see the module docstring).
+
+    Attributes:
+        name: what was profiled ("gpt b1").
+        graph: the graph's DAG.
+        replays: replays profiled (their events matched one by one).
+        nodes: one `NodeTime` per node, in the DAG's topological order.
+        span_us, span_p10_us, span_p90_us: the replay's GPU span (first node start to last node end).
+        busy_us: time inside the span when at least one node ran (median); `idle_us` the rest.
+        unmatched: reason -> node ids that no replay matched (untimed kinds included, with their reason).
+        extra_events: events per replay that no node took (median), and `extra_names` their names.
+        conditions: how it was measured (GPU, torch, replays, recorded or live, ...).
+    """
+
+    name: str
+    graph: CudaGraph
+    replays: int
+    nodes: list[NodeTime]
+    span_us: float
+    span_p10_us: float
+    span_p90_us: float
+    busy_us: float
+    unmatched: dict[str, list[str]] = field(default_factory=dict)
+    extra_events: float = 0.0
+    extra_names: dict[str, int] = field(default_factory=dict)
+    conditions: dict[str, Any] = field(default_factory=dict)
+
+    # -- headline numbers -----------------------------------------------------------------------------
+    @property
+    def idle_us(self) -> float:
+        """GPU time inside the span when no node ran: dependency latency and launch gaps."""
+        return max(0.0, self.span_us - self.busy_us)
+
+    @property
+    def node_sum_us(self) -> float:
+        """The summed median time of every matched node (more than the span when branches overlap)."""
+        return sum(n.median_us or 0.0 for n in self.nodes)
+
+    def _timed(self) -> list[NodeTime]:
+        return [n for n in self.nodes if n.kind in {k.value for k in TIMED_KINDS}]
+
+    @property
+    def matched_fraction(self) -> float:
+        """Matched kernel, memcpy and memset nodes over all of them (1.0: every one)."""
+        timed = self._timed()
+        return sum(1 for n in timed if n.matched_by) / len(timed) if timed else 1.0
+
+    @property
+    def has_modules(self) -> bool:
+        return any(n.modules for n in self.nodes)
+
+    def node(self, node_id: str) -> NodeTime:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise BadInputError(f"{node_id!r} is not a node of {self.name}'s graph")
+
+    def heat(self) -> dict[str, float]:
+        """node id -> median GPU µs, for the matched nodes (what `gl.render(graph, heat=profile)` colours)."""
+        return {n.node_id: n.median_us for n in self.nodes if n.median_us is not None}
+
+    # -- the critical path --------------------------------------------------------------------------------
+    def _model(self) -> tuple[list[str], dict[str, tuple[str, ...]], dict[str, float], dict[str, float]]:
+        dag = Dag(self.graph)
+        dur = {n.node_id: n.median_us or 0.0 for n in self.nodes}
+        gap = {n.node_id: n.gap_us or 0.0 for n in self.nodes}
+        in_body = dag.in_body
+        order = [n for n in dag.order if n not in in_body]
+        for nid in in_body:  # a body's time counts on its owner (the conditional node runs it)
+            owner = self.graph.graph(self.graph.node(nid).graph_id).parent_node_id
+            while owner in in_body:
+                owner = self.graph.graph(self.graph.node(owner).graph_id).parent_node_id
+            if owner is not None:
+                dur[owner] = dur.get(owner, 0.0) + dur.get(nid, 0.0)
+        return order, {n: dag.preds[n] for n in order}, dur, gap
+
+    def critical_path(self) -> CriticalPath:
+        """The longest path through the root graph weighted by node times and gaps (bodies count on their owner)."""
+        return critical_path(*self._model())
+
+    def what_if(self, changes: Mapping[str, float] | str, factor: float | None = None) -> float:
+        """The span (µs) predicted when nodes take `factor` times their time: `what_if("graph_1_node_4", 0.5)`
+        or `what_if({"graph_1_node_4": 0.5, ...})` (0.5: twice as fast)."""
+        if isinstance(changes, str):
+            changes = {changes: 0.5 if factor is None else factor}
+        return what_if(*self._model(), changes)
+
+    # -- tables ---------------------------------------------------------------------------------------------
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per node: id, kind, name, family, module, median/p10/p90 µs, start µs, share of the node sum."""
+        total = self.node_sum_us or 1.0
+        return [{"node": n.node_id, "kind": n.kind, "name": n.label, "family": n.family or "",
+                 "module": ", ".join(n.modules), "median_us": n.median_us, "p10_us": n.p10_us, "p90_us": n.p90_us,
+                 "start_us": n.start_us, "share_pct": None if n.median_us is None else 100.0 * n.median_us / total,
+                 "matched_by": n.matched_by or ""} for n in self.nodes]
+
+    def table(self, *, sort: str | None = "median_us", timed_only: bool = True) -> Any:
+        """The per-node table as a pandas DataFrame (slowest first by default; `sort=None`: DAG order)."""
+        import pandas as pd
+
+        rows = [r for r in self.rows() if not timed_only or r["median_us"] is not None]
+        frame = pd.DataFrame(rows)
+        if sort and not frame.empty:
+            frame = frame.sort_values(sort, ascending=False, kind="stable").reset_index(drop=True)
+        return frame
+
+    def module_rows(self, depth: int | None = None) -> list[dict[str, Any]]:
+        """GPU time by module (cut to `depth` dotted parts), slowest first; a node listing several modules
+        (a fused kernel) splits its time evenly between them."""
+        total = self.node_sum_us or 1.0
+        time: Counter[str] = Counter()
+        count: Counter[str] = Counter()
+        for n in self.nodes:
+            if n.median_us is None:
+                continue
+            mods = [module_prefix(m, depth) for m in n.modules] or [OUTSIDE]
+            for m in mods:
+                time[m] += n.median_us / len(mods)
+                count[m] += 1
+        return [{"module": m or "(root)", "nodes": count[m], "gpu_us": t, "share_pct": 100.0 * t / total}
+                for m, t in time.most_common()]
+
+    def by_module(self, depth: int | None = None) -> Any:
+        """`module_rows` as a pandas DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.module_rows(depth), columns=["module", "nodes", "gpu_us", "share_pct"])
+
+    def summary(self) -> dict[str, Any]:
+        timed = self._timed()
+        return {"name": self.name, "replays": self.replays, "nodes": len(self.nodes), "gpu_nodes": len(timed),
+                "matched": sum(1 for n in timed if n.matched_by), "matched_pct": round(100 * self.matched_fraction, 2),
+                "span_us": round(self.span_us, 2), "busy_us": round(self.busy_us, 2), "idle_us": round(self.idle_us, 2),
+                "node_sum_us": round(self.node_sum_us, 2),
+                "unmatched": {reason: len(ids) for reason, ids in self.unmatched.items()}}
+
+    # -- JSON ------------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (the graph is not included: a recording keeps its DOT beside it)."""
+        return {"schema": SCHEMA, "name": self.name, "replays": self.replays, "span_us": self.span_us,
+                "span_p10_us": self.span_p10_us, "span_p90_us": self.span_p90_us, "busy_us": self.busy_us,
+                "unmatched": self.unmatched, "extra_events": self.extra_events, "extra_names": self.extra_names,
+                "conditions": self.conditions, "nodes": [n.to_dict() for n in self.nodes]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], graph: CudaGraph) -> Profile:
+        try:
+            nodes = [NodeTime.from_dict(n) for n in data["nodes"]]
+            prof = cls(name=str(data["name"]), graph=graph, replays=int(data["replays"]), nodes=nodes,
+                       span_us=float(data["span_us"]), span_p10_us=float(data["span_p10_us"]),
+                       span_p90_us=float(data["span_p90_us"]), busy_us=float(data["busy_us"]),
+                       unmatched={str(k): list(v) for k, v in data.get("unmatched", {}).items()},
+                       extra_events=float(data.get("extra_events", 0.0)),
+                       extra_names=dict(data.get("extra_names", {})), conditions=dict(data.get("conditions", {})))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BadInputError(f"not a profile ({type(exc).__name__}: {exc})") from None
+        missing = [n.node_id for n in nodes if n.node_id not in {x.id for x in graph.nodes()}]
+        if missing:
+            raise BadInputError(f"the profile names nodes its graph does not have: {', '.join(missing[:3])}")
+        return prof
+
+    # -- display -------------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"<Profile {self.name}: {s['replays']} replays, span {s['span_us']:.1f} µs (idle {s['idle_us']:.1f}), "
+                f"{s['matched']}/{s['gpu_nodes']} GPU nodes matched>")
+
+    def _repr_html_(self) -> str:
+        s = self.summary()
+        where = self.conditions.get("recorded") or self.conditions.get("gpu", "")
+        top = sorted((n for n in self.nodes if n.median_us is not None), key=lambda n: -(n.median_us or 0))[:8]
+        rows = "".join(f"<tr><td>{html.escape(n.node_id)}</td><td>{html.escape(n.label)}</td>"
+                       f"<td>{html.escape(', '.join(n.modules))}</td><td>{n.median_us:.2f}</td></tr>" for n in top)
+        missing = "; ".join(f"{len(v)} {html.escape(k)}" for k, v in self.unmatched.items())
+        return (f"<b>{html.escape(self.name)}</b>: {s['replays']} replays, GPU span <b>{s['span_us']:.1f} µs</b>, "
+                f"idle inside it {s['idle_us']:.1f} µs; {s['matched']}/{s['gpu_nodes']} GPU nodes matched"
+                f"{f' (unmatched: {missing})' if missing else ''}<br><i>{html.escape(str(where))}</i>"
+                f"<table><tr><th>node</th><th>kernel</th><th>module</th><th>median µs</th></tr>{rows}</table>")
+
+
+def _union_us(events: Sequence[GpuEvent]) -> float:
+    busy, end = 0.0, float("-inf")
+    for e in sorted(events, key=lambda e: e.start_us):
+        if e.end_us <= end:
+            continue
+        busy += e.end_us - max(e.start_us, end)
+        end = e.end_us
+    return busy
+
+
+def build_profile(graph: CudaGraph, replays: Iterable[Sequence[GpuEvent]], *, name: str = "graph",
+                  module_spans: Iterable[ModuleSpan] | None = None,
+                  node_modules: Mapping[str, Sequence[str]] | None = None,
+                  conditions: Mapping[str, Any] | None = None) -> Profile:
+    """Match every replay's events to `graph` and fold them into a `Profile`.
+
+    Args:
+        replays: one list of events per replay (`graphlab.profile.events.replays_from_chrome`).
+        module_spans: the module spans recorded at capture (`graphlab.profile.modules`), root graph nodes only.
+        node_modules: node id -> module names, given directly (torch.compile's fused kernels: several each).
+
+    Raises:
+        BadInputError: no replay holds any event.
+    """
+    lists = [list(r) for r in replays]
+    if not lists or not any(lists):
+        raise BadInputError("no GPU events in the replays: was the graph replayed inside the profiler?")
+    dag = Dag(graph)
+    matches: list[ReplayMatch] = [match_replay(graph, events, dag) for events in lists if events]
+    durations: dict[str, list[float]] = {}
+    starts: dict[str, list[float]] = {}
+    gaps: dict[str, list[float]] = {}
+    how: dict[str, Counter[str]] = {}
+    spans, busy, extras = [], [], []
+    extra_names: Counter[str] = Counter()
+    for m in matches:
+        t0 = min(e.start_us for e in m.events)
+        spans.append(max(e.end_us for e in m.events) - t0)
+        busy.append(_union_us(m.events))
+        extras.append(len(m.extra))
+        extra_names.update(m.events[i].name[:80] for i in m.extra)
+        end_of: dict[str, float] = {}
+        for nid, idx in m.by_node.items():
+            durations.setdefault(nid, []).append(sum(m.events[i].dur_us for i in idx))
+            starts.setdefault(nid, []).append(m.events[idx[0]].start_us - t0)
+            end_of[nid] = max(m.events[i].end_us for i in idx)
+            how.setdefault(nid, Counter())[m.matched_by[nid]] += 1
+        done_at = _done_times(dag, m, end_of, t0)
+        for nid, idx in m.by_node.items():
+            before = [done_at[p] for p in dag.preds[nid] if done_at.get(p) is not None]
+            start = m.events[idx[0]].start_us
+            gaps.setdefault(nid, []).append(max(0.0, start - max(before)) if before else start - t0)
+    unmatched: dict[str, list[str]] = {}
+    for nid in dag.order:
+        if nid not in durations:
+            reason = Counter(m.unmatched[nid] for m in matches if nid in m.unmatched).most_common(1)[0][0]
+            unmatched.setdefault(reason, []).append(nid)
+    modules = _modules_of(graph, module_spans, node_modules)
+    nodes = []
+    for nid in dag.order:
+        node = graph.node(nid)
+        d = durations.get(nid)
+        nodes.append(NodeTime(
+            node_id=nid, kind=node.kind.value, label=node.label,
+            family=node.family if node.kind is NodeKind.KERNEL else None, modules=tuple(modules.get(nid, ())),
+            median_us=median(d) if d else None, p10_us=percentile(d, 10) if d else None,
+            p90_us=percentile(d, 90) if d else None, start_us=median(starts[nid]) if d else None,
+            gap_us=median(gaps[nid]) if d else None, matched_by=how[nid].most_common(1)[0][0] if d else None,
+            replays=len(d) if d else 0))
+    return Profile(name=name, graph=graph, replays=len(matches), nodes=nodes, span_us=median(spans),
+                   span_p10_us=percentile(spans, 10), span_p90_us=percentile(spans, 90), busy_us=median(busy),
+                   unmatched=unmatched, extra_events=median(extras), extra_names=dict(extra_names.most_common(10)),
+                   conditions=dict(conditions or {}))
+
+
+def _done_times(dag: Dag, m: ReplayMatch, end_of: Mapping[str, float], t0: float) -> dict[str, float | None]:
+    """When each node was done in this replay: a matched node at its end, an untimed one when its last
+    predecessor was (the replay's start when it has none); None past an unmatched GPU node."""
+    done: dict[str, float | None] = {}
+    for nid in dag.order:
+        if nid in end_of:
+            done[nid] = end_of[nid]
+            continue
+        node = dag.cg.node(nid)
+        if node.kind in TIMED_KINDS:
+            done[nid] = None
+            continue
+        before = [done.get(p) for p in dag.preds[nid]]
+        done[nid] = None if any(b is None for b in before) else max(before, default=t0)  # type: ignore[type-var]
+    return done
+
+
+def _modules_of(graph: CudaGraph, spans: Iterable[ModuleSpan] | None,
+                direct: Mapping[str, Sequence[str]] | None) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {k: list(v) for k, v in (direct or {}).items()}
+    if spans is not None:
+        root = graph.root
+        assigned = assign_modules(list(spans), [n.index for n in root.nodes])
+        for n in root.nodes:
+            if n.id not in out:
+                path = assigned.get(n.index)
+                out[n.id] = [OUTSIDE if path is None else (path or "(root)")]
+    return out
+
+
+__all__ = ["NodeTime", "Profile", "SCHEMA", "build_profile"]

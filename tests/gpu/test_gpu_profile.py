@@ -1,0 +1,48 @@
+"""gl.profile on a real GPU: module attribution exact where the launch counts are known, every GPU node of the
+zoo GPT matched, a GraphCache profiled bucket by bucket, the critical path's model giving back the span."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import graphlab as gl  # noqa: E402
+from graphlab.profile.api import capture_with_modules  # noqa: E402
+from graphlab.profile.modules import assign_modules  # noqa: E402
+from graphlab.studies.profile import EXPECTED, counted_model  # noqa: E402
+from graphlab.zoo import get_model  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def test_module_attribution_is_exact_when_each_module_launches_a_known_count():
+    x = torch.randn(64, 64, device="cuda")
+    cg, spans = capture_with_modules(counted_model().cuda(), x)
+    graph = cg.graph
+    found = assign_modules(spans, [n.index for n in graph.root.nodes])
+    assert [found[n.index] for n in graph.root.nodes if n.kind.value == "kernel"] == EXPECTED
+    cg.reset()
+
+
+def test_every_gpu_node_of_the_zoo_gpt_is_matched_and_has_its_module():
+    zoo = get_model("gpt")
+    prof = gl.profile(zoo.build(), *zoo.make_inputs(1), replays=10)
+    assert prof.replays == 10 and prof.matched_fraction == 1.0, prof.unmatched
+    assert prof.span_us > 0 and 0 <= prof.idle_us < prof.span_us
+    modules = {m for n in prof.nodes for m in n.modules}
+    assert "blocks.0.qkv" in modules and "head" in modules
+    assert prof.critical_path().span_us == pytest.approx(prof.span_us, rel=0.1)
+    rows = prof.module_rows(depth=2)
+    assert sum(r["gpu_us"] for r in rows) == pytest.approx(prof.node_sum_us)
+
+
+def test_a_graph_cache_is_profiled_bucket_by_bucket():
+    zoo = get_model("mlp")
+    cache = gl.GraphCache(zoo.build(), buckets=[1, 8])
+    cache.warmup(*zoo.make_inputs(8))
+    profs = gl.profile(cache, replays=5)
+    assert set(profs) == {"1", "8"} and all(p.matched_fraction == 1.0 for p in profs.values())
+    one = gl.profile(cache, bucket="8", replays=5)
+    assert one.name.endswith("bucket 8")
+    with pytest.raises(gl.BadInputError, match="no graph for bucket"):
+        gl.profile(cache, bucket="3")
