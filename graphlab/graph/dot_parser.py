@@ -30,11 +30,12 @@ import re
 from pathlib import Path
 
 from graphlab.graph.dot_labels import read_label
+from graphlab.graph.dot_limits import DotLimits, resolve_limits
 from graphlab.graph.dot_syntax import Cluster, DotReader
 from graphlab.graph.model import CudaGraph, Edge, Graph, Node
 from graphlab.errors import DotParseError
 
-__all__ = ["parse_dot", "read_dot"]
+__all__ = ["parse_dot", "read_dot", "read_dot_text"]
 
 _GRAPH_LABEL = re.compile(r"^graph_\d+$")
 _NODE_NAME = re.compile(r"^(graph_\d+)_node_(\d+)$")
@@ -123,14 +124,18 @@ def _check_no_cycles(reader: DotReader, nodes: dict[str, Node], owner_of: dict[s
             seen.add(gid)
 
 
-def parse_dot(text: str, *, source: str = "<string>") -> CudaGraph:
+def parse_dot(text: str, *, source: str = "<string>", limits: DotLimits | None = None) -> CudaGraph:
     """Parse the DOT text written by `cudaGraphDebugDotPrint` (any flags) into a `CudaGraph`.
 
     Args:
         text: the whole dump.
         source: a name for error messages (the file name, by default "<string>").
+        limits: the most the text may hold (`gl.DotLimits`; None: the current ones, see
+            `graphlab.graph.dot_limits`): its length, checked first, then a pre-scan of the node count,
+            then the exact count and each label while reading.
 
     Raises:
+        DotLimitError: past a limit; the message names it and how to raise it.
         DotParseError: the text is empty, truncated, binary, not a CUDA graph dump, or inconsistent
             (edges or body references to graphs and nodes that are not there). The message names
             `source` and the line.
@@ -143,11 +148,14 @@ def parse_dot(text: str, *, source: str = "<string>") -> CudaGraph:
     """
     if not isinstance(text, str):
         raise DotParseError(f"expected DOT text (str), got {type(text).__name__}", source=source)
+    limits = resolve_limits(limits)
+    limits.check_bytes(len(text), source, "characters")
+    limits.prescan_nodes(text, source)
     bad = _CONTROL.search(text) if any(char in text for char in _CONTROL_CHARS) else None  # `in`: 10x faster
     if bad is not None:
         line = text.count("\n", 0, bad.start()) + 1
         raise DotParseError("binary data, not a DOT text dump (control character found)", source=source, line=line)
-    reader = DotReader(text, source)
+    reader = DotReader(text, source, limits=limits)
     try:
         reader.read()
         return _build(reader)
@@ -155,11 +163,16 @@ def parse_dot(text: str, *, source: str = "<string>") -> CudaGraph:
         raise DotParseError("nesting too deep to be a CUDA graph dump", source=source) from None
 
 
-def read_dot(path: str | os.PathLike[str]) -> CudaGraph:
+def read_dot(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -> CudaGraph:
     """Read and parse a DOT file written by `cudaGraphDebugDotPrint`.
+
+    Args:
+        limits: the most the file may hold (`gl.DotLimits`; None: the current ones): its size is checked
+            before a byte is read, then as `parse_dot` checks.
 
     Raises:
         FileNotFoundError / IsADirectoryError / PermissionError: the file cannot be opened.
+        DotLimitError: past a limit; the message names it and how to raise it.
         DotParseError: the file is not UTF-8 text or not a complete CUDA graph dump.
 
     Example:
@@ -167,14 +180,32 @@ def read_dot(path: str | os.PathLike[str]) -> CudaGraph:
         >>> [n.short_name for n in graph.kernels()][:3]  # doctest: +SKIP
         ['gemv (cuBLAS)', 'gelu (elementwise)', 'gemv (cuBLAS)']
     """
-    file = Path(path)
-    data = file.read_bytes()
     source = str(path)
+    text = read_dot_text(path, limits=limits)
+    return parse_dot(text, source=source, limits=limits)
+
+
+def read_dot_text(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -> str:
+    """The text of a DOT file, its size checked against `limits` before it is read (a UTF-8 BOM dropped).
+
+    Raises:
+        FileNotFoundError / IsADirectoryError / PermissionError: the file cannot be opened.
+        DotLimitError: the file is larger than `limits.max_bytes`.
+        DotParseError: the file is not UTF-8 text.
+    """
+    limits = resolve_limits(limits)
+    source = str(path)
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size  # the file opened, so the size is the one read
+        limits.check_bytes(size, source)
+        data = file.read() if limits.max_bytes is None else file.read(limits.max_bytes + 1)
+    limits.check_bytes(len(data), source)  # a file that grew, or one whose size the system does not know
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise DotParseError("binary data, not a UTF-8 DOT text dump", source=source, line=line) from None
+    del data  # the bytes and the text would otherwise be held together through the parse
     if text.startswith("\ufeff"):
         text = text[1:]
-    return parse_dot(text, source=source)
+    return text

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphlab.errors import DotParseError
+from graphlab.graph.dot_limits import NO_LIMITS, DotLimits
 
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _IDENT = r"[A-Za-z_\x80-\U0010ffff][\w\x80-\U0010ffff]*"
@@ -43,9 +44,13 @@ _DRIVER_STATEMENT = re.compile(
 )
 
 
-def _driver_statement(text: str, pos: int) -> tuple[tuple[str, Any, int], int] | None:
+_WORDS: dict[str, str] = {}  # style and shape words, one string object each (a big dump repeats them per node)
+
+
+def _driver_statement(text: str, pos: int, max_label: int | None = None) -> tuple[tuple[str, Any, int], int] | None:
     """The statement at `pos` (a quote) as one token, and where it ends, when the driver wrote it in its
-    usual form; None for anything else."""
+    usual form; None for anything else. A label longer than `max_label` characters: a "long" token
+    (its length) and -1 for where it ends."""
     match = _DRIVER_STATEMENT.match(text, pos)
     if match is None:
         return None
@@ -54,9 +59,16 @@ def _driver_statement(text: str, pos: int) -> tuple[tuple[str, Any, int], int] |
         return ("edge", (name, dst), pos), match.end()
     start = match.end()
     end = text.find('"', start)
+    if max_label is not None:
+        length = (end if end >= 0 else len(text)) - start
+        if length > max_label:
+            return ("long", length, start), -1
     if end < 0 or text[end - 1] == "\\" or not text.startswith("];", end + 1):
         return None
-    attrs = {"style": style if restyle is None else restyle, "shape": shape, "label": _unescape_string(text[start:end])}
+    words = _WORDS
+    style = style if restyle is None else restyle
+    attrs = {"style": words.setdefault(style, style), "shape": words.setdefault(shape, shape),
+             "label": _unescape_string(text[start:end])}
     return ("node", (name, attrs), pos), end + 3
 
 
@@ -97,10 +109,12 @@ class DotReader:
     """A recursive-descent reader for the DOT language subset the CUDA driver writes
     (plus the general statement forms, so hand-edited dumps still read)."""
 
-    def __init__(self, text: str, source: str, *, fast: bool = True):
-        """`fast=False` reads every statement with the general tokens (the tests compare both ways)."""
+    def __init__(self, text: str, source: str, *, fast: bool = True, limits: DotLimits = NO_LIMITS):
+        """`fast=False` reads every statement with the general tokens (the tests compare both ways).
+        `limits`: the node count and label length are checked while reading (`graphlab.graph.dot_limits`)."""
         self.text = text
         self.source = source
+        self.limits = limits
         self._newlines: list[int] | None = None
         self.clusters: list[Cluster] = []
         self.nodes: dict[str, RawNode] = {}
@@ -125,14 +139,29 @@ class DotReader:
         tokens: list[tuple[str, Any, int]] = []
         append = tokens.append
         token_at = _TOKEN.match
+        limits = self.limits
+        max_label, max_nodes = limits.max_label_chars, limits.max_nodes
+        node_tokens = 0
         pos, end = 0, len(text)
         while pos < end:
-            if fast and text[pos] == '"':
-                statement = _driver_statement(text, pos)
-                if statement is not None:
-                    append(statement[0])
-                    pos = statement[1]
-                    continue
+            if text[pos] == '"':
+                if fast:
+                    statement = _driver_statement(text, pos, max_label)
+                    if statement is not None:
+                        token, pos = statement
+                        if pos < 0:  # a label past the limit: stop here
+                            limits.check_label(token[1], self.source, line=self.line_of(token[2]), at_least=True)
+                        append(token)
+                        if token[0] == "node":
+                            node_tokens += 1
+                            if max_nodes is not None and node_tokens > max_nodes:  # stop before reading further
+                                limits.check_nodes(node_tokens, self.source, line=self.line_of(token[2]))
+                        continue
+                if max_label is not None:  # a string at least this long (its end is at or after the next quote)
+                    nxt = text.find('"', pos + 1)
+                    if nxt - pos - 1 > max_label or (nxt < 0 and end - pos - 1 > max_label):
+                        length = (nxt if nxt >= 0 else end) - pos - 1
+                        limits.check_label(length, self.source, line=self.line_of(pos), at_least=True)
             match = token_at(text, pos)
             assert match is not None  # `bad` matches any one character
             kind = match.lastgroup
@@ -314,6 +343,11 @@ class DotReader:
             raise self.error(f"node {name!r} is declared twice (first on line {self.line_of(previous.pos)})", pos)
         if cluster is None:
             raise self.error(f"node {name!r} is outside every 'subgraph cluster_...' (not a CUDA graph dump)", pos)
+        limits = self.limits
+        if limits.max_nodes is not None and len(self.nodes) >= limits.max_nodes:
+            limits.check_nodes(len(self.nodes) + 1, self.source, line=self.line_of(pos))
+        if limits.max_label_chars is not None and len(attrs.get("label", "")) > limits.max_label_chars:
+            limits.check_label(len(attrs["label"]), self.source, line=self.line_of(pos))
         self.nodes[name] = RawNode(name, cluster, attrs, pos)
         cluster.node_names.append(name)
 
