@@ -63,7 +63,10 @@ def _build(reader: DotReader) -> CudaGraph:
     cluster_gid = {id(c): g for g, c in graph_ids.items()}
 
     nodes: dict[str, Node] = {}
-    for name, raw in reader.nodes.items():
+    raw_nodes = reader.nodes
+    owner_pos: dict[str, int] = {}  # where each node with a body was declared (the checks below name it)
+    for name in list(raw_nodes):
+        raw = raw_nodes.pop(name)  # each raw node (its attributes and label) goes once read: less held at once
         gid = cluster_gid[id(raw.cluster)]
         match = _NODE_NAME.match(name)
         index = int(match.group(2)) if match else raw.cluster.node_names.index(name)
@@ -74,19 +77,21 @@ def _build(reader: DotReader) -> CudaGraph:
         except (IndexError, KeyError, TypeError, AttributeError) as exc:  # a label layout no rule foresaw
             message = f"node {name!r}: cannot read its label (internal error {type(exc).__name__}: please report this dump)"
             raise reader.error(message, raw.pos) from None
-        nodes[name] = fields.to_node(name, gid, index)
+        node = nodes[name] = fields.to_node(name, gid, index)
+        if node.body_graph_ids:
+            owner_pos[name] = raw.pos
 
     owner_of: dict[str, str] = {}
     for name, node in nodes.items():
         for body in node.body_graph_ids:
             if body not in graph_ids:
-                raise reader.error(f"node {name!r} refers to body graph {body!r}, which is not in the dump", reader.nodes[name].pos)
+                raise reader.error(f"node {name!r} refers to body graph {body!r}, which is not in the dump", owner_pos[name])
             if body in owner_of:
-                raise reader.error(f"graph {body!r} is the body of two nodes ({owner_of[body]!r} and {name!r})", reader.nodes[name].pos)
+                raise reader.error(f"graph {body!r} is the body of two nodes ({owner_of[body]!r} and {name!r})", owner_pos[name])
             if body == node.graph_id:
-                raise reader.error(f"node {name!r} names its own graph {body!r} as its body", reader.nodes[name].pos)
+                raise reader.error(f"node {name!r} names its own graph {body!r} as its body", owner_pos[name])
             owner_of[body] = name
-    _check_no_cycles(reader, nodes, owner_of)
+    _check_no_cycles(reader, nodes, owner_of, owner_pos)
 
     edges_by_graph: dict[str, list[Edge]] = {gid: [] for gid in graph_ids}
     all_edges = [e for c in reader.clusters for e in c.edges] + reader.loose_edges
@@ -111,7 +116,8 @@ def _build(reader: DotReader) -> CudaGraph:
     return CudaGraph(graphs=tuple(graphs), source=reader.source)
 
 
-def _check_no_cycles(reader: DotReader, nodes: dict[str, Node], owner_of: dict[str, str]) -> None:
+def _check_no_cycles(reader: DotReader, nodes: dict[str, Node], owner_of: dict[str, str],
+                     owner_pos: dict[str, int]) -> None:
     """A body graph must not (through its owners) contain itself."""
     for start in owner_of:
         seen = {start}
@@ -119,7 +125,7 @@ def _check_no_cycles(reader: DotReader, nodes: dict[str, Node], owner_of: dict[s
         while gid in owner_of:
             gid = nodes[owner_of[gid]].graph_id
             if gid in seen:
-                pos = reader.nodes[owner_of[start]].pos
+                pos = owner_pos[owner_of[start]]
                 raise reader.error(f"body graphs form a cycle through {start!r}", pos)
             seen.add(gid)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from graphlab.errors import DotParseError
 from graphlab.graph.dot_limits import NO_LIMITS, DotLimits
@@ -83,6 +83,9 @@ def _unescape_string(value: str) -> str:
     return value
 
 
+#: tokens per chunk (`DotReader._token_chunks`)
+TOKEN_CHUNK = 4096
+
 _KEYWORDS = {"digraph", "graph", "subgraph", "node", "edge", "strict"}
 
 
@@ -97,7 +100,7 @@ class Cluster:
     edges: list[tuple[str, str, int]] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class RawNode:
     name: str
     cluster: Cluster
@@ -119,7 +122,8 @@ class DotReader:
         self.clusters: list[Cluster] = []
         self.nodes: dict[str, RawNode] = {}
         self.loose_edges: list[tuple[str, str, int]] = []
-        self.tokens = self._tokenize(text, fast=fast)
+        self._chunks: Iterator[list[tuple[str, Any, int]]] | None = self._token_chunks(text, fast=fast)
+        self.tokens: list[tuple[str, Any, int]] = next(self._chunks)
         self.i = 0
 
     # -- errors and positions -----------------------------------------------------------
@@ -133,9 +137,28 @@ class DotReader:
         return DotParseError(message, source=self.source, line=line)
 
     # -- tokens -------------------------------------------------------------------------
-    def _tokenize(self, text: str, *, fast: bool) -> list[tuple[str, Any, int]]:
-        """(kind, value, position) tokens; with `fast`, whole driver-style statements become one
-        "node" token (value: name, attributes) or "edge" token (value: source, destination)."""
+    def _more(self) -> bool:
+        """Read the next chunk of tokens into `tokens` (dropping those already read); False at the end."""
+        chunk = next(self._chunks, None) if self._chunks is not None else None
+        if chunk is None:
+            self._chunks = None
+            return False
+        del self.tokens[: self.i]
+        self.i = 0
+        self.tokens.extend(chunk)
+        return True
+
+    def _token_chunks(self, text: str, *, fast: bool) -> Iterator[list[tuple[str, Any, int]]]:
+        """(kind, value, position) tokens, in chunks; with `fast`, whole driver-style statements become one
+        "node" token (value: name, attributes) or "edge" token (value: source, destination).
+
+        A chunk ends only after such a whole-statement token, once it holds `TOKEN_CHUNK` tokens, so a big
+        dump is never all tokens at once (a million nodes: 0.8 KB a node less at the peak), and every
+        statement in general tokens is whole within one chunk. The grammar reads the next chunk only where a
+        statement starts (`read_statements`, `peek`). A dump of fewer statements is one chunk: read exactly as
+        before (a problem in the text is found by the tokeniser before the grammar starts); in a bigger one, a
+        problem of DOT syntax and one of the grammar are met in the order they stand in the text.
+        """
         tokens: list[tuple[str, Any, int]] = []
         append = tokens.append
         token_at = _TOKEN.match
@@ -152,6 +175,10 @@ class DotReader:
                         if pos < 0:  # a label past the limit: stop here
                             limits.check_label(token[1], self.source, line=self.line_of(token[2]), at_least=True)
                         append(token)
+                        if len(tokens) >= TOKEN_CHUNK:
+                            yield tokens
+                            tokens = []
+                            append = tokens.append
                         if token[0] == "node":
                             node_tokens += 1
                             if max_nodes is not None and node_tokens > max_nodes:  # stop before reading further
@@ -183,12 +210,14 @@ class DotReader:
                 if lowered in _KEYWORDS:
                     kind, value = "kw", lowered
             append((kind, value, start))
-        return tokens
+        yield tokens
 
     def peek(self, offset: int = 0) -> tuple[str, str, int] | None:
         index = self.i + offset
-        if index >= len(self.tokens):
-            return None
+        while index >= len(self.tokens):
+            if not self._more():
+                return None
+            index = self.i + offset
         token = self.tokens[index]
         if token[0] == "node" or token[0] == "edge":  # a whole statement where none may start
             raise _StartOver()
@@ -232,9 +261,10 @@ class DotReader:
             self._read_graph()
         except _StartOver:
             self.clusters, self.nodes, self.loose_edges = [], {}, []
-            self.tokens = self._tokenize(self.text, fast=False)
-            self.i = 0
+            self._chunks = self._token_chunks(self.text, fast=False)
+            self.tokens, self.i = next(self._chunks), 0
             self._read_graph()
+        self.tokens, self.i = [], 0  # read: what they said is in clusters and nodes now
 
     def _read_graph(self) -> None:
         if not self.tokens:
@@ -259,15 +289,24 @@ class DotReader:
         """Statements up to and including the closing '}'."""
         tokens = self.tokens
         while True:
+            if self.i >= len(tokens) and self._chunks is not None and self._more():  # where a statement starts
+                continue
             token = tokens[self.i] if self.i < len(tokens) else None
             if token is not None and token[0] == "node":  # fast path: one whole `"name"[...];`
+                tokens[self.i] = None  # type: ignore[call-overload]  # read once, never looked at again
                 self.i += 1
                 name, attrs = token[1]
                 self.add_node(name, attrs, cluster, token[2])
                 continue
             if token is not None and token[0] == "edge":  # fast path: one whole `"a" -> "b" [...];`
+                tokens[self.i] = None  # type: ignore[call-overload]
                 self.i += 1
                 src, dst = token[1]
+                known = self.nodes  # the node's own name strings: the edge's copies go with the tokens
+                if src in known:
+                    src = known[src].name
+                if dst in known:
+                    dst = known[dst].name
                 (self.loose_edges if cluster is None else cluster.edges).append((src, dst, token[2]))
                 continue
             if token is None:
