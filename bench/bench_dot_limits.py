@@ -107,11 +107,11 @@ def main() -> int:
     baseline = run_parse(["--help"], json_out)
     print(f"baseline (graphlab parse --help): peak RSS {baseline['peak_rss_mb']:.0f} MB")
     cases = [
-        ("1M nodes, default limits", [str(nodes_dot)]),
-        ("1M nodes, --max-dot-bytes 0", [str(nodes_dot), "--max-dot-bytes", "0"]),
-        ("1M nodes, all limits off, --compact", [str(nodes_dot), "--compact", "--max-dot-bytes", "0",
+        ("N nodes, default limits", [str(nodes_dot)]),
+        ("N nodes, --max-dot-bytes 0", [str(nodes_dot), "--max-dot-bytes", "0"]),
+        ("N nodes, all limits off, --compact", [str(nodes_dot), "--compact", "--max-dot-bytes", "0",
                                                  "--max-dot-nodes", "0", "--max-label-chars", "0"]),
-        ("1M nodes, all limits off, indented", [str(nodes_dot), "--max-dot-bytes", "0",
+        ("N nodes, all limits off, indented", [str(nodes_dot), "--max-dot-bytes", "0",
                                                 "--max-dot-nodes", "0", "--max-label-chars", "0"]),
         ("huge label, --max-dot-bytes 0", [str(label_dot), "--max-dot-bytes", "0"]),
     ]
