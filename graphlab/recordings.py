@@ -73,7 +73,7 @@ def gpu_slug(gpu_name: str) -> str:
 
 def check_name(name: Any, what: str = "recording name") -> str:
     """`name` if it is a safe recording or GPU folder name (see `_SAFE_NAME`), else RecordingError."""
-    if not isinstance(name, str) or not _SAFE_NAME.match(name) or ".." in name:
+    if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name) or ".." in name:
         raise RecordingError(f"{what} {name!r} is not a plain name: use letters, digits, '_', '-' and '.' "
                              "(no '/', '..', '*', '?' or other glob characters), e.g. 'gpt' or 'h200'")
     return name
@@ -119,7 +119,7 @@ def _read_json(path: Path, root: Path | None = None) -> Any:
 
 
 def _check_file_name(folder: Path, name: Any, what: str, root: Path | None = None) -> Path:
-    if not isinstance(name, str) or not _SAFE_FILE.match(name) or name in (".", ".."):
+    if not isinstance(name, str) or not _SAFE_FILE.fullmatch(name) or name in (".", ".."):
         raise RecordingError(f"{folder / 'meta.json'}: {what} must be a plain file name, got {name!r}")
     path = folder / name
     inside(path, root if root is not None else folder, f"file {what}")
@@ -296,12 +296,12 @@ def _folders(base: Path) -> list[Path]:
     the names are listed and checked)."""
     found = []
     try:
-        gpus = sorted(p for p in base.iterdir() if p.is_dir() and _SAFE_NAME.match(p.name))
+        gpus = sorted(p for p in base.iterdir() if p.is_dir() and _SAFE_NAME.fullmatch(p.name))
     except OSError:
         return []
     for gpu in gpus:
         try:
-            names = sorted(p for p in gpu.iterdir() if _SAFE_NAME.match(p.name))
+            names = sorted(p for p in gpu.iterdir() if _SAFE_NAME.fullmatch(p.name))
         except OSError:
             continue
         found += [p for p in names if (p / "meta.json").exists() or (p / "meta.json").is_symlink()]

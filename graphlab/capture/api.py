@@ -36,6 +36,44 @@ def check_grad_mode(grad_mode: str) -> None:
         raise BadInputError(f"grad_mode must be one of {', '.join(GRAD_MODES)}, got {grad_mode!r}")
 
 
+def check_capture_inputs(fn: Any, example_inputs: Any, device: Any, caller: str = "gl.capture") -> None:
+    """What a capture is given, checked once before it starts: a callable, a CUDA device that exists here, and
+    tensor inputs on it. Each problem is one BadInputError naming the input, what a capture needs and the fix."""
+    if fn is not None and not callable(fn):
+        raise BadInputError(f"{caller} takes a function or nn.Module first, got {type(fn).__name__}: "
+                            f"{caller}(model, x)")
+    wanted = None
+    if device is not None:
+        try:
+            wanted = torch.device(device)
+        except (RuntimeError, TypeError, ValueError):
+            raise BadInputError(f"{caller}: device {device!r} is not a device torch knows: use 'cuda' or 'cuda:N'") from None
+        if wanted.type != "cuda":
+            raise BadInputError(f"{caller} records CUDA graphs on a GPU, not on {str(wanted)!r}: use device='cuda' "
+                                "(on a CPU, gl.GraphCache(model, backend=\"eager\") runs the same bookkeeping)")
+        count = torch.cuda.device_count()
+        if (wanted.index or 0) >= count:
+            raise BadInputError(f"{caller}: device {str(wanted)!r} does not exist here "
+                                f"({f'cuda:0 to cuda:{count - 1}' if count else 'no CUDA GPU'})")
+    cuda_index = None
+    for path, leaf in flatten(example_inputs):
+        if not is_tensor(leaf):
+            continue
+        if leaf.device.type == "cpu" and leaf.is_pinned():
+            continue  # pinned host memory: a graph may copy from it (a memcpy node)
+        if leaf.device.type != "cuda":
+            raise BadInputError(f"{caller}: input {path} is on {leaf.device}, but a CUDA graph reads GPU memory: move "
+                                "it with .to('cuda') first, or pin it (.pin_memory()) for a copy inside the graph (on a CPU, gl.GraphCache(model, backend=\"eager\") runs "
+                                "the same bookkeeping)")
+        if wanted is not None and wanted.index is not None and leaf.device.index != wanted.index:
+            raise BadInputError(f"{caller}: input {path} is on {leaf.device}, but device={str(wanted)!r} was asked: "
+                                f"move it with .to('{wanted}') (a graph never copies across devices)")
+        if cuda_index is not None and leaf.device.index != cuda_index:
+            raise BadInputError(f"{caller}: input {path} is on {leaf.device}, another input on cuda:{cuda_index}: "
+                                "one graph lives on one GPU; move them to one device")
+        cuda_index = leaf.device.index
+
+
 def inputs_device(example_inputs: Any, device: Any) -> Any:
     """The device to capture on: `device` if given, else the first CUDA tensor's, else the current one."""
     if device is not None:
@@ -79,6 +117,7 @@ def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool:
     """
     require_cuda("gl.capture")
     check_grad_mode(grad_mode)
+    check_capture_inputs(fn, example_inputs, device)
     engine = CaptureEngine(device=inputs_device(example_inputs, device), stream=stream, pool=pool,
                            capture_error_mode=capture_error_mode)
     with torch.cuda.device(engine.device_index), torch.inference_mode(False):
@@ -123,6 +162,7 @@ def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = D
     """
     require_cuda("gl.capturing")
     check_grad_mode(grad_mode)
+    check_capture_inputs(None, (), device, "gl.capturing")
     frame = sys._getframe(2)  # the caller's frame (contextmanager adds one level)
     before = _tensor_names(dict(frame.f_locals))
     engine = CaptureEngine(device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
@@ -139,5 +179,5 @@ def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = D
     cg.complete(engine.graph, engine.cost, outputs)
 
 
-__all__ = ["CapturedGraph", "CaptureError", "capture", "capturing", "check_grad_mode", "finish", "inputs_device",
+__all__ = ["CapturedGraph", "CaptureError", "capture", "capturing", "check_capture_inputs", "check_grad_mode", "finish", "inputs_device",
            "prime_libraries"]
