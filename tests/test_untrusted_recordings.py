@@ -52,9 +52,11 @@ def test_a_gpu_folder_that_is_not_a_plain_name_is_refused(tmp_path: Path, gpu: s
 
 def test_traversal_out_of_the_root_never_reads_the_outside_recording(tmp_path: Path) -> None:
     _write(tmp_path / "outside", name="x", gpu="evil")  # a valid recording, outside the root
-    _write(tmp_path / "root" / "a")
-    with pytest.raises(RecordingError):
-        load_recording("../../outside/evil/x", root=tmp_path / "root" / "a")
+    _write(tmp_path / "root")  # root/test-gpu/toy: "*/../../outside/evil/x" would reach tmp/outside/evil/x
+    with pytest.raises(RecordingError, match="is not a plain name"):
+        load_recording("../../outside/evil/x", root=tmp_path / "root")
+    with pytest.raises(RecordingError, match="outside"):  # opened by path, with a root: kept inside it
+        Recording.open(tmp_path / "root" / "test-gpu" / ".." / ".." / "outside" / "evil" / "x", root=tmp_path / "root")
 
 
 def test_glob_characters_are_not_patterns(tmp_path: Path) -> None:

@@ -65,6 +65,7 @@ def _build(reader: DotReader) -> CudaGraph:
     nodes: dict[str, Node] = {}
     raw_nodes = reader.nodes
     owner_pos: dict[str, int] = {}  # where each node with a body was declared (the checks below name it)
+    kernel_names: dict[str, str] = {}  # one string per kernel name: a big dump repeats a few names many times
     for name in list(raw_nodes):
         raw = raw_nodes.pop(name)  # each raw node (its attributes and label) goes once read: less held at once
         gid = cluster_gid[id(raw.cluster)]
@@ -77,9 +78,13 @@ def _build(reader: DotReader) -> CudaGraph:
         except (IndexError, KeyError, TypeError, AttributeError) as exc:  # a label layout no rule foresaw
             message = f"node {name!r}: cannot read its label (internal error {type(exc).__name__}: please report this dump)"
             raise reader.error(message, raw.pos) from None
+        if fields.name is not None:
+            fields.name = kernel_names.setdefault(fields.name, fields.name)
         node = nodes[name] = fields.to_node(name, gid, index)
         if node.body_graph_ids:
             owner_pos[name] = raw.pos
+    raw_nodes.clear()  # popping left the table its full size
+    del kernel_names
 
     owner_of: dict[str, str] = {}
     for name, node in nodes.items():
@@ -94,14 +99,15 @@ def _build(reader: DotReader) -> CudaGraph:
     _check_no_cycles(reader, nodes, owner_of, owner_pos)
 
     edges_by_graph: dict[str, list[Edge]] = {gid: [] for gid in graph_ids}
-    all_edges = [e for c in reader.clusters for e in c.edges] + reader.loose_edges
-    for src, dst, pos in all_edges:
-        for end in (src, dst):
-            if end not in nodes:
-                raise reader.error(f"edge {src!r} -> {dst!r} refers to unknown node {end!r}", pos)
-        if nodes[src].graph_id != nodes[dst].graph_id:
-            raise reader.error(f"edge {src!r} -> {dst!r} joins nodes of two different graphs", pos)
-        edges_by_graph[nodes[src].graph_id].append(Edge(src, dst))
+    for read in [c.edges for c in reader.clusters] + [reader.loose_edges]:
+        for i, (src, dst, pos) in enumerate(read):
+            for end in (src, dst):
+                if end not in nodes:
+                    raise reader.error(f"edge {src!r} -> {dst!r} refers to unknown node {end!r}", pos)
+            if nodes[src].graph_id != nodes[dst].graph_id:
+                raise reader.error(f"edge {src!r} -> {dst!r} joins nodes of two different graphs", pos)
+            edges_by_graph[nodes[src].graph_id].append(Edge(src, dst))
+            read[i] = None  # type: ignore[call-overload]  # each edge as read goes once made: less held at once
 
     graphs = [
         Graph(
