@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphlab.graph.model import CudaGraph
-from graphlab.errors import GraphlabError, RecordingError
+from graphlab.errors import DotParseError, GraphlabError, RecordingError
 
 if TYPE_CHECKING:
     from graphlab.graph.dot_limits import DotLimits
@@ -234,6 +234,8 @@ class Recording:
         path = self.dot_path(key)
         try:
             return read_dot_text(path, limits=limits)
+        except DotParseError as exc:  # past a limit, or not UTF-8: a broken recording, the file named
+            raise RecordingError(str(exc)) from exc
         except FileNotFoundError:
             raise RecordingError(f"{path}: file missing from the recording") from None
         except OSError as exc:
@@ -247,11 +249,18 @@ class Recording:
 
         Args:
             limits: the most its DOT may hold (`gl.DotLimits`; default: the current ones).
+
+        Raises:
+            RecordingError: the DOT is missing, outside the recording, past a limit or not a dump; the message
+                names the file (the `DotParseError` is its `__cause__`).
         """
         from graphlab.graph.dot_parser import parse_dot
 
         k = self._graph_key(key)
-        parsed = parse_dot(self.dot(k, limits=limits), source=str(self.dot_path(k)), limits=limits)  # errors name the file
+        try:
+            parsed = parse_dot(self.dot(k, limits=limits), source=str(self.dot_path(k)), limits=limits)
+        except DotParseError as exc:  # the message names the file and line (and a limit, how to raise it)
+            raise RecordingError(str(exc)) from exc
         gpu = self.gpu.replace("NVIDIA ", "")
         entry = self.meta["graphs"][k]
         origin = {field: entry[field] for field in GRAPH_ORIGIN_FIELDS if field in entry}  # e.g. a rank's graph

@@ -174,11 +174,15 @@ def test_binary_or_truncated_meta_json_is_one_recording_error(tmp_path: Path, co
 # -- DOT limits apply to recordings ------------------------------------------------------------------------
 def test_a_recordings_dot_is_read_under_the_dot_limits(tmp_path: Path) -> None:
     rec = _write(tmp_path)
-    with pytest.raises(DotLimitError, match=r"b1\.dot: [0-9,]+ bytes, more than the limit of 10 \(max_bytes\)"):
+    with pytest.raises(RecordingError, match=r"b1\.dot: [0-9,]+ bytes, more than the limit of 10 \(max_bytes\)") as info:
         rec.graph("b1", limits=DotLimits(max_bytes=10))
-    with dot_limits(max_label_chars=3), pytest.raises(DotLimitError, match="max_label_chars"):
+    assert isinstance(info.value.__cause__, DotLimitError) and info.value.__cause__.limit == "max_bytes"
+    with dot_limits(max_label_chars=3), pytest.raises(RecordingError, match="max_label_chars"):
         rec.graph("b1")
     assert len(rec.graph("b1")) == 1
+    (rec.path / "b1.dot").write_bytes(b"\xff\xfe binary")
+    with pytest.raises(RecordingError, match=r"b1\.dot:1: binary data"):
+        rec.graph("b1")
 
 
 # -- list_recordings ---------------------------------------------------------------------------------------
