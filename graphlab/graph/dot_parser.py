@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from graphlab.graph.dot_labels import read_label
 from graphlab.graph.dot_limits import DotLimits, resolve_limits
