@@ -145,3 +145,25 @@ def test_capture_checks_what_it_is_given_before_capturing(fn, inputs, device, me
 def test_capture_refuses_a_gpu_that_is_not_here() -> None:
     with pytest.raises(BadInputError, match=r"device 'cuda:2' does not exist here \(no CUDA GPU\)"):
         check_capture_inputs(len, (), "cuda:2")
+
+
+def test_capture_wraps_a_model_that_refuses_its_inputs_in_warm_up_in_one_line() -> None:
+    # gl.capture needs a GPU; what it raises when the warm-up (an eager run) fails is this helper's line
+    from graphlab.capture.input_plan import model_refused
+
+    model = torch.nn.Linear(64, 8)
+    x = torch.zeros(4, 64, dtype=torch.float16)
+    try:
+        model(x)
+    except RuntimeError as exc:
+        err = model_refused(model, (x,), exc, where="gl.capture 'Linear'", what="the warm-up (an eager run)")
+    assert str(err).startswith("gl.capture 'Linear': the model raised on the inputs of the warm-up (an eager run): "
+                               "input 0 is float16 but the model's weights are float32 (fix: x.to(torch.float32)); "
+                               "got input 0: (4, 64) float16; expected: the model's weights are float32 on cpu.")
+    embedding = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.Linear(4, 2))
+    ids = torch.zeros(2, 3, dtype=torch.int64)
+    assert "input 0 is int64" not in str(model_refused(embedding, (ids,), RuntimeError("x"), where="w", what="a"))
+    import inspect
+
+    from graphlab.capture import api
+    assert "model_refused(fn, example_inputs, exc" in inspect.getsource(api.capture)

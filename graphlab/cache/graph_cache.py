@@ -50,6 +50,7 @@ from graphlab.cache.buckets import Pad
 from graphlab.cache.padding import check_padding_exact, example_at, pad_tensor, region
 from graphlab.cache.plan import CachePlanner, Fallback, Plan, TensorSpec
 from graphlab.cache.stats import BucketCounts, CacheStats
+from graphlab.capture.input_plan import model_refused
 from graphlab.capture.tensors import describe, flatten, map_tensors
 from graphlab.errors import BadInputError, ConfigurationError, GraphlabError, PaddingError
 from graphlab.progress import progress_bar
@@ -104,15 +105,6 @@ def _fold(per_bucket: dict[str, BucketCounts], route: Route) -> None:
     """Add a route's calls (and the rows they computed, real and padded) to its bucket's counts."""
     per_bucket.setdefault(route.entry.label, BucketCounts()).add_many(route.calls, route.plan.rows,
                                                                        route.plan.padded_rows)
-
-
-def _takes_ids(model: Any) -> bool:
-    """True when the model starts with an embedding (its first input is integer token ids, not data)."""
-    first = next(iter(model.modules()), None) if hasattr(model, "modules") else None
-    children = list(first.children()) if first is not None else []
-    while children and list(children[0].children()):
-        children = list(children[0].children())
-    return bool(children) and isinstance(children[0], torch.nn.Embedding)
 
 
 def _signature(inputs: Sequence[Any]) -> tuple[Any, ...]:
@@ -308,27 +300,9 @@ class GraphCache:
 
     def _model_refused(self, inputs: tuple[Any, ...], what: str, exc: BaseException) -> BadInputError:
         """The one-line error for a model that raised on a capture's inputs: which input, expected, got, fix."""
-        where = f"GraphCache {self.name!r}"
-        got = ", ".join(f"input {i}: {describe(x) if isinstance(x, torch.Tensor) else type(x).__name__}"
-                        for i, x in enumerate(inputs)) or "no inputs"
-        params = list(self.model.parameters()) if hasattr(self.model, "parameters") else []
-        weight = next((p for p in params if p.is_floating_point()), None)
-        culprit = ""
-        for i, x in enumerate(inputs):
-            if not isinstance(x, torch.Tensor):
-                if self.planner.pads_of(i, 64) and not isinstance(x, (int, float, bool)):
-                    culprit = f"input {i} is a {type(x).__name__}, not a tensor (fix: torch.tensor(...)); "
-                    break
-                continue
-            if weight is not None and x.dtype != weight.dtype and (
-                    x.is_floating_point() or i == 0 and not _takes_ids(self.model)):
-                culprit = (f"input {i} is {str(x.dtype).replace('torch.', '')} but the model's weights are "
-                           f"{str(weight.dtype).replace('torch.', '')} (fix: x.to({weight.dtype})); ")
-                break
-        message = " ".join(str(exc).split())[:300]
-        return BadInputError(f"{where}: the model raised on the inputs of {what}: {culprit}got {got}; expected: "
-                             f"{self._expected()}. The model said: {type(exc).__name__}: {message}. Fix the inputs "
-                             "(dtype, shape, device) to what the model takes")
+        padded = {i for i in range(len(inputs)) if self.planner.pads_of(i, 64)}
+        return model_refused(self.model, inputs, exc, where=f"GraphCache {self.name!r}", what=what,
+                             expected=self._expected(), tensor_at=padded)
 
     @staticmethod
     def _route(entry: CacheEntry, plan: Plan) -> Route:

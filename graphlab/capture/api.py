@@ -23,10 +23,11 @@ import torch
 
 from graphlab.capture.captured import CapturedGraph
 from graphlab.capture.engine import CaptureEngine
+from graphlab.capture.input_plan import model_refused
 from graphlab.capture.recorded import recorded_capture
 from graphlab.capture.tensors import GRAD_MODES, flatten, grad_context, is_tensor, map_tensors
 from graphlab.env import require_cuda
-from graphlab.errors import BadInputError, CaptureError
+from graphlab.errors import BadInputError, CaptureError, GraphlabError
 from graphlab.graph.export import DEFAULT_DOT_FLAGS
 from graphlab.mode import stand_in
 
@@ -123,9 +124,15 @@ def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool:
     with torch.cuda.device(engine.device_index), torch.inference_mode(False):
         # normal tensors even under inference_mode, so later calls may copy into them from any mode
         static_inputs = map_tensors(lambda t: t.detach().clone(), example_inputs)
-    with grad_context(grad_mode):
-        outputs = engine.run(lambda: fn(*static_inputs), warmup)
     label = name or getattr(fn, "__name__", None) or type(fn).__name__
+    with grad_context(grad_mode):
+        try:
+            outputs = engine.run(lambda: fn(*static_inputs), warmup)
+        except GraphlabError:  # a failed capture: the engine's CaptureError names cause, line and fix
+            raise
+        except (RuntimeError, TypeError, ValueError, IndexError) as exc:  # the model refused them in warm-up
+            raise model_refused(fn, example_inputs, exc, where=f"gl.capture {label!r}",
+                                what="the warm-up (an eager run)") from exc
     return finish(engine, static_inputs=static_inputs, static_outputs=outputs, fn=fn, grad_mode=grad_mode,
                   name=label, dot_flags=dot_flags)
 
