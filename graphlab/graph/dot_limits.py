@@ -45,7 +45,7 @@ class DotLimits:
     Attributes:
         max_bytes: the file's size (for text already in memory: its length in characters).
         max_nodes: nodes, bodies included.
-        max_label_chars: characters in one node's label.
+        max_label_chars: characters in one node's label (and in any other quoted string of the dump).
     """
 
     max_bytes: int | None = 750_000

@@ -67,8 +67,9 @@ def _driver_statement(text: str, pos: int, max_label: int | None = None) -> tupl
         return None
     words = _WORDS
     style = style if restyle is None else restyle
-    attrs = {"style": words.setdefault(style, style), "shape": words.setdefault(shape, shape),
-             "label": _unescape_string(text[start:end])}
+    if len(words) < 64:  # the driver's few words; a hostile dump's endless new ones are not kept
+        style, shape = words.setdefault(style, style), words.setdefault(shape, shape)
+    attrs = {"style": words.get(style, style), "shape": words.get(shape, shape), "label": _unescape_string(text[start:end])}
     return ("node", (name, attrs), pos), end + 3
 
 
