@@ -1,7 +1,8 @@
 """The `graphlab` command line.
 
-    graphlab parse FILE.dot            print the parsed graph as JSON
+    graphlab parse FILE.dot            print the parsed graph as JSON (streamed, node by node)
     graphlab render FILE.dot -o OUT    write OUT as .svg, .png or .gv (by suffix); at most --max-nodes drawn
+        (both refuse a dump past --max-dot-bytes, --max-dot-nodes or --max-label-chars: 0 lifts a limit)
     graphlab about                     what this machine can do
     graphlab record [--out DIR] ...    (GPU) write recordings: the model zoo, the pitfalls, named experiments
     graphlab repro NAME [--json OUT]   (GPU) re-run a recording's sweep, print now vs recorded
