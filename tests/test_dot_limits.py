@@ -202,3 +202,12 @@ def test_a_big_dump_reads_in_chunks_the_same_as_in_one_piece(monkeypatch) -> Non
     broken = text.replace('"graph_1_node_2000" -> "graph_1_node_2001";', '"graph_1_node_2000" -> "nowhere";')
     with pytest.raises(DotParseError, match="unknown node 'nowhere'"):
         parse_dot(broken, limits=NO_LIMITS)
+
+
+def test_the_cli_help_names_the_default_limits() -> None:
+    from graphlab.cli import build_parser
+
+    parse = next(a for a in build_parser()._subparsers._group_actions[0].choices.values() if a.prog.endswith("parse"))
+    text = parse.format_help()
+    for value in (DEFAULT_LIMITS.max_bytes, DEFAULT_LIMITS.max_nodes, DEFAULT_LIMITS.max_label_chars):
+        assert f"{value:,}" in text
