@@ -211,6 +211,7 @@ def read_dot_text(path: str | os.PathLike[str], *, limits: DotLimits | None = No
         limits.check_bytes(size, source)
         data = file.read() if limits.max_bytes is None else file.read(limits.max_bytes + 1)
     limits.check_bytes(len(data), source)  # a file that grew, or one whose size the system does not know
+    limits.prescan_nodes(data, source)  # before decoding: the bytes and the text are never held together then
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
