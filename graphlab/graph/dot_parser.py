@@ -173,6 +173,7 @@ def parse_dot(text: str, *, source: str = "<string>", limits: DotLimits | None =
     collecting = gc.isenabled() and len(text) > _NO_GC_ABOVE_CHARS
     if collecting:
         gc.disable()
+    reader = None
     try:
         reader = DotReader(text, source, limits=limits)
         reader.read()
@@ -180,6 +181,8 @@ def parse_dot(text: str, *, source: str = "<string>", limits: DotLimits | None =
     except RecursionError:
         raise DotParseError("nesting too deep to be a CUDA graph dump", source=source) from None
     finally:
+        if reader is not None:
+            reader._chunks = None  # the token generator refers to the reader: no cycle left for the collector
         if collecting:
             gc.enable()
 
