@@ -30,6 +30,8 @@ _LAZY: dict[str, str] = {
     "ConditionalType": "graphlab.graph.model",
     "parse_dot": "graphlab.graph.dot_parser",
     "read_dot": "graphlab.graph.dot_parser",
+    "DotLimits": "graphlab.graph.dot_limits",
+    "dot_limits": "graphlab.graph.dot_limits",
     "describe_kernel": "graphlab.graph.kernel_names",
     "diff": "graphlab.graph.diff",
     "GraphDiff": "graphlab.graph.diff",

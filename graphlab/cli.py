@@ -1,7 +1,8 @@
 """The `graphlab` command line.
 
-    graphlab parse FILE.dot            print the parsed graph as JSON
+    graphlab parse FILE.dot            print the parsed graph as JSON (streamed, node by node)
     graphlab render FILE.dot -o OUT    write OUT as .svg, .png or .gv (by suffix); at most --max-nodes drawn
+        (both refuse a dump past --max-dot-bytes, --max-dot-nodes or --max-label-chars: 0 lifts a limit)
     graphlab about                     what this machine can do
     graphlab record [--out DIR] ...    (GPU) write recordings: the model zoo, the pitfalls, named experiments
     graphlab repro NAME [--json OUT]   (GPU) re-run a recording's sweep, print now vs recorded
@@ -36,21 +37,32 @@ class _UsageError(Exception):
     pass
 
 
+def _limits(args: argparse.Namespace) -> object:
+    from graphlab.graph.dot_limits import limits_from_flags
+
+    return limits_from_flags(args.max_dot_bytes, args.max_dot_nodes, args.max_label_chars)
+
+
+def _add_limit_flags(p: argparse.ArgumentParser) -> None:
+    # graphlab.graph.dot_limits.DEFAULT_LIMITS (not imported: `graphlab --help` stays light)
+    p.add_argument("--max-dot-bytes", type=int, default=None, metavar="N",
+                   help="refuse a file larger than N bytes (default 750,000; 0: no limit)")
+    p.add_argument("--max-dot-nodes", type=int, default=None, metavar="N",
+                   help="refuse a dump of more than N nodes (default 1,400; 0: no limit)")
+    p.add_argument("--max-label-chars", type=int, default=None, metavar="N",
+                   help="refuse a node label longer than N characters (default 5,600; 0: no limit)")
+
+
 def _cmd_parse(args: argparse.Namespace) -> int:
     from graphlab.graph.dot_parser import read_dot
     from graphlab.graph.model import node_field_names
 
-    graph = read_dot(args.file)
-    data = graph.to_dict()
+    graph = read_dot(args.file, limits=_limits(args))
     # the contract: kernels always carry the launch fields the driver can report (name, grid, block,
-    # shared_bytes: the Node schema's kernel fields that the graph API reports too), null when not shown
-    always = node_field_names(kind="kernel", census=True)
-    for entry in data["graphs"]:
-        for node in entry["nodes"]:
-            if node["kind"] == "kernel":
-                for key in always:
-                    node.setdefault(key, None)
-    json.dump(data, sys.stdout, indent=None if args.compact else 1)
+    # shared_bytes: the Node schema's kernel fields that the graph API reports too), null when not shown;
+    # written node by node (a million-node dump never becomes one dict or one string)
+    graph.write_json(sys.stdout, indent=None if args.compact else 1,
+                     kernel_fields=node_field_names(kind="kernel", census=True))
     sys.stdout.write("\n")
     return 0
 
@@ -65,7 +77,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if args.max_nodes < 0 or args.timeout <= 0:
         raise BadInputError(f"--max-nodes must be 0 (no limit) or more, --timeout more than 0 seconds; got "
                             f"--max-nodes {args.max_nodes} --timeout {args.timeout:g}")
-    graph = read_dot(args.file)
+    graph = read_dot(args.file, limits=_limits(args))
     drawing = render(graph, collapse=not args.no_collapse, max_nodes=args.max_nodes or None)
     drawing.save(out, timeout_s=args.timeout)
     folded = f", {len(drawing.collapsed)} repeated block(s) drawn once" if drawing.collapsed else ""
@@ -121,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("parse", help="parse a cudaGraphDebugDotPrint dump and print it as JSON")
     p.add_argument("file", help="a .dot file written by cudaGraphDebugDotPrint")
     p.add_argument("--compact", action="store_true", help="one line of JSON")
+    _add_limit_flags(p)
     p.set_defaults(func=_cmd_parse)
 
     p = sub.add_parser("render", help="draw a DOT dump as .svg, .png or .gv")
@@ -131,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"draw at most this many nodes, the first in topological order (default {MAX_DRAWN_NODES:,}; 0: all)")
     p.add_argument("--timeout", type=float, default=DOT_TIMEOUT_S,
                    help=f"seconds Graphviz's dot may take to lay it out (default {DOT_TIMEOUT_S:g})")
+    _add_limit_flags(p)
     p.set_defaults(func=_cmd_render)
 
     p = sub.add_parser("about", help="what this machine can do")

@@ -76,6 +76,19 @@ class DotParseError(BadInputError):
         super().__init__(f"{where}: {message}")
 
 
+class DotLimitError(DotParseError):
+    """A DOT dump is larger than a limit allows (file size, node count, label length); the message names the
+    limit and how to raise it (`graphlab.graph.dot_limits`).
+
+    Attributes:
+        limit: which limit: "max_bytes", "max_nodes" or "max_label_chars".
+    """
+
+    def __init__(self, message: str, *, source: str = "<string>", line: int | None = None, limit: str = ""):
+        super().__init__(message, source=source, line=line)
+        self.limit = limit
+
+
 class GraphCycleError(BadInputError):
     """The edges of a graph form a cycle, so it has no topological order (a CUDA graph never does)."""
 
@@ -208,7 +221,7 @@ KINDS = (BadInputError, ConfigurationError, CaptureError, UnsupportedError, Reco
 __all__ = [
     "BadInputError", "BadRequestError", "BodyTimeoutError", "CacheMissError", "CaptureError",
     "ConditionalUnsupportedError",
-    "ConfigurationError", "DistributedError", "DotParseError", "GPUUnavailableError", "GraphCycleError",
+    "ConfigurationError", "DistributedError", "DotLimitError", "DotParseError", "GPUUnavailableError", "GraphCycleError",
     "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError", "PaddingError",
     "RecordingError", "RequestTimeoutError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError",
     "TimelineError", "TimingError", "UnsupportedError", "UnsupportedMediaTypeError", "WatchUnsupportedError",

@@ -25,17 +25,26 @@ import dataclasses
 import json
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphlab.graph.model import CudaGraph
-from graphlab.errors import RecordingError
+from graphlab.errors import DotParseError, GraphlabError, RecordingError
+
+if TYPE_CHECKING:
+    from graphlab.graph.dot_limits import DotLimits
 
 SCHEMA_VERSION = 1
 REQUIRED_META = ("schema", "name", "provenance", "graphs", "results")
 REQUIRED_PROVENANCE = ("gpu", "driver", "torch", "cuda", "graphlab_version", "git_commit", "command", "date")
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: a recording's name and its GPU folder: letters, digits, `_`, `-` and `.`, not first (no separators, no `..`,
+#: no glob characters, no hidden names), at most 100 characters
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$")
+#: the largest JSON file a recording may hold (the largest real one, h200/resnet18/census.json, is 0.28 MB)
+MAX_JSON_BYTES = 32 * 2**20
 
 ENV_RECORDINGS_DIR = "GRAPHLAB_RECORDINGS"
 #: Fields of a graph's meta.json entry that say where it came from; `Recording.graph` carries them into
@@ -62,9 +71,41 @@ def gpu_slug(gpu_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "gpu"
 
 
-def _read_json(path: Path) -> Any:
+def check_name(name: Any, what: str = "recording name") -> str:
+    """`name` if it is a safe recording or GPU folder name (see `_SAFE_NAME`), else RecordingError."""
+    if not isinstance(name, str) or not _SAFE_NAME.fullmatch(name) or ".." in name:
+        raise RecordingError(f"{what} {name!r} is not a plain name: use letters, digits, '_', '-' and '.' "
+                             "(no '/', '..', '*', '?' or other glob characters), e.g. 'gpt' or 'h200'")
+    return name
+
+
+def inside(path: Path, root: Path, what: str) -> Path:
+    """`path` resolved (symlinks followed); RecordingError unless it stays inside `root` (also resolved)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        resolved, base = path.resolve(), root.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise RecordingError(f"{path}: cannot resolve the {what} ({exc})") from None
+    if resolved != base and base not in resolved.parents:
+        link = " (a symlink)" if path.is_symlink() else ""
+        raise RecordingError(f"{path}: the {what}{link} leads to {resolved}, outside {base}: refused (a recording "
+                             "reads only files inside its folder)")
+    return resolved
+
+
+def _read_json(path: Path, root: Path | None = None) -> Any:
+    """A JSON file of a recording: inside `root` (default: its own folder), at most MAX_JSON_BYTES, not
+    nested deeper than Python's JSON reader can go; every failure a RecordingError naming the file."""
+    inside(path, root if root is not None else path.parent, "file")
+    try:
+        with open(path, "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > MAX_JSON_BYTES:
+                raise RecordingError(f"{path}: {size:,} bytes, more than a recording's JSON may hold "
+                                     f"({MAX_JSON_BYTES:,}, graphlab.recordings.MAX_JSON_BYTES)")
+            data = file.read(MAX_JSON_BYTES + 1)
+        if len(data) > MAX_JSON_BYTES:
+            raise RecordingError(f"{path}: more than {MAX_JSON_BYTES:,} bytes, more than a recording's JSON may hold")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise RecordingError(f"{path}: file missing from the recording") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -73,16 +114,21 @@ def _read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordingError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise RecordingError(f"{path}: JSON nested too deep to be a recording") from None
 
 
-def _check_file_name(folder: Path, name: Any, what: str) -> Path:
-    if not isinstance(name, str) or not _SAFE_FILE.match(name):
+def _check_file_name(folder: Path, name: Any, what: str, root: Path | None = None) -> Path:
+    if not isinstance(name, str) or not _SAFE_FILE.fullmatch(name) or name in (".", ".."):
         raise RecordingError(f"{folder / 'meta.json'}: {what} must be a plain file name, got {name!r}")
-    return folder / name
+    path = folder / name
+    inside(path, root if root is not None else folder, f"file {what}")
+    return path
 
 
-def validate_meta(meta: Any, folder: Path) -> dict[str, Any]:
-    """Check the structure of meta.json; raise RecordingError naming the first problem."""
+def validate_meta(meta: Any, folder: Path, root: Path | None = None) -> dict[str, Any]:
+    """Check the structure of meta.json; raise RecordingError naming the first problem. Every file it names
+    must be a plain name in `folder` that stays inside `root` (default: `folder`) once symlinks are followed."""
     where = folder / "meta.json"
     if not isinstance(meta, dict):
         raise RecordingError(f"{where}: expected a JSON object")
@@ -105,11 +151,11 @@ def validate_meta(meta: Any, folder: Path) -> dict[str, Any]:
         for part in ("dot", "model"):  # "model": the parsed JSON that older recordings also hold
             if part not in entry:
                 continue
-            path = _check_file_name(folder, entry[part], f"graphs.{key}.{part}")
+            path = _check_file_name(folder, entry[part], f"graphs.{key}.{part}", root)
             if not path.is_file():
                 raise RecordingError(f"{path}: file missing from the recording")
     for key, name in meta["results"].items():
-        path = _check_file_name(folder, name, f"results.{key}")
+        path = _check_file_name(folder, name, f"results.{key}", root)
         if not path.is_file():
             raise RecordingError(f"{path}: file missing from the recording")
     return meta
@@ -121,13 +167,26 @@ class Recording:
 
     path: Path
     meta: dict[str, Any]
+    #: the folder no file of it may leave (symlinks followed): the recordings root it was found under, or its
+    #: own folder when opened directly
+    root: Path | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @classmethod
-    def open(cls, path: str | Path) -> Recording:
+    def open(cls, path: str | Path, *, root: str | Path | None = None) -> Recording:
+        """The recording in folder `path`, validated; with `root`, the folder and every file must stay inside it."""
         folder = Path(path)
+        bound = Path(root) if root is not None else folder
+        if root is not None:
+            inside(folder, bound, "recording folder")
         if not folder.is_dir():
             raise RecordingError(f"{folder}: no such recording folder")
-        return cls(folder, validate_meta(_read_json(folder / "meta.json"), folder))
+        return cls(folder, validate_meta(_read_json(folder / "meta.json", bound), folder, bound), bound)
+
+    def _file(self, name: str) -> Path:
+        """A file of this recording, checked again as it is read (a file may be swapped after the open)."""
+        path = self.path / name
+        inside(path, self.root if self.root is not None else self.path, "file")
+        return path
 
     @property
     def name(self) -> str:
@@ -167,19 +226,41 @@ class Recording:
             raise RecordingError(f"{self.path}: no graph {key!r}; it has {', '.join(self.graph_names) or 'none'}")
         return key
 
-    def dot(self, key: str | None = None) -> str:
-        """The raw DOT text of a graph, exactly as the driver wrote it."""
-        return self.dot_path(key).read_text(encoding="utf-8")
+    def dot(self, key: str | None = None, *, limits: DotLimits | None = None) -> str:
+        """The raw DOT text of a graph, exactly as the driver wrote it (its size checked against `limits`,
+        default: the current `gl.DotLimits`, before it is read)."""
+        from graphlab.graph.dot_parser import read_dot_text
+
+        path = self.dot_path(key)
+        try:
+            return read_dot_text(path, limits=limits)
+        except DotParseError as exc:  # past a limit, or not UTF-8: a broken recording, the file named
+            raise RecordingError(str(exc)) from exc
+        except FileNotFoundError:
+            raise RecordingError(f"{path}: file missing from the recording") from None
+        except OSError as exc:
+            raise RecordingError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
     def dot_path(self, key: str | None = None) -> Path:
-        return self.path / self.meta["graphs"][self._graph_key(key)]["dot"]
+        return self._file(self.meta["graphs"][self._graph_key(key)]["dot"])
 
-    def graph(self, key: str | None = None) -> CudaGraph:
-        """The graph, parsed afresh from its raw DOT (so kernel naming follows the installed graphlab)."""
+    def graph(self, key: str | None = None, *, limits: DotLimits | None = None) -> CudaGraph:
+        """The graph, parsed afresh from its raw DOT (so kernel naming follows the installed graphlab).
+
+        Args:
+            limits: the most its DOT may hold (`gl.DotLimits`; default: the current ones).
+
+        Raises:
+            RecordingError: the DOT is missing, outside the recording, past a limit or not a dump; the message
+                names the file (the `DotParseError` is its `__cause__`).
+        """
         from graphlab.graph.dot_parser import parse_dot
 
         k = self._graph_key(key)
-        parsed = parse_dot(self.dot(k), source=str(self.dot_path(k)))  # parse errors name the file
+        try:
+            parsed = parse_dot(self.dot(k, limits=limits), source=str(self.dot_path(k)), limits=limits)
+        except DotParseError as exc:  # the message names the file and line (and a limit, how to raise it)
+            raise RecordingError(str(exc)) from exc
         gpu = self.gpu.replace("NVIDIA ", "")
         entry = self.meta["graphs"][k]
         origin = {field: entry[field] for field in GRAPH_ORIGIN_FIELDS if field in entry}  # e.g. a rank's graph
@@ -195,7 +276,7 @@ class Recording:
         entry = self.meta["graphs"][k]
         if "model" not in entry:
             raise RecordingError(f"{self.path}: graph {k!r} has no stored model (only its DOT): use .graph({k!r})")
-        data = _read_json(self.path / entry["model"])
+        data = _read_json(self._file(entry["model"]), self.root)
         try:
             return CudaGraph.from_dict(data)
         except (KeyError, TypeError, ValueError) as exc:
@@ -205,7 +286,7 @@ class Recording:
         """A results file (JSON) named in meta["results"]."""
         if key not in self.meta["results"]:
             raise RecordingError(f"{self.path}: no results {key!r}; it has {', '.join(self.result_names) or 'none'}")
-        return _read_json(self.path / self.meta["results"][key])
+        return _read_json(self._file(self.meta["results"][key]), self.root)
 
     def banner(self) -> str:
         """One line naming where and when the numbers were measured."""
@@ -219,31 +300,73 @@ class Recording:
         return f"Recording({self.name!r}, gpu={self.gpu!r}, graphs={self.graph_names}, results={self.result_names})"
 
 
+def _folders(base: Path) -> list[Path]:
+    """Every <gpu>/<name> folder under `base` with a meta.json, both names safe, sorted (no glob patterns:
+    the names are listed and checked)."""
+    found = []
+    try:
+        gpus = sorted(p for p in base.iterdir() if p.is_dir() and _SAFE_NAME.fullmatch(p.name))
+    except OSError:
+        return []
+    for gpu in gpus:
+        try:
+            names = sorted(p for p in gpu.iterdir() if _SAFE_NAME.fullmatch(p.name))
+        except OSError:
+            continue
+        found += [p for p in names if (p / "meta.json").exists() or (p / "meta.json").is_symlink()]
+    return found
+
+
+def broken_recordings(root: str | Path | None = None) -> list[tuple[Path, str]]:
+    """The recording folders under `root` that do not open, each with why (what `list_recordings` skips)."""
+    base = Path(root) if root is not None else recordings_root()
+    broken = []
+    for folder in _folders(base):
+        try:
+            Recording.open(folder, root=base)
+        except GraphlabError as exc:
+            broken.append((folder, str(exc)))
+    return broken
+
+
 def list_recordings(root: str | Path | None = None) -> list[Recording]:
-    """Every valid recording under `root` (default: `recordings_root()`), sorted by GPU then name."""
+    """Every valid recording under `root` (default: `recordings_root()`), sorted by GPU then name.
+
+    A broken folder is skipped, with a warning naming it and why (`broken_recordings` lists them), so one bad
+    recording does not hide the others."""
     base = Path(root) if root is not None else recordings_root()
     found = []
-    for meta in sorted(base.glob("*/*/meta.json")):
-        found.append(Recording.open(meta.parent))
+    for folder in _folders(base):
+        try:
+            found.append(Recording.open(folder, root=base))
+        except GraphlabError as exc:  # a recording's DOT limits too (a DotLimitError is no RecordingError)
+            warnings.warn(f"skipped a broken recording: {exc}", stacklevel=2)
     return found
 
 
 def load_recording(name: str, gpu: str | None = None, root: str | Path | None = None) -> Recording:
     """The recording called `name` (on `gpu`, a folder name such as "h200", if given).
 
+    Both are plain names (no separators, `..` or glob characters); the folder and every file it reads must
+    stay inside `root` (default: `recordings_root()`), symlinks followed.
+
     Raises:
-        RecordingError: no such recording, or it is broken; the message lists what exists.
+        RecordingError: a name that is not plain, no such recording, or it is broken; the message lists what
+            exists.
     """
+    check_name(name)
+    if gpu is not None:
+        check_name(gpu, "GPU folder")
     base = Path(root) if root is not None else recordings_root()
-    pattern = f"{gpu}/{name}/meta.json" if gpu else f"*/{name}/meta.json"
-    matches = sorted(base.glob(pattern))
+    folders = _folders(base)
+    matches = [f for f in folders if f.name == name and (gpu is None or f.parent.name == gpu)]
     if not matches:
-        have = sorted({p.parent.name for p in base.glob("*/*/meta.json")})
+        have = sorted({f.name for f in folders})
         raise RecordingError(
             f"no recording {name!r}{f' for GPU {gpu!r}' if gpu else ''} under {base}; "
             f"available: {', '.join(have) or 'none'}"
         )
-    return Recording.open(matches[0].parent)
+    return Recording.open(matches[0], root=base)
 
 
 def write_recording(
@@ -290,8 +413,11 @@ def write_recording(
 
 
 __all__ = [
+    "MAX_JSON_BYTES",
     "Recording",
     "RecordingError",
+    "broken_recordings",
+    "check_name",
     "list_recordings",
     "load_recording",
     "recordings_root",

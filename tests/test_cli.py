@@ -149,18 +149,23 @@ def _big_dump(tmp_path: Path, nodes: int = 5000) -> Path:
     return path
 
 
+BIG = ("--max-dot-bytes", "0", "--max-dot-nodes", "0")  # the limits off, for the 5,000-node dump
+
+
 def test_render_of_a_5000_node_dump_finishes_collapsed_and_says_what_it_drew(tmp_path: Path) -> None:
     dump = _big_dump(tmp_path)
     out = tmp_path / "big.svg"
-    result = graphlab("render", str(dump), "-o", str(out))
+    refused = graphlab("render", str(dump), "-o", str(out))  # 5,000 nodes: past the default limits (issue 26)
+    assert refused.returncode == 2 and "(max_bytes)" in refused.stderr and "--max-dot-bytes N" in refused.stderr
+    result = graphlab("render", str(dump), "-o", str(out), *BIG)
     assert result.returncode == 0, result.stderr
     assert result.stderr.startswith(f"wrote {out}: ") and "of 5,000 nodes drawn, 1 repeated block(s) drawn once" in result.stderr
     svg = out.read_text()
     assert svg.startswith("<?xml") and "x50" in svg and len(svg) < 1_000_000  # one block of 100 nodes, 50 times
-    full = graphlab("render", str(dump), "-o", str(tmp_path / "full.gv"), "--no-collapse")
+    full = graphlab("render", str(dump), "-o", str(tmp_path / "full.gv"), "--no-collapse", *BIG)
     assert full.returncode == 0 and "2,000 of 5,000 nodes drawn; 3,000 more left out (--max-nodes 2,000)" in full.stderr
     assert "only the first 2,000 nodes are drawn" in (tmp_path / "full.gv").read_text()
-    everything = graphlab("render", str(dump), "-o", str(tmp_path / "all.gv"), "--no-collapse", "--max-nodes", "0")
+    everything = graphlab("render", str(dump), "-o", str(tmp_path / "all.gv"), "--no-collapse", "--max-nodes", "0", *BIG)
     assert everything.returncode == 0 and "5,000 of 5,000 nodes drawn" in everything.stderr
 
 

@@ -146,6 +146,8 @@ class EagerBackend:
     """Makes `EagerGraph`s: the cache without a GPU (tests, CPU-only development, recorded mode)."""
 
     name = "eager"
+    #: the device types it runs on (`check_device`)
+    devices = ("cpu", "cuda")
 
     def new_pool(self, device: Any) -> Any:
         return None
@@ -159,6 +161,7 @@ class CudaBackend:
     """Captures real CUDA graphs through `graphlab.capture.api.capture` (the one capture engine)."""
 
     name = "cuda"
+    devices = ("cuda",)
 
     def __init__(self, capture_error_mode: str = "thread_local"):
         # thread_local: other threads may keep running eager CUDA work (e.g. fallbacks) while one captures
@@ -178,6 +181,66 @@ class CudaBackend:
 BACKENDS: dict[str, type] = {"cuda": CudaBackend, "eager": EagerBackend}
 
 
+def _accepts(backend: Any) -> tuple[str, ...] | None:
+    return tuple(getattr(backend, "devices", ()) or ()) or None
+
+
+def _fix_for(backend: Any, device_type: str) -> str:
+    if device_type == "cpu" and getattr(backend, "name", "") == "cuda":
+        return "move the inputs with .to('cuda'), or use backend=\"eager\" to run the same cache on the CPU"
+    return f"use one of {', '.join(_accepts(backend) or ())}"
+
+
+def check_device(backend: Any, device: Any) -> Any:
+    """`device` as a `torch.device` (None stays None) if `backend` runs there and it exists here; else
+    BadInputError naming the device, what the backend accepts and the fix. A custom backend without
+    `devices` accepts any device torch knows."""
+    if device is None:
+        return None
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise BadInputError(f"device {device!r} is not a device torch knows: use 'cuda', 'cuda:N' or 'cpu'") from None
+    accepts = _accepts(backend)
+    name = getattr(backend, "name", type(backend).__name__)
+    if accepts is not None and dev.type not in accepts:
+        raise BadInputError(f"backend {name!r} runs on {' or '.join(accepts)} devices, not {str(dev)!r}: "
+                            f"{_fix_for(backend, dev.type)}")
+    if dev.type == "cpu" and dev.index not in (None, 0):
+        raise BadInputError(f"device {str(dev)!r}: there is one CPU device, 'cpu'")
+    if dev.type == "cuda":
+        count = torch.cuda.device_count()
+        if (dev.index or 0) >= count:
+            have = f"cuda:0 to cuda:{count - 1}" if count else "no CUDA GPU"
+            raise BadInputError(f"device {str(dev)!r} does not exist here ({have}): "
+                                + ("use one of those" if count else "use backend=\"eager\" with device='cpu'"))
+    return dev
+
+
+def check_input_devices(backend: Any, inputs: tuple[Any, ...], device: Any, where: str) -> None:
+    """At a capture: every tensor input on a device `backend` runs on, and on `device` when one was given."""
+    accepts = _accepts(backend)
+    name = getattr(backend, "name", type(backend).__name__)
+    for i, (path, leaf) in enumerate(flatten(inputs)):
+        if not isinstance(leaf, torch.Tensor):
+            continue
+        if accepts is not None and leaf.device.type not in accepts:
+            raise BadInputError(f"{where}: input {path} is on {leaf.device}, but backend {name!r} runs on "
+                                f"{' or '.join(accepts)} devices: {_fix_for(backend, leaf.device.type)}")
+        if device is not None and _same_device(leaf.device, device) is False:
+            raise BadInputError(f"{where}: input {path} is on {leaf.device}, but the cache's graphs live on "
+                                f"{device}: move it with .to('{device}') first (a graph never copies across devices)")
+
+
+def _same_device(a: Any, b: Any) -> bool:
+    if a.type != b.type:
+        return False
+    if a.type == "cuda":
+        current = torch.cuda.current_device() if torch.cuda.is_available() else 0
+        return (a.index if a.index is not None else current) == (b.index if b.index is not None else current)
+    return True
+
+
 def make_backend(backend: Any) -> Any:
     """None -> CudaBackend live, EagerBackend in recorded mode; "cuda"/"eager" -> that one; or an object with
     `capture` and `new_pool`, used as it is.
@@ -195,4 +258,5 @@ def make_backend(backend: Any) -> Any:
                         f"new_pool(), got {backend!r}")
 
 
-__all__ = ["BACKENDS", "CudaBackend", "EagerBackend", "EagerGraph", "eager_dag", "make_backend"]
+__all__ = ["BACKENDS", "CudaBackend", "EagerBackend", "EagerGraph", "check_device", "check_input_devices",
+           "eager_dag", "make_backend"]

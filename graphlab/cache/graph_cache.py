@@ -45,13 +45,14 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
-from graphlab.cache.backends import make_backend
+from graphlab.cache.backends import check_device, check_input_devices, make_backend
 from graphlab.cache.buckets import Pad
 from graphlab.cache.padding import check_padding_exact, example_at, pad_tensor, region
 from graphlab.cache.plan import CachePlanner, Fallback, Plan, TensorSpec
 from graphlab.cache.stats import BucketCounts, CacheStats
-from graphlab.capture.tensors import map_tensors
-from graphlab.errors import BadInputError, ConfigurationError, PaddingError
+from graphlab.capture.input_plan import model_refused
+from graphlab.capture.tensors import describe, flatten, map_tensors
+from graphlab.errors import BadInputError, ConfigurationError, GraphlabError, PaddingError
 from graphlab.progress import progress_bar
 
 POOLS = ("shared", "private")
@@ -158,10 +159,10 @@ class GraphCache:
         self.pool_mode = pool
         self.max_graphs = max_graphs
         self.memory_budget_bytes = memory_budget_bytes
-        self.device = device
         self.warmup_runs = warmup
         self.check_padding = check_padding
         self.backend = make_backend(backend)
+        self.device = check_device(self.backend, device)  # a backend refuses the devices it cannot run on
         self._entries: OrderedDict[tuple[Any, ...], CacheEntry] = OrderedDict()  # least recently used first
         self._routes: dict[Any, Route] = {}  # by exact signature
         self._pools: dict[str, Any] = {}  # the shared pool of each device
@@ -232,6 +233,8 @@ class GraphCache:
         entry.written = route.plan.sizes
 
     def _fallback(self, inputs: tuple[Any, ...], reason: str) -> Any:
+        if not inputs:
+            raise BadInputError(f"GraphCache {self.name!r} was called with no inputs: call it as the model, e.g. cache(x)")
         self._stats.fallbacks += 1
         self._stats.fallback_reasons[reason] = self._stats.fallback_reasons.get(reason, 0) + 1
         if reason not in self._warned:
@@ -239,12 +242,18 @@ class GraphCache:
             warnings.warn(f"GraphCache {self.name!r}: {reason}; running eagerly (counted in "
                           "cache.stats().fallbacks; strict=True makes sizes above the largest bucket an error)",
                           stacklevel=3)
-        return self.model(*inputs)
+        try:
+            return self.model(*inputs)
+        except GraphlabError:
+            raise
+        except (RuntimeError, TypeError, ValueError, IndexError) as exc:  # the model refused these inputs
+            raise self._model_refused(inputs, f"an eager run ({reason})", exc) from exc
 
     # -- capture, routes, the padding check ------------------------------------------------------------------
     def _capture(self, plan: Plan, inputs: tuple[Any, ...]) -> CacheEntry:
         """Capture the graph of `plan` on static inputs padded to its buckets, and hold it (limits apply)."""
         pads = {p.index: p for p in plan.inputs}
+        self._check_inputs(inputs)  # a miss only: a hit's inputs matched a captured signature exactly
         device = self.device if self.device is not None else next(
             (x.device for x in inputs if isinstance(x, torch.Tensor)), None)
         with torch.inference_mode(False), torch.no_grad():  # static buffers must be normal tensors
@@ -253,15 +262,47 @@ class GraphCache:
                 else pad_tensor(x, pads[i].dims, pads[i].buckets, pads[i].value) if i in pads
                 else x.clone(memory_format=torch.contiguous_format)
                 for i, x in enumerate(inputs))
-            graph = self.backend.capture(self.model, statics, pool=self._pool_for(device), device=device,
-                                         warmup=self.warmup_runs, name=f"{self.name} {plan.label}",
-                                         grad_mode="no_grad")
+            try:
+                graph = self.backend.capture(self.model, statics, pool=self._pool_for(device), device=device,
+                                             warmup=self.warmup_runs, name=f"{self.name} {plan.label}",
+                                             grad_mode="no_grad")
+            except GraphlabError:
+                raise
+            except (RuntimeError, TypeError, ValueError, IndexError) as exc:  # the model refused these inputs
+                raise self._model_refused(inputs, f"a new graph ({plan.label})", exc) from exc
         entry = CacheEntry(plan.key, plan.buckets, graph, plan.label, written=plan.buckets)
         self._stats.captures += 1
         self._stats.capture_ms += graph.capture_ms
         self._entries[plan.key] = entry
         self._enforce_limits(keep=plan.key)
         return entry
+
+    # -- what a capture is given (checked at a miss, never on a hit) -------------------------------------------
+    def _check_inputs(self, inputs: tuple[Any, ...]) -> None:
+        where = f"GraphCache {self.name!r}"
+        if not inputs:
+            raise BadInputError(f"{where} was called with no inputs: call it as the model, e.g. cache(x)")
+        check_input_devices(self.backend, inputs, self.device, where)
+
+    def _expected(self) -> str:
+        """What the graphs expect: the model's parameters and the inputs of the graphs captured so far."""
+        parts = []
+        params = list(self.model.parameters()) if hasattr(self.model, "parameters") else []
+        if params:
+            dtypes = sorted({str(p.dtype).replace("torch.", "") for p in params})
+            devices = sorted({str(p.device) for p in params})
+            parts.append(f"the model's weights are {'/'.join(dtypes)} on {'/'.join(devices)}")
+        for entry in list(self._entries.values())[-2:]:
+            shown = ", ".join(f"input {path}: {describe(t)}" for path, t in flatten(entry.graph.inputs)
+                              if isinstance(t, torch.Tensor))
+            parts.append(f"graph {entry.label} was captured for {shown}")
+        return "; ".join(parts) or "nothing captured yet"
+
+    def _model_refused(self, inputs: tuple[Any, ...], what: str, exc: BaseException) -> BadInputError:
+        """The one-line error for a model that raised on a capture's inputs: which input, expected, got, fix."""
+        padded = {i for i in range(len(inputs)) if self.planner.pads_of(i, 64)}
+        return model_refused(self.model, inputs, exc, where=f"GraphCache {self.name!r}", what=what,
+                             expected=self._expected(), tensor_at=padded)
 
     @staticmethod
     def _route(entry: CacheEntry, plan: Plan) -> Route:

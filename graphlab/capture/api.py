@@ -23,10 +23,11 @@ import torch
 
 from graphlab.capture.captured import CapturedGraph
 from graphlab.capture.engine import CaptureEngine
+from graphlab.capture.input_plan import model_refused
 from graphlab.capture.recorded import recorded_capture
 from graphlab.capture.tensors import GRAD_MODES, flatten, grad_context, is_tensor, map_tensors
 from graphlab.env import require_cuda
-from graphlab.errors import BadInputError, CaptureError
+from graphlab.errors import BadInputError, CaptureError, GraphlabError
 from graphlab.graph.export import DEFAULT_DOT_FLAGS
 from graphlab.mode import stand_in
 
@@ -34,6 +35,44 @@ from graphlab.mode import stand_in
 def check_grad_mode(grad_mode: str) -> None:
     if grad_mode not in GRAD_MODES:
         raise BadInputError(f"grad_mode must be one of {', '.join(GRAD_MODES)}, got {grad_mode!r}")
+
+
+def check_capture_inputs(fn: Any, example_inputs: Any, device: Any, caller: str = "gl.capture") -> None:
+    """What a capture is given, checked once before it starts: a callable, a CUDA device that exists here, and
+    tensor inputs on it. Each problem is one BadInputError naming the input, what a capture needs and the fix."""
+    if fn is not None and not callable(fn):
+        raise BadInputError(f"{caller} takes a function or nn.Module first, got {type(fn).__name__}: "
+                            f"{caller}(model, x)")
+    wanted = None
+    if device is not None:
+        try:
+            wanted = torch.device(device)
+        except (RuntimeError, TypeError, ValueError):
+            raise BadInputError(f"{caller}: device {device!r} is not a device torch knows: use 'cuda' or 'cuda:N'") from None
+        if wanted.type != "cuda":
+            raise BadInputError(f"{caller} records CUDA graphs on a GPU, not on {str(wanted)!r}: use device='cuda' "
+                                "(on a CPU, gl.GraphCache(model, backend=\"eager\") runs the same bookkeeping)")
+        count = torch.cuda.device_count()
+        if (wanted.index or 0) >= count:
+            raise BadInputError(f"{caller}: device {str(wanted)!r} does not exist here "
+                                f"({f'cuda:0 to cuda:{count - 1}' if count else 'no CUDA GPU'})")
+    cuda_index = None
+    for path, leaf in flatten(example_inputs):
+        if not is_tensor(leaf):
+            continue
+        if leaf.device.type == "cpu" and leaf.is_pinned():
+            continue  # pinned host memory: a graph may copy from it (a memcpy node)
+        if leaf.device.type != "cuda":
+            raise BadInputError(f"{caller}: input {path} is on {leaf.device}, but a CUDA graph reads GPU memory: move "
+                                "it with .to('cuda') first, or pin it (.pin_memory()) for a copy inside the graph (on a CPU, gl.GraphCache(model, backend=\"eager\") runs "
+                                "the same bookkeeping)")
+        if wanted is not None and wanted.index is not None and leaf.device.index != wanted.index:
+            raise BadInputError(f"{caller}: input {path} is on {leaf.device}, but device={str(wanted)!r} was asked: "
+                                f"move it with .to('{wanted}') (a graph never copies across devices)")
+        if cuda_index is not None and leaf.device.index != cuda_index:
+            raise BadInputError(f"{caller}: input {path} is on {leaf.device}, another input on cuda:{cuda_index}: "
+                                "one graph lives on one GPU; move them to one device")
+        cuda_index = leaf.device.index
 
 
 def inputs_device(example_inputs: Any, device: Any) -> Any:
@@ -79,14 +118,21 @@ def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool:
     """
     require_cuda("gl.capture")
     check_grad_mode(grad_mode)
+    check_capture_inputs(fn, example_inputs, device)
     engine = CaptureEngine(device=inputs_device(example_inputs, device), stream=stream, pool=pool,
                            capture_error_mode=capture_error_mode)
     with torch.cuda.device(engine.device_index), torch.inference_mode(False):
         # normal tensors even under inference_mode, so later calls may copy into them from any mode
         static_inputs = map_tensors(lambda t: t.detach().clone(), example_inputs)
-    with grad_context(grad_mode):
-        outputs = engine.run(lambda: fn(*static_inputs), warmup)
     label = name or getattr(fn, "__name__", None) or type(fn).__name__
+    with grad_context(grad_mode):
+        try:
+            outputs = engine.run(lambda: fn(*static_inputs), warmup)
+        except GraphlabError:  # a failed capture: the engine's CaptureError names cause, line and fix
+            raise
+        except (RuntimeError, TypeError, ValueError, IndexError) as exc:  # the model refused them in warm-up
+            raise model_refused(fn, example_inputs, exc, where=f"gl.capture {label!r}",
+                                what="the warm-up (an eager run)") from exc
     return finish(engine, static_inputs=static_inputs, static_outputs=outputs, fn=fn, grad_mode=grad_mode,
                   name=label, dot_flags=dot_flags)
 
@@ -123,6 +169,7 @@ def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = D
     """
     require_cuda("gl.capturing")
     check_grad_mode(grad_mode)
+    check_capture_inputs(None, (), device, "gl.capturing")
     frame = sys._getframe(2)  # the caller's frame (contextmanager adds one level)
     before = _tensor_names(dict(frame.f_locals))
     engine = CaptureEngine(device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
@@ -139,5 +186,5 @@ def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = D
     cg.complete(engine.graph, engine.cost, outputs)
 
 
-__all__ = ["CapturedGraph", "CaptureError", "capture", "capturing", "check_grad_mode", "finish", "inputs_device",
+__all__ = ["CapturedGraph", "CaptureError", "capture", "capturing", "check_capture_inputs", "check_grad_mode", "finish", "inputs_device",
            "prime_libraries"]

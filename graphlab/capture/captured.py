@@ -26,6 +26,7 @@ from graphlab.capture.tensors import describe_tree
 from graphlab.capture.verify import VerifyResult, verify_replay
 from graphlab.errors import BadInputError, UnsupportedError
 from graphlab.graph.census import take_census
+from graphlab.graph.dot_limits import NO_LIMITS
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.graph.export import DEFAULT_DOT_FLAGS, dump_dot, has_cuda_bindings, parse_flags, raw_graph_handle
 
@@ -193,7 +194,8 @@ class CapturedGraph:
     def graph(self) -> CudaGraph:
         """The parsed graph of `.dot()` (a `graphlab.graph.model.CudaGraph`), parsed once."""
         if self._parsed is None:
-            self._parsed = parse_dot(self.dot(), source=f"<capture {self.name}>")
+            # this process's own driver wrote it, for the user's own model: no limits (they guard untrusted dumps)
+            self._parsed = parse_dot(self.dot(), source=f"<capture {self.name}>", limits=NO_LIMITS)
         return self._parsed
 
     def census(self) -> Census:

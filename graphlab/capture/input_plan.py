@@ -111,4 +111,42 @@ class InputPlan:
                              "has fixed shapes, so capture one graph per shape (gl.GraphCache does that for you)")
 
 
-__all__ = ["InputPlan"]
+def _takes_ids(model: Any) -> bool:
+    """True when the model starts with an embedding (its first input is integer token ids, not data)."""
+    if not hasattr(model, "modules"):
+        return False
+    leaves = [m for m in model.modules() if not list(m.children())]
+    return bool(leaves) and isinstance(leaves[0], torch.nn.Embedding)
+
+
+def model_refused(model: Any, inputs: tuple[Any, ...], exc: BaseException, *, where: str, what: str,
+                  expected: str = "", tensor_at: set[int] | None = None) -> BadInputError:
+    """One line for a model that raised on the inputs it was given to capture (off the hot path): the input
+    that looks wrong (a dtype other than the weights', a non-tensor where a tensor goes), what was got, what
+    is expected, the model's own message and the fix. `tensor_at`: the inputs that must be tensors."""
+    got = ", ".join(f"input {i}: {describe(x) if is_tensor(x) else type(x).__name__}"
+                    for i, x in enumerate(inputs)) or "no inputs"
+    params = list(model.parameters()) if hasattr(model, "parameters") else []
+    weight = next((p for p in params if p.is_floating_point()), None)
+    if not expected:
+        expected = (f"the model's weights are {str(weight.dtype).replace('torch.', '')} on {weight.device}"
+                    if weight is not None else "what the model takes")
+    culprit = ""
+    for i, x in enumerate(inputs):
+        if not is_tensor(x):
+            if (tensor_at is None or i in tensor_at) and not isinstance(x, (int, float, bool)):
+                culprit = f"input {i} is a {type(x).__name__}, not a tensor (fix: torch.tensor(...)); "
+                break
+            continue
+        if weight is not None and x.dtype != weight.dtype and (
+                x.is_floating_point() or i == 0 and not _takes_ids(model)):
+            culprit = (f"input {i} is {str(x.dtype).replace('torch.', '')} but the model's weights are "
+                       f"{str(weight.dtype).replace('torch.', '')} (fix: x.to({weight.dtype})); ")
+            break
+    message = " ".join(str(exc).split())[:300]
+    return BadInputError(f"{where}: the model raised on the inputs of {what}: {culprit}got {got}; expected: "
+                         f"{expected}. The model said: {type(exc).__name__}: {message}. Fix the inputs "
+                         "(dtype, shape, device) to what the model takes")
+
+
+__all__ = ["InputPlan", "model_refused"]

@@ -3,4 +3,4 @@ Pure modules read, query, compare and name graphs anywhere; `export` and `census
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("model", "dot_syntax", "dot_labels", "dot_parser", "kernel_names", "demangle", "structure", "diff")
+PURE = ("model", "dot_syntax", "dot_limits", "dot_labels", "dot_parser", "kernel_names", "demangle", "structure", "diff")

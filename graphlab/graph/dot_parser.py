@@ -25,17 +25,19 @@ Example:
 """
 from __future__ import annotations
 
+import gc
 import os
 import re
-from pathlib import Path
 
 from graphlab.graph.dot_labels import read_label
+from graphlab.graph.dot_limits import DotLimits, resolve_limits
 from graphlab.graph.dot_syntax import Cluster, DotReader
 from graphlab.graph.model import CudaGraph, Edge, Graph, Node
 from graphlab.errors import DotParseError
 
-__all__ = ["parse_dot", "read_dot"]
+__all__ = ["parse_dot", "read_dot", "read_dot_text"]
 
+_NO_GC_ABOVE_CHARS = 1_000_000  # texts longer than this parse with the cyclic garbage collector paused
 _GRAPH_LABEL = re.compile(r"^graph_\d+$")
 _NODE_NAME = re.compile(r"^(graph_\d+)_node_(\d+)$")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
@@ -62,7 +64,11 @@ def _build(reader: DotReader) -> CudaGraph:
     cluster_gid = {id(c): g for g, c in graph_ids.items()}
 
     nodes: dict[str, Node] = {}
-    for name, raw in reader.nodes.items():
+    raw_nodes = reader.nodes
+    owner_pos: dict[str, int] = {}  # where each node with a body was declared (the checks below name it)
+    kernel_names: dict[str, str] = {}  # one string per kernel name: a big dump repeats a few names many times
+    for name in list(raw_nodes):
+        raw = raw_nodes.pop(name)  # each raw node (its attributes and label) goes once read: less held at once
         gid = cluster_gid[id(raw.cluster)]
         match = _NODE_NAME.match(name)
         index = int(match.group(2)) if match else raw.cluster.node_names.index(name)
@@ -73,29 +79,36 @@ def _build(reader: DotReader) -> CudaGraph:
         except (IndexError, KeyError, TypeError, AttributeError) as exc:  # a label layout no rule foresaw
             message = f"node {name!r}: cannot read its label (internal error {type(exc).__name__}: please report this dump)"
             raise reader.error(message, raw.pos) from None
-        nodes[name] = fields.to_node(name, gid, index)
+        if fields.name is not None:
+            fields.name = kernel_names.setdefault(fields.name, fields.name)
+        node = nodes[name] = fields.to_node(name, gid, index)
+        if node.body_graph_ids:
+            owner_pos[name] = raw.pos
+    raw_nodes.clear()  # popping left the table its full size
+    del kernel_names
 
     owner_of: dict[str, str] = {}
     for name, node in nodes.items():
         for body in node.body_graph_ids:
             if body not in graph_ids:
-                raise reader.error(f"node {name!r} refers to body graph {body!r}, which is not in the dump", reader.nodes[name].pos)
+                raise reader.error(f"node {name!r} refers to body graph {body!r}, which is not in the dump", owner_pos[name])
             if body in owner_of:
-                raise reader.error(f"graph {body!r} is the body of two nodes ({owner_of[body]!r} and {name!r})", reader.nodes[name].pos)
+                raise reader.error(f"graph {body!r} is the body of two nodes ({owner_of[body]!r} and {name!r})", owner_pos[name])
             if body == node.graph_id:
-                raise reader.error(f"node {name!r} names its own graph {body!r} as its body", reader.nodes[name].pos)
+                raise reader.error(f"node {name!r} names its own graph {body!r} as its body", owner_pos[name])
             owner_of[body] = name
-    _check_no_cycles(reader, nodes, owner_of)
+    _check_no_cycles(reader, nodes, owner_of, owner_pos)
 
     edges_by_graph: dict[str, list[Edge]] = {gid: [] for gid in graph_ids}
-    all_edges = [e for c in reader.clusters for e in c.edges] + reader.loose_edges
-    for src, dst, pos in all_edges:
-        for end in (src, dst):
-            if end not in nodes:
-                raise reader.error(f"edge {src!r} -> {dst!r} refers to unknown node {end!r}", pos)
-        if nodes[src].graph_id != nodes[dst].graph_id:
-            raise reader.error(f"edge {src!r} -> {dst!r} joins nodes of two different graphs", pos)
-        edges_by_graph[nodes[src].graph_id].append(Edge(src, dst))
+    for read in [c.edges for c in reader.clusters] + [reader.loose_edges]:
+        for i, (src, dst, pos) in enumerate(read):
+            for end in (src, dst):
+                if end not in nodes:
+                    raise reader.error(f"edge {src!r} -> {dst!r} refers to unknown node {end!r}", pos)
+            if nodes[src].graph_id != nodes[dst].graph_id:
+                raise reader.error(f"edge {src!r} -> {dst!r} joins nodes of two different graphs", pos)
+            edges_by_graph[nodes[src].graph_id].append(Edge(src, dst))
+            read[i] = None  # type: ignore[call-overload]  # each edge as read goes once made: less held at once
 
     graphs = [
         Graph(
@@ -110,7 +123,8 @@ def _build(reader: DotReader) -> CudaGraph:
     return CudaGraph(graphs=tuple(graphs), source=reader.source)
 
 
-def _check_no_cycles(reader: DotReader, nodes: dict[str, Node], owner_of: dict[str, str]) -> None:
+def _check_no_cycles(reader: DotReader, nodes: dict[str, Node], owner_of: dict[str, str],
+                     owner_pos: dict[str, int]) -> None:
     """A body graph must not (through its owners) contain itself."""
     for start in owner_of:
         seen = {start}
@@ -118,19 +132,23 @@ def _check_no_cycles(reader: DotReader, nodes: dict[str, Node], owner_of: dict[s
         while gid in owner_of:
             gid = nodes[owner_of[gid]].graph_id
             if gid in seen:
-                pos = reader.nodes[owner_of[start]].pos
+                pos = owner_pos[owner_of[start]]
                 raise reader.error(f"body graphs form a cycle through {start!r}", pos)
             seen.add(gid)
 
 
-def parse_dot(text: str, *, source: str = "<string>") -> CudaGraph:
+def parse_dot(text: str, *, source: str = "<string>", limits: DotLimits | None = None) -> CudaGraph:
     """Parse the DOT text written by `cudaGraphDebugDotPrint` (any flags) into a `CudaGraph`.
 
     Args:
         text: the whole dump.
         source: a name for error messages (the file name, by default "<string>").
+        limits: the most the text may hold (`gl.DotLimits`; None: the current ones, see
+            `graphlab.graph.dot_limits`): its length, checked first, then a pre-scan of the node count,
+            then the exact count and each label while reading.
 
     Raises:
+        DotLimitError: past a limit; the message names it and how to raise it.
         DotParseError: the text is empty, truncated, binary, not a CUDA graph dump, or inconsistent
             (edges or body references to graphs and nodes that are not there). The message names
             `source` and the line.
@@ -143,23 +161,42 @@ def parse_dot(text: str, *, source: str = "<string>") -> CudaGraph:
     """
     if not isinstance(text, str):
         raise DotParseError(f"expected DOT text (str), got {type(text).__name__}", source=source)
+    limits = resolve_limits(limits)
+    limits.check_bytes(len(text), source, "characters")
+    limits.prescan_nodes(text, source)
     bad = _CONTROL.search(text) if any(char in text for char in _CONTROL_CHARS) else None  # `in`: 10x faster
     if bad is not None:
         line = text.count("\n", 0, bad.start()) + 1
         raise DotParseError("binary data, not a DOT text dump (control character found)", source=source, line=line)
-    reader = DotReader(text, source)
+    # The parse makes millions of small objects and no reference cycles: the cyclic collector would only
+    # walk them again and again (about a quarter of a big dump's parse time), so it waits until the end.
+    collecting = gc.isenabled() and len(text) > _NO_GC_ABOVE_CHARS
+    if collecting:
+        gc.disable()
+    reader = None
     try:
+        reader = DotReader(text, source, limits=limits)
         reader.read()
         return _build(reader)
     except RecursionError:
         raise DotParseError("nesting too deep to be a CUDA graph dump", source=source) from None
+    finally:
+        if reader is not None:
+            reader._chunks = None  # the token generator refers to the reader: no cycle left for the collector
+        if collecting:
+            gc.enable()
 
 
-def read_dot(path: str | os.PathLike[str]) -> CudaGraph:
+def read_dot(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -> CudaGraph:
     """Read and parse a DOT file written by `cudaGraphDebugDotPrint`.
+
+    Args:
+        limits: the most the file may hold (`gl.DotLimits`; None: the current ones): its size is checked
+            before a byte is read, then as `parse_dot` checks.
 
     Raises:
         FileNotFoundError / IsADirectoryError / PermissionError: the file cannot be opened.
+        DotLimitError: past a limit; the message names it and how to raise it.
         DotParseError: the file is not UTF-8 text or not a complete CUDA graph dump.
 
     Example:
@@ -167,14 +204,33 @@ def read_dot(path: str | os.PathLike[str]) -> CudaGraph:
         >>> [n.short_name for n in graph.kernels()][:3]  # doctest: +SKIP
         ['gemv (cuBLAS)', 'gelu (elementwise)', 'gemv (cuBLAS)']
     """
-    file = Path(path)
-    data = file.read_bytes()
     source = str(path)
+    text = read_dot_text(path, limits=limits)
+    return parse_dot(text, source=source, limits=limits)
+
+
+def read_dot_text(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -> str:
+    """The text of a DOT file, its size checked against `limits` before it is read (a UTF-8 BOM dropped).
+
+    Raises:
+        FileNotFoundError / IsADirectoryError / PermissionError: the file cannot be opened.
+        DotLimitError: the file is larger than `limits.max_bytes`.
+        DotParseError: the file is not UTF-8 text.
+    """
+    limits = resolve_limits(limits)
+    source = str(path)
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size  # the file opened, so the size is the one read
+        limits.check_bytes(size, source)
+        data = file.read() if limits.max_bytes is None else file.read(limits.max_bytes + 1)
+    limits.check_bytes(len(data), source)  # a file that grew, or one whose size the system does not know
+    limits.prescan_nodes(data, source)  # before decoding: the bytes and the text are never held together then
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise DotParseError("binary data, not a UTF-8 DOT text dump", source=source, line=line) from None
+    del data  # the bytes and the text would otherwise be held together through the parse
     if text.startswith("\ufeff"):
         text = text[1:]
-    return parse_dot(text, source=source)
+    return text

@@ -10,9 +10,10 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from graphlab.errors import DotParseError
+from graphlab.graph.dot_limits import NO_LIMITS, DotLimits
 
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _IDENT = r"[A-Za-z_\x80-\U0010ffff][\w\x80-\U0010ffff]*"
@@ -43,9 +44,13 @@ _DRIVER_STATEMENT = re.compile(
 )
 
 
-def _driver_statement(text: str, pos: int) -> tuple[tuple[str, Any, int], int] | None:
+_WORDS: dict[str, str] = {}  # style and shape words, one string object each (a big dump repeats them per node)
+
+
+def _driver_statement(text: str, pos: int, max_label: int | None = None) -> tuple[tuple[str, Any, int], int] | None:
     """The statement at `pos` (a quote) as one token, and where it ends, when the driver wrote it in its
-    usual form; None for anything else."""
+    usual form; None for anything else. A label longer than `max_label` characters: a "long" token
+    (its length) and -1 for where it ends."""
     match = _DRIVER_STATEMENT.match(text, pos)
     if match is None:
         return None
@@ -54,9 +59,17 @@ def _driver_statement(text: str, pos: int) -> tuple[tuple[str, Any, int], int] |
         return ("edge", (name, dst), pos), match.end()
     start = match.end()
     end = text.find('"', start)
+    if max_label is not None:
+        length = (end if end >= 0 else len(text)) - start
+        if length > max_label:
+            return ("long", length, start), -1
     if end < 0 or text[end - 1] == "\\" or not text.startswith("];", end + 1):
         return None
-    attrs = {"style": style if restyle is None else restyle, "shape": shape, "label": _unescape_string(text[start:end])}
+    words = _WORDS
+    style = style if restyle is None else restyle
+    if len(words) < 64:  # the driver's few words; a hostile dump's endless new ones are not kept
+        style, shape = words.setdefault(style, style), words.setdefault(shape, shape)
+    attrs = {"style": words.get(style, style), "shape": words.get(shape, shape), "label": _unescape_string(text[start:end])}
     return ("node", (name, attrs), pos), end + 3
 
 
@@ -70,6 +83,9 @@ def _unescape_string(value: str) -> str:
         value = value.replace('\\"', '"').replace("\\\n", "")
     return value
 
+
+#: tokens per chunk (`DotReader._token_chunks`)
+TOKEN_CHUNK = 4096
 
 _KEYWORDS = {"digraph", "graph", "subgraph", "node", "edge", "strict"}
 
@@ -85,7 +101,7 @@ class Cluster:
     edges: list[tuple[str, str, int]] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class RawNode:
     name: str
     cluster: Cluster
@@ -97,15 +113,18 @@ class DotReader:
     """A recursive-descent reader for the DOT language subset the CUDA driver writes
     (plus the general statement forms, so hand-edited dumps still read)."""
 
-    def __init__(self, text: str, source: str, *, fast: bool = True):
-        """`fast=False` reads every statement with the general tokens (the tests compare both ways)."""
+    def __init__(self, text: str, source: str, *, fast: bool = True, limits: DotLimits = NO_LIMITS):
+        """`fast=False` reads every statement with the general tokens (the tests compare both ways).
+        `limits`: the node count and label length are checked while reading (`graphlab.graph.dot_limits`)."""
         self.text = text
         self.source = source
+        self.limits = limits
         self._newlines: list[int] | None = None
         self.clusters: list[Cluster] = []
         self.nodes: dict[str, RawNode] = {}
         self.loose_edges: list[tuple[str, str, int]] = []
-        self.tokens = self._tokenize(text, fast=fast)
+        self._chunks: Iterator[list[tuple[str, Any, int]]] | None = self._token_chunks(text, fast=fast)
+        self.tokens: list[tuple[str, Any, int]] = next(self._chunks)
         self.i = 0
 
     # -- errors and positions -----------------------------------------------------------
@@ -119,20 +138,58 @@ class DotReader:
         return DotParseError(message, source=self.source, line=line)
 
     # -- tokens -------------------------------------------------------------------------
-    def _tokenize(self, text: str, *, fast: bool) -> list[tuple[str, Any, int]]:
-        """(kind, value, position) tokens; with `fast`, whole driver-style statements become one
-        "node" token (value: name, attributes) or "edge" token (value: source, destination)."""
+    def _more(self) -> bool:
+        """Read the next chunk of tokens into `tokens` (dropping those already read); False at the end."""
+        chunk = next(self._chunks, None) if self._chunks is not None else None
+        if chunk is None:
+            self._chunks = None
+            return False
+        del self.tokens[: self.i]
+        self.i = 0
+        self.tokens.extend(chunk)
+        return True
+
+    def _token_chunks(self, text: str, *, fast: bool) -> Iterator[list[tuple[str, Any, int]]]:
+        """(kind, value, position) tokens, in chunks; with `fast`, whole driver-style statements become one
+        "node" token (value: name, attributes) or "edge" token (value: source, destination).
+
+        A chunk ends only after such a whole-statement token, once it holds `TOKEN_CHUNK` tokens, so a big
+        dump is never all tokens at once (a million nodes: 0.8 KB a node less at the peak), and every
+        statement in general tokens is whole within one chunk. The grammar reads the next chunk only where a
+        statement starts (`read_statements`, `peek`). A dump of fewer statements is one chunk: read exactly as
+        before (a problem in the text is found by the tokeniser before the grammar starts); in a bigger one, a
+        problem of DOT syntax and one of the grammar are met in the order they stand in the text.
+        """
         tokens: list[tuple[str, Any, int]] = []
         append = tokens.append
         token_at = _TOKEN.match
+        limits = self.limits
+        max_label, max_nodes = limits.max_label_chars, limits.max_nodes
+        node_tokens = 0
         pos, end = 0, len(text)
         while pos < end:
-            if fast and text[pos] == '"':
-                statement = _driver_statement(text, pos)
-                if statement is not None:
-                    append(statement[0])
-                    pos = statement[1]
-                    continue
+            if text[pos] == '"':
+                if fast:
+                    statement = _driver_statement(text, pos, max_label)
+                    if statement is not None:
+                        token, pos = statement
+                        if pos < 0:  # a label past the limit: stop here
+                            limits.check_label(token[1], self.source, line=self.line_of(token[2]), at_least=True)
+                        append(token)
+                        if len(tokens) >= TOKEN_CHUNK:
+                            yield tokens
+                            tokens = []
+                            append = tokens.append
+                        if token[0] == "node":
+                            node_tokens += 1
+                            if max_nodes is not None and node_tokens > max_nodes:  # stop before reading further
+                                limits.check_nodes(node_tokens, self.source, line=self.line_of(token[2]))
+                        continue
+                if max_label is not None:  # a string at least this long (its end is at or after the next quote)
+                    nxt = text.find('"', pos + 1)
+                    if nxt - pos - 1 > max_label or (nxt < 0 and end - pos - 1 > max_label):
+                        length = (nxt if nxt >= 0 else end) - pos - 1
+                        limits.check_label(length, self.source, line=self.line_of(pos), at_least=True)
             match = token_at(text, pos)
             assert match is not None  # `bad` matches any one character
             kind = match.lastgroup
@@ -154,12 +211,14 @@ class DotReader:
                 if lowered in _KEYWORDS:
                     kind, value = "kw", lowered
             append((kind, value, start))
-        return tokens
+        yield tokens
 
     def peek(self, offset: int = 0) -> tuple[str, str, int] | None:
         index = self.i + offset
-        if index >= len(self.tokens):
-            return None
+        while index >= len(self.tokens):
+            if not self._more():
+                return None
+            index = self.i + offset
         token = self.tokens[index]
         if token[0] == "node" or token[0] == "edge":  # a whole statement where none may start
             raise _StartOver()
@@ -203,9 +262,10 @@ class DotReader:
             self._read_graph()
         except _StartOver:
             self.clusters, self.nodes, self.loose_edges = [], {}, []
-            self.tokens = self._tokenize(self.text, fast=False)
-            self.i = 0
+            self._chunks = self._token_chunks(self.text, fast=False)
+            self.tokens, self.i = next(self._chunks), 0
             self._read_graph()
+        self.tokens, self.i = [], 0  # read: what they said is in clusters and nodes now
 
     def _read_graph(self) -> None:
         if not self.tokens:
@@ -230,15 +290,24 @@ class DotReader:
         """Statements up to and including the closing '}'."""
         tokens = self.tokens
         while True:
+            if self.i >= len(tokens) and self._chunks is not None and self._more():  # where a statement starts
+                continue
             token = tokens[self.i] if self.i < len(tokens) else None
             if token is not None and token[0] == "node":  # fast path: one whole `"name"[...];`
+                tokens[self.i] = None  # type: ignore[call-overload]  # read once, never looked at again
                 self.i += 1
                 name, attrs = token[1]
                 self.add_node(name, attrs, cluster, token[2])
                 continue
             if token is not None and token[0] == "edge":  # fast path: one whole `"a" -> "b" [...];`
+                tokens[self.i] = None  # type: ignore[call-overload]
                 self.i += 1
                 src, dst = token[1]
+                known = self.nodes  # the node's own name strings: the edge's copies go with the tokens
+                if src in known:
+                    src = known[src].name
+                if dst in known:
+                    dst = known[dst].name
                 (self.loose_edges if cluster is None else cluster.edges).append((src, dst, token[2]))
                 continue
             if token is None:
@@ -314,6 +383,11 @@ class DotReader:
             raise self.error(f"node {name!r} is declared twice (first on line {self.line_of(previous.pos)})", pos)
         if cluster is None:
             raise self.error(f"node {name!r} is outside every 'subgraph cluster_...' (not a CUDA graph dump)", pos)
+        limits = self.limits
+        if limits.max_nodes is not None and len(self.nodes) >= limits.max_nodes:
+            limits.check_nodes(len(self.nodes) + 1, self.source, line=self.line_of(pos))
+        if limits.max_label_chars is not None and len(attrs.get("label", "")) > limits.max_label_chars:
+            limits.check_label(len(attrs["label"]), self.source, line=self.line_of(pos))
         self.nodes[name] = RawNode(name, cluster, attrs, pos)
         cluster.node_names.append(name)
 

@@ -1,0 +1,155 @@
+"""Limits on a DOT dump read from outside: file size, node count and label length.
+
+Layer 0 (pure): standard library only.
+
+A dump attached to a bug report or sent by a colleague is untrusted input: a 1 GB file, a million nodes
+or a 200 MB label would take minutes and gigabytes before anything is shown. Every path that reads DOT
+(`gl.read_dot`, `gl.parse_dot`, `graphlab parse` / `render`, recordings, watched graphs) checks these
+limits, cheapest first: the file's size before a byte is read, then a pre-scan that counts node labels
+with `str.count` (no tokenising), then the exact count and each label's length while reading. Past a
+limit it stops and raises one `DotLimitError` naming the limit, the value found and how to raise it.
+
+The defaults are the largest real dump graphlab has (`data/recordings` and `tests/fixtures`, 390 dumps:
+74,540 bytes in `h200/resnet18/b64.dot`, 138 nodes in `public/candle_mlp34_69kernels_67a48c5.dot`, a
+552-character label in `h200/resnet18/b64.dot`) times ten, rounded up.
+
+Raise them for one call, or for a block (watched graphs, recordings, anything that parses on its own):
+
+    >>> gl.read_dot("huge.dot", limits=gl.DotLimits(max_nodes=2_000_000, max_bytes=None))   # doctest: +SKIP
+    >>> with gl.dot_limits(max_nodes=None):                 # None: no limit                  # doctest: +SKIP
+    ...     seen[0].graph
+
+Graphs graphlab captures itself (`gl.capture`, `gl.capturing`) come from this process's own driver and
+are parsed with no limits (`NO_LIMITS`).
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, replace
+from typing import Any, Iterator
+
+from graphlab.errors import BadInputError, DotLimitError
+
+#: the largest real dump graphlab has (see the module docstring), from which the defaults are set
+LARGEST_REAL_BYTES, LARGEST_REAL_NODES, LARGEST_REAL_LABEL_CHARS = 74_540, 138, 552
+
+#: what each limit is called by the CLI (`graphlab parse --max-dot-bytes ...`)
+CLI_FLAGS = {"max_bytes": "--max-dot-bytes", "max_nodes": "--max-dot-nodes", "max_label_chars": "--max-label-chars"}
+
+
+@dataclass(frozen=True)
+class DotLimits:
+    """The most a DOT dump may hold before graphlab refuses to read it further. None: no limit.
+
+    Attributes:
+        max_bytes: the file's size (for text already in memory: its length in characters).
+        max_nodes: nodes, bodies included.
+        max_label_chars: characters in one node's label (and in any other quoted string of the dump).
+    """
+
+    max_bytes: int | None = 750_000
+    max_nodes: int | None = 1_400
+    max_label_chars: int | None = 5_600
+
+    def __post_init__(self) -> None:
+        for name in ("max_bytes", "max_nodes", "max_label_chars"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise BadInputError(f"DotLimits({name}=...) must be a positive int or None (no limit), got {value!r}")
+
+    def raised(self, **changes: int | None) -> DotLimits:
+        """These limits with some changed (None: no limit)."""
+        return replace(self, **changes)
+
+    # -- the checks: each raises DotLimitError naming the limit and how to raise it ------------------------
+    def check_bytes(self, size: int, source: str, what: str = "bytes") -> None:
+        if self.max_bytes is not None and size > self.max_bytes:
+            raise limit_error("max_bytes", f"{size:,} {what}", self.max_bytes, source)
+
+    def check_nodes(self, count: int, source: str, *, estimate: bool = False, line: int | None = None) -> None:
+        if self.max_nodes is not None and count > self.max_nodes:
+            found = f"about {count:,} nodes (a pre-scan of the text)" if estimate else f"more than {self.max_nodes:,} nodes"
+            raise limit_error("max_nodes", found, self.max_nodes, source, line=line)
+
+    def check_label(self, length: int, source: str, *, line: int | None = None, at_least: bool = False) -> None:
+        if self.max_label_chars is not None and length > self.max_label_chars:
+            found = f"a label of {'at least ' if at_least else ''}{length:,} characters"
+            raise limit_error("max_label_chars", found, self.max_label_chars, source, line=line)
+
+    def prescan_nodes(self, text: str | bytes, source: str) -> None:
+        """Refuse a text (or the file's bytes, before decoding) with more node labels than `max_nodes` before
+        tokenising it (a few `count`s, about 0.1 s for 150 MB). An estimate: the exact count is checked while
+        reading."""
+        if self.max_nodes is None:
+            return
+        raw = isinstance(text, bytes)
+        labels = text.count(b'label="' if raw else 'label="')  # type: ignore[arg-type]
+        if labels <= self.max_nodes:  # the common case: one count
+            return
+        # cluster labels (one per subgraph) and edge labels are not nodes
+        others = sum(text.count(s.encode() if raw else s)  # type: ignore[arg-type]
+                     for s in ("subgraph", 'xlabel="', 'headlabel="', 'taillabel="'))
+        self.check_nodes(labels - others, source, estimate=True)
+
+
+#: no limit at all (graphs this process captured itself)
+NO_LIMITS = DotLimits(max_bytes=None, max_nodes=None, max_label_chars=None)
+DEFAULT_LIMITS = DotLimits()
+
+_state = threading.local()
+
+
+def limit_error(name: str, found: str, limit: int, source: str, *, line: int | None = None) -> DotLimitError:
+    flag = CLI_FLAGS[name]
+    message = (f"{found}, more than the limit of {limit:,} ({name}): if you trust this dump, raise the limit: "
+               f"graphlab parse/render {flag} N (0: none), gl.read_dot(path, limits=gl.DotLimits({name}=N)) "
+               f"or `with gl.dot_limits({name}=N):`")
+    return DotLimitError(message, source=source, line=line, limit=name)
+
+
+def current_limits() -> DotLimits:
+    """The limits a read uses when none are passed: the defaults, or those of the innermost `dot_limits` block."""
+    return getattr(_state, "limits", DEFAULT_LIMITS)
+
+
+def resolve_limits(limits: DotLimits | None) -> DotLimits:
+    """`limits` if given, else `current_limits()`."""
+    if limits is None:
+        return current_limits()
+    if not isinstance(limits, DotLimits):
+        raise BadInputError(f"limits must be a gl.DotLimits (or None: the current ones), got {type(limits).__name__}")
+    return limits
+
+
+@contextlib.contextmanager
+def dot_limits(limits: DotLimits | None = None, **changes: int | None) -> Iterator[DotLimits]:
+    """Within the block (this thread), every DOT read without its own `limits=` uses these.
+
+    `dot_limits(max_nodes=N)` raises one limit from the current ones; `dot_limits(NO_LIMITS)` lifts all.
+    """
+    before = current_limits()
+    chosen = (limits if limits is not None else before).raised(**changes) if changes else (limits or before)
+    if not isinstance(chosen, DotLimits):
+        raise BadInputError(f"dot_limits takes a gl.DotLimits, got {type(chosen).__name__}")
+    _state.limits = chosen
+    try:
+        yield chosen
+    finally:
+        _state.limits = before
+
+
+def limits_from_flags(max_bytes: Any = None, max_nodes: Any = None, max_label_chars: Any = None) -> DotLimits:
+    """The CLI's flags (None: the default; 0: no limit) as DotLimits."""
+    values = {}
+    for name, value in (("max_bytes", max_bytes), ("max_nodes", max_nodes), ("max_label_chars", max_label_chars)):
+        if value is None:
+            continue
+        if value < 0:
+            raise BadInputError(f"{CLI_FLAGS[name]} must be 0 (no limit) or more, got {value}")
+        values[name] = value or None
+    return DEFAULT_LIMITS.raised(**values)
+
+
+__all__ = ["CLI_FLAGS", "DEFAULT_LIMITS", "DotLimits", "NO_LIMITS", "current_limits", "dot_limits", "limit_error",
+           "limits_from_flags", "resolve_limits"]

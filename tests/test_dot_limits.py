@@ -1,0 +1,213 @@
+"""The DOT reader's limits (issue 26): file size, node count, label length; defaults from the largest real
+dump times ten; raised by an argument, a `with` block or a CLI flag on every path that reads DOT; past a limit
+it stops before reading further and says which limit and how to raise it. Timings are in bench/."""
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, REPO
+
+import graphlab as gl
+from graphlab.errors import DotLimitError, DotParseError
+from graphlab.graph import dot_limits as limits_module
+from graphlab.graph import dot_syntax
+from graphlab.graph.dot_limits import DEFAULT_LIMITS, NO_LIMITS, DotLimits, current_limits, dot_limits
+from graphlab.graph.dot_parser import parse_dot, read_dot
+
+H200 = FIXTURES / "h200"
+
+
+def nodes_dump(count: int, label: str = "k") -> str:
+    lines = ['digraph dot {\nsubgraph cluster_1 {\nlabel="graph_1" graph[style="dashed"];']
+    lines += [f'"graph_1_node_{i}"[style="bold" shape="octagon" label="{i}\\n{label}\\n"];' for i in range(count)]
+    lines += [f'"graph_1_node_{i - 1}" -> "graph_1_node_{i}";' for i in range(1, count)]
+    return "\n".join(lines) + "\n}\n}\n"
+
+
+def graphlab_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "graphlab", *args], capture_output=True, text=True, cwd=REPO,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, timeout=300)
+
+
+# -- the defaults ----------------------------------------------------------------------------------------
+def test_the_defaults_are_ten_times_the_largest_real_dump() -> None:
+    real = [p for p in (REPO / "data" / "recordings").rglob("*.dot")] + list(FIXTURES.rglob("*.dot"))
+    largest_bytes = max(p.stat().st_size for p in real)
+    assert largest_bytes == limits_module.LARGEST_REAL_BYTES
+    assert DEFAULT_LIMITS.max_bytes >= 10 * limits_module.LARGEST_REAL_BYTES
+    assert DEFAULT_LIMITS.max_nodes >= 10 * limits_module.LARGEST_REAL_NODES
+    assert DEFAULT_LIMITS.max_label_chars >= 10 * limits_module.LARGEST_REAL_LABEL_CHARS
+    for value, real_value in ((DEFAULT_LIMITS.max_bytes, limits_module.LARGEST_REAL_BYTES),
+                              (DEFAULT_LIMITS.max_nodes, limits_module.LARGEST_REAL_NODES),
+                              (DEFAULT_LIMITS.max_label_chars, limits_module.LARGEST_REAL_LABEL_CHARS)):
+        assert value <= 11 * real_value  # ten times, rounded up: not a limit that guards nothing
+
+
+def test_every_real_dump_reads_under_the_defaults() -> None:
+    for path in sorted((REPO / "data" / "recordings").rglob("*.dot")):
+        read_dot(path)  # no DotLimitError
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "10", True])
+def test_a_limit_is_a_positive_int_or_none(bad) -> None:
+    with pytest.raises(gl.BadInputError, match="must be a positive int or None"):
+        DotLimits(max_nodes=bad)
+
+
+# -- each limit, and what it says -----------------------------------------------------------------------
+def test_past_the_size_limit_the_file_is_not_read(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "huge.dot"
+    with open(path, "wb") as f:
+        f.truncate(2**30)  # a sparse 1 GB file: reading it would take seconds and a GB
+    read = []
+    monkeypatch.setattr(dot_syntax.DotReader, "__init__", lambda *a, **k: read.append(1))
+    with pytest.raises(DotLimitError) as info:
+        read_dot(path)
+    assert info.value.limit == "max_bytes" and not read
+    message = str(info.value)
+    assert message.startswith(f"{path}: 1,073,741,824 bytes, more than the limit of 750,000 (max_bytes)")
+    assert "--max-dot-bytes N" in message and "gl.DotLimits(max_bytes=N)" in message and "\n" not in message
+
+
+def test_past_the_node_limit_the_prescan_stops_before_tokenising(monkeypatch) -> None:
+    text = nodes_dump(2000)
+
+    def never(*args, **kwargs):
+        raise AssertionError("tokenised a text the pre-scan should have refused")
+
+    monkeypatch.setattr(dot_syntax.DotReader, "_token_chunks", never)
+    with pytest.raises(DotLimitError, match=r"about 2,000 nodes \(a pre-scan of the text\), more than the limit "
+                                            r"of 1,400 \(max_nodes\)") as info:
+        parse_dot(text, source="many.dot")
+    assert info.value.limit == "max_nodes" and str(info.value).startswith("many.dot: ")
+
+
+def test_nodes_the_prescan_cannot_see_are_counted_while_reading() -> None:
+    # no `label="` at all: the pre-scan sees nothing, the exact count stops at the node past the limit
+    text = "digraph dot {\nsubgraph cluster_1 {\n" + "".join(f'"graph_1_node_{i}";\n' for i in range(30)) + "}\n}\n"
+    with pytest.raises(DotLimitError, match=r"many\.dot:13: more than 10 nodes") as info:
+        parse_dot(text, source="many.dot", limits=DotLimits(max_nodes=10))
+    assert info.value.limit == "max_nodes"
+
+
+def test_the_fast_path_counts_nodes_as_it_tokenises(monkeypatch) -> None:
+    monkeypatch.setattr(DotLimits, "prescan_nodes", lambda self, text, source: None)  # as if the pre-scan missed
+    with pytest.raises(DotLimitError, match=r"x\.dot:14: more than 10 nodes"):
+        parse_dot(nodes_dump(5000), source="x.dot", limits=DotLimits(max_nodes=10))
+
+
+def test_a_huge_label_stops_the_reader_where_it_starts() -> None:
+    text = nodes_dump(3).replace("\\nk\\n", "\\n" + "k" * 100_000 + "\\n", 1)
+    with pytest.raises(DotLimitError, match=r"big\.dot:4: a label of at least 100,00\d characters, more than the "
+                                            r"limit of 5,600 \(max_label_chars\)"):
+        parse_dot(text, source="big.dot")
+    general = '"graph_1_node_0" [label="' + "k" * 10_000 + '"];'  # not the driver's form: the general tokens
+    with pytest.raises(DotLimitError, match="max_label_chars"):
+        parse_dot("digraph dot {\nsubgraph cluster_1 {\n" + general + "\n}\n}\n", source="g.dot")
+    unterminated = 'digraph dot {\nsubgraph cluster_1 {\n"graph_1_node_0"[style="bold" shape="octagon" label="' + "k" * 9000
+    with pytest.raises(DotLimitError, match="max_label_chars"):
+        parse_dot(unterminated, source="u.dot")
+
+
+def test_a_label_built_by_concatenation_is_checked_too() -> None:
+    parts = " + ".join(['"0\\n' + "k" * 997 + '"'] + ['"' + "k" * 1000 + '"'] * 7)
+    text = f'digraph dot {{\nsubgraph cluster_1 {{\n"graph_1_node_0" [shape="octagon" label={parts}];\n}}\n}}\n'
+    with pytest.raises(DotLimitError, match="a label of 8,000 characters"):
+        parse_dot(text, source="c.dot")
+    assert len(parse_dot(text, limits=DotLimits(max_label_chars=8000))) == 1
+
+
+# -- raising them ---------------------------------------------------------------------------------------
+def test_an_argument_a_block_or_no_limits_raise_them() -> None:
+    text = nodes_dump(2000)
+    assert len(parse_dot(text, limits=DotLimits(max_nodes=2000, max_bytes=None))) == 2000
+    assert len(parse_dot(text, limits=NO_LIMITS)) == 2000
+    with dot_limits(max_nodes=None, max_bytes=None) as chosen:
+        assert current_limits() is chosen and chosen.max_label_chars == DEFAULT_LIMITS.max_label_chars
+        assert len(parse_dot(text)) == 2000
+    assert current_limits() is DEFAULT_LIMITS
+    with pytest.raises(DotLimitError):
+        parse_dot(text)
+    with pytest.raises(gl.BadInputError, match="limits must be a gl.DotLimits"):
+        parse_dot(text, limits={"max_nodes": 5})  # type: ignore[arg-type]
+    assert gl.DotLimits is DotLimits and gl.dot_limits is dot_limits
+
+
+def test_watched_graphs_read_under_the_limits_and_a_block_raises_them() -> None:
+    from graphlab.watch.records import WatchedGraph
+
+    seen = WatchedGraph(index=0, library="test", dot=nodes_dump(2000))
+    with pytest.raises(DotLimitError, match="max_nodes"):
+        seen.graph  # noqa: B018
+    assert seen.nodes is None  # the summary shows it has no readable graph (it does not raise)
+    with dot_limits(NO_LIMITS):
+        assert len(seen.graph) == 2000
+
+
+def test_graphs_graphlab_captures_itself_parse_without_limits() -> None:
+    import inspect
+
+    from graphlab.capture import captured
+
+    assert "limits=NO_LIMITS" in inspect.getsource(captured.CapturedGraph.graph.fget)
+
+
+# -- the command line -----------------------------------------------------------------------------------
+def test_parse_and_render_refuse_past_a_limit_and_take_a_flag_to_raise_it(tmp_path: Path) -> None:
+    path = tmp_path / "many.dot"
+    path.write_text(nodes_dump(2000))
+    for command in (["parse", str(path)], ["render", str(path), "-o", str(tmp_path / "g.gv")]):
+        refused = graphlab_cli(*command)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert "(max_nodes)" in refused.stderr and "--max-dot-nodes N" in refused.stderr
+        done = graphlab_cli(*command, "--max-dot-nodes", "0", "--max-dot-bytes", "3000000")
+        assert done.returncode == 0, done.stderr
+    label = tmp_path / "label.dot"
+    label.write_text(nodes_dump(2, label="k" * 6000))
+    refused = graphlab_cli("parse", str(label))
+    assert refused.returncode == 2 and "(max_label_chars)" in refused.stderr
+    assert graphlab_cli("parse", str(label), "--max-label-chars", "7000").returncode == 0
+    small = graphlab_cli("parse", str(H200 / "models" / "gpt_b1__verbose.dot"), "--max-dot-bytes", "100")
+    assert small.returncode == 2 and "(max_bytes)" in small.stderr
+    negative = graphlab_cli("parse", str(label), "--max-dot-nodes", "-1")
+    assert negative.returncode == 2 and "--max-dot-nodes must be 0 (no limit) or more" in negative.stderr
+
+
+# -- the JSON stream ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("indent", [None, 1, 2])
+def test_write_json_streams_the_same_text_as_to_json(indent, monkeypatch) -> None:
+    from graphlab.graph import model
+
+    monkeypatch.setattr(model._Stream, "CHUNK", 3)  # several chunks even in a small graph
+    for path in sorted(H200.glob("kinds/*__all.dot")) + [H200 / "models" / "gpt_b1__verbose.dot"]:
+        graph = read_dot(path)
+        out = io.StringIO()
+        graph.write_json(out, indent=indent)
+        assert out.getvalue() == graph.to_json(indent), path
+    empty = gl.CudaGraph(graphs=(gl.Graph("graph_1", (), ()),), metadata={"rank": 0})
+    out = io.StringIO()
+    empty.write_json(out)
+    assert out.getvalue() == empty.to_json()
+
+
+def test_a_big_dump_reads_in_chunks_the_same_as_in_one_piece(monkeypatch) -> None:
+    text = nodes_dump(3000)
+    whole = parse_dot(text, limits=NO_LIMITS)
+    monkeypatch.setattr(dot_syntax, "TOKEN_CHUNK", 7)
+    assert parse_dot(text, limits=NO_LIMITS) == whole
+    broken = text.replace('"graph_1_node_2000" -> "graph_1_node_2001";', '"graph_1_node_2000" -> "nowhere";')
+    with pytest.raises(DotParseError, match="unknown node 'nowhere'"):
+        parse_dot(broken, limits=NO_LIMITS)
+
+
+def test_the_cli_help_names_the_default_limits() -> None:
+    from graphlab.cli import build_parser
+
+    parse = next(a for a in build_parser()._subparsers._group_actions[0].choices.values() if a.prog.endswith("parse"))
+    text = parse.format_help()
+    for value in (DEFAULT_LIMITS.max_bytes, DEFAULT_LIMITS.max_nodes, DEFAULT_LIMITS.max_label_chars):
+        assert f"{value:,}" in text
