@@ -102,6 +102,8 @@ _LAZY: dict[str, str] = {
     "latency_lab": "graphlab.ui.latency_lab",
     "check_answer": "graphlab.ui.exercise",
     # serving
+    "serve": "graphlab.serve.api",
+    "ServedModel": "graphlab.serve.served_model",
     "InferenceService": "graphlab.serve.service",
     "ServeConfig": "graphlab.serve.config",
     "create_app": "graphlab.serve.app",

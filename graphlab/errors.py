@@ -181,6 +181,20 @@ class OverloadedError(ServeError):
     reason = "overloaded"
 
 
+class UnsupportedMediaTypeError(ServeError, BadInputError):
+    """A request body whose Content-Type is not JSON (HTTP 415): a web page's form or text/plain post."""
+
+    status = 415
+    reason = "unsupported_media_type"
+
+
+class BodyTimeoutError(ServeError, BadInputError):
+    """A request body that did not arrive within the service's deadline (HTTP 408; the connection is closed)."""
+
+    status = 408
+    reason = "request_timeout"
+
+
 class RequestTimeoutError(ServeError):
     """No answer came within the caller's time limit; the request still runs, its answer is dropped (HTTP 504)."""
 
@@ -192,9 +206,10 @@ class RequestTimeoutError(ServeError):
 KINDS = (BadInputError, ConfigurationError, CaptureError, UnsupportedError, RecordingError)
 
 __all__ = [
-    "BadInputError", "BadRequestError", "CacheMissError", "CaptureError", "ConditionalUnsupportedError",
+    "BadInputError", "BadRequestError", "BodyTimeoutError", "CacheMissError", "CaptureError",
+    "ConditionalUnsupportedError",
     "ConfigurationError", "DistributedError", "DotParseError", "GPUUnavailableError", "GraphCycleError",
     "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError", "PaddingError",
     "RecordingError", "RequestTimeoutError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError",
-    "TimelineError", "TimingError", "UnsupportedError", "WatchUnsupportedError",
+    "TimelineError", "TimingError", "UnsupportedError", "UnsupportedMediaTypeError", "WatchUnsupportedError",
 ]

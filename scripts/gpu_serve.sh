@@ -8,6 +8,14 @@
 #   record  graphlab record --models serving (the recording notebook 09 reads)   ~150 s    -> $OUT/recordings/<gpu>/serving
 #   http    a real uvicorn server process (python -m graphlab.serve) driven over sockets by
 #           graphlab loadtest --transport http                                   ~25 s     -> $OUT/loadtest_http/
+#   hey     bench/bench_serve_http.py: a bare Starlette app (the floor) and the service in each setting, your
+#           own model and pre-processing on the event loop, each its own process, driven by Debian's `hey`
+#           (HEY=path to its extracted binary)                                   ~100 s    -> $OUT/serve_http/
+#   inproc  graphlab loadtest --transport direct, graphs+batching only: the in-process capacity beside the
+#           HTTP one, in the same lease                                          ~15 s     -> $OUT/loadtest_direct/
+#
+# uvloop and httptools (the serve extra) make the fast stack; where they are not installed there, carry their
+# wheels and set SERVE_WHEELS to their folder (installed to /tmp/site-serve).
 #
 # That machine has no starlette or uvicorn: fetch their wheels once, here, into the git-ignored .whl/serve,
 # and name `.whl` in the device call's `carry`:
@@ -19,6 +27,10 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-out/gpu-serve}
 STEPS=${STEPS:-"tests record http"}
 source scripts/gpu_env.sh
+if [ -n "${SERVE_WHEELS:-}" ] && ls "$SERVE_WHEELS"/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site-serve \
+    "$SERVE_WHEELS"/*.whl && export PYTHONPATH="$PYTHONPATH:/tmp/site-serve"
+fi
 if ! python3 -c "import starlette, uvicorn" 2>/dev/null && ls .whl/serve/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site-serve .whl/serve/*.whl \
     && export PYTHONPATH="$PYTHONPATH:/tmp/site-serve"
@@ -38,6 +50,19 @@ if [[ " $STEPS " == *" record "* ]]; then
   [ "${PIPESTATUS[0]}" = 0 ] || RC=1
 fi
 
+if [[ " $STEPS " == *" hey "* ]]; then
+  timeout "${HEY_TIMEOUT:-150}" python3 bench/bench_serve_http.py --hey "${HEY:-hey}" --model gpt --device cuda \
+    --settings graphs+batching graphs eager --inline-variant --own --duration-s "${HEY_SECONDS:-2}" \
+    --out "$OUT/serve_http" 2>&1 | tee "$OUT/serve_http.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || RC=1
+fi
+
+if [[ " $STEPS " == *" inproc "* ]]; then
+  timeout 60 python3 -m graphlab loadtest --model gpt --settings graphs+batching --transport direct \
+    --rates 1000 1500 2000 3000 4000 --duration 1 --no-progress --out "$OUT/loadtest_direct" 2>&1 \
+    | tee "$OUT/loadtest_direct.log" || RC=1
+fi
+
 if [[ " $STEPS " == *" http "* ]]; then
   PORT=${PORT:-18123}
   python3 -m graphlab.serve --model gpt --setting graphs+batching --port "$PORT" > "$OUT/server.log" 2>&1 &
@@ -48,7 +73,8 @@ if [[ " $STEPS " == *" http "* ]]; then
     sleep 0.5
   done
   timeout 120 python3 -m graphlab loadtest --transport http --url "http://127.0.0.1:$PORT" \
-    --rates 500 1000 2000 4000 8000 --duration 1.5 --no-progress --out "$OUT/loadtest_http" 2>&1 \
+    --rates ${HTTP_RATES:-500 1000 2000 4000 8000} --duration "${HTTP_SECONDS:-1.5}" --no-progress \
+    --out "$OUT/loadtest_http" 2>&1 \
     | tee "$OUT/loadtest_http.log" || RC=1
   kill "$SERVER" 2>/dev/null
   wait "$SERVER" 2>/dev/null

@@ -60,7 +60,7 @@ def test_bad_requests_get_one_clear_json_error(app, content, status, reason, det
 
 
 def test_a_body_over_the_limit_is_413_before_it_is_read(app):
-    r = _call(app, content=b"x" * 130_000)
+    r = _call(app, content=b"x" * 130_000, headers={"content-type": "application/json"})
     assert r.status_code == 413 and "reads at most 120000" in r.json()["detail"]
 
 

@@ -24,4 +24,4 @@ names, and it never imports the notebook UI. Only `app` needs starlette (and uvi
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("config", "payload", "batcher", "trace", "report", "loadgen")
+PURE = ("config", "payload", "batcher", "trace", "report", "loadgen", "metrics")

@@ -1,83 +1,146 @@
-"""The HTTP face of the service: a Starlette (ASGI) app, served by uvicorn.
+"""The HTTP face of the service: an ASGI app (Starlette for the small routes), served by uvicorn.
 
-    POST /v1/infer    a request body (see graphlab.serve.payload) -> {"id", "results", "batch", "timing_us"}
+    POST /v1/infer    a request body (see graphlab.serve.payload) -> {"id", "results" | "outputs", "batch", "timing_us"}
     GET  /healthz     200 {"state": "ready"} when it takes traffic, else 503 (warming up, shutting down)
     GET  /v1/stats    counters, queue, the batch sizes formed, the runner
+    GET  /metrics     the same in the Prometheus text format (graphlab.serve.metrics)
 
-Every refusal is JSON, `{"error": <reason>, "detail": <one line>}`:
-    422 malformed_request    not JSON, an unknown or missing field, a wrong type
-    413 request_too_large    a body over max_body_bytes, too many rows, a prompt or image too long
-    503 overloaded           the service is full (bounded queue), warming up or shutting down; Retry-After: 1
-    500 inference_failed     the GPU worker or a stage failed on this request (the service keeps serving)
-A client that disconnects mid-request changes nothing for the others: its request, once accepted,
-runs to the end and the answer is counted as abandoned; one that leaves while still uploading is
-counted as `client_gone_before_accept`.
+Every answer is JSON, `{"error": <reason>, "detail": <one line>}` when refused, whatever went wrong:
+    415 unsupported_media_type  a Content-Type that is not JSON (a web page's form or text/plain post)
+    422 malformed_request       not JSON, an unknown or missing field, a wrong type, NaN, Infinity, a number
+                                the model's dtype cannot hold (named: "inputs[0][3] is 1e+300 ...")
+    413 request_too_large       a body over max_body_bytes, too many rows, a prompt or image too long
+    408 request_timeout         the body did not arrive within body_timeout_ms (the connection is closed)
+    404 / 405                   no such path, or the wrong method
+    503 overloaded              admission: max_pending HTTP requests already inside, the service full, warming
+                                up or shutting down; Retry-After: 1, at once, before the body is read or parsed
+    500 inference_failed        the GPU worker, a stage, or the JSON of an answer failed on this request
+A failure inside a request never escapes the app, so uvicorn never answers text/plain and never resets the
+keep-alive connection. A client that disconnects mid-request changes nothing for the others: its request,
+once accepted, runs to the end and the answer is counted as abandoned; one that leaves while still
+uploading is counted as `client_gone_before_accept`.
 
-Run it (one process per GPU; docs/serving.md):
+`POST /v1/infer` is answered by the app's own ASGI code (no Starlette Request/Response objects, no
+routing): it is the hot path, and each layer costs event-loop time that every request waits for.
 
-    GRAPHLAB_SERVE_MODEL=gpt GRAPHLAB_SERVE_SETTING=graphs+batching \\
-        uvicorn --factory graphlab.serve.app:app_from_env --host 127.0.0.1 --port 8000
-    python -m graphlab.serve --model gpt --setting graphs+batching --port 8000      # the same
+Run it (one process per GPU; docs/serving.md) with `python -m graphlab.serve` (graphlab.serve.http: the
+timeouts and the bounded SIGTERM drain), or as a plain ASGI app:
 
-Starlette, not FastAPI: the service checks its own bodies (graphlab.serve.payload, with messages that
-name the field), so pydantic would add a compiled dependency and a second set of rules for nothing.
-Starlette and uvicorn are imported here only; the rest of graphlab.serve works without them.
+    GRAPHLAB_SERVE_MODEL=gpt uvicorn --factory graphlab.serve.app:app_from_env --host 127.0.0.1 --port 8000
+
+Starlette, not FastAPI: the service checks its own bodies (graphlab.serve.payload), so pydantic would add
+a compiled dependency and a second set of rules for nothing. Starlette is imported here only.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import time
 from typing import Any
 
-from graphlab.errors import BadInputError, BadRequestError, RequestTooLargeError, ServeError, UnsupportedError
+from graphlab.errors import (BadInputError, BadRequestError, BodyTimeoutError, OverloadedError, RequestTooLargeError,
+                             ServeError, UnsupportedError, UnsupportedMediaTypeError)
 from graphlab.serve.config import ServeConfig
+from graphlab.serve.metrics import HttpMetrics
 from graphlab.serve.service import InferenceService
 
 ENV_PREFIX = "GRAPHLAB_SERVE_"
+_HAS_TIMEOUT = hasattr(asyncio, "timeout")
+INFER_PATH = "/v1/infer"
 
 
-def create_app(service: InferenceService | ServeConfig) -> Any:
-    """A Starlette app around `service` (or a new service for a config); starts and closes it with the app.
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
 
-    An in-process client (httpx.ASGITransport) sends no lifespan events: start the service yourself first.
+
+def error_body(exc: ServeError) -> bytes:
+    return _dumps({"error": exc.reason, "detail": " ".join(str(exc).split())})
+
+
+def is_json_type(value: bytes | None) -> bool:
+    """application/json or application/<x>+json, parameters (charset) allowed."""
+    if not value:
+        return False
+    media = value.split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or (media.startswith(b"application/") and media.endswith(b"+json"))
+
+
+class GuardedApp:
+    """The outermost ASGI app: admission, draining, the infer hot path, metrics; never lets an error out.
+
+    Attributes:
+        draining: set by the server on SIGTERM: every request from then on gets 503 and `Connection: close`.
     """
-    try:
-        from starlette.applications import Starlette
-        from starlette.requests import ClientDisconnect, Request
-        from starlette.responses import JSONResponse, Response
-        from starlette.routing import Route
-    except ImportError:
-        raise UnsupportedError("the HTTP app needs starlette: pip install 'graphlab[serve]' "
-                               "(the in-process service, InferenceService, works without it)") from None
-    import contextlib
 
-    import anyio
+    def __init__(self, inner: Any, service: InferenceService, metrics: HttpMetrics):
+        self.inner = inner
+        self.service = service
+        self.metrics = metrics
+        self.limit = service.config.max_pending
+        self.max_body = service.config.max_body_bytes
+        self.body_timeout_s = service.config.body_timeout_ms / 1000.0
+        self.draining = False
+        self.state = getattr(inner, "state", None)
 
-    svc = service if isinstance(service, InferenceService) else InferenceService(service)
-    limit = svc.config.max_body_bytes
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.inner(scope, receive, send)
+            return
+        start_ns = time.monotonic_ns()
+        path = scope.get("path", "")
+        status = {"code": 0}
 
-    def refuse(exc: ServeError) -> Any:
-        headers = {"Retry-After": "1"} if exc.status == 503 else None
-        return JSONResponse({"error": exc.reason, "detail": " ".join(str(exc).split())}, status_code=exc.status,
-                            headers=headers)
+        async def counted_send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
 
-    async def read_body(request: Request) -> bytes:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            svc.count("refused_too_large")
-            raise RequestTooLargeError(f"the body is {int(declared)} bytes; this service reads at most {limit}")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                svc.count("refused_too_large")
-                raise RequestTooLargeError(f"the body is over {limit} bytes; this service reads at most {limit}")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    async def infer(request: Request) -> Any:
+        metrics = self.metrics
+        metrics.in_flight += 1
         try:
-            raw = await read_body(request)
+            if self.draining or (metrics.in_flight > self.limit and path == INFER_PATH):
+                self.service.count("refused_draining" if self.draining else "refused_admission")
+                what = "shutting down" if self.draining else f"full ({self.limit} requests inside)"
+                await _answer(counted_send, 503, error_body(OverloadedError(
+                    f"the service is {what}: retry later or on another replica")), close=self.draining, retry=True)
+            elif path == INFER_PATH and scope.get("method") == "POST":
+                await self._infer(scope, receive, counted_send)
+            else:
+                await self.inner(scope, receive, counted_send)
+        except Exception as exc:  # noqa: BLE001 - the connection stays usable: a JSON 500, never text/plain
+            self.service.count("app_errors")
+            if status["code"] == 0:
+                await _answer(counted_send, 500, error_body(ServeError(
+                    f"unexpected error: {type(exc).__name__}: {exc}")))
+        finally:
+            metrics.in_flight -= 1
+            metrics.observe(path, status["code"], time.monotonic_ns() - start_ns)
+
+    async def _infer(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        svc = self.service
+        content_type = length = None
+        for name, value in scope["headers"]:
+            if name == b"content-type":
+                content_type = value
+            elif name == b"content-length":
+                length = value
+        close = False
+        try:
+            if not is_json_type(content_type):
+                svc.count("refused_media_type")
+                shown = content_type.decode("latin-1") if content_type else "none"
+                raise UnsupportedMediaTypeError(f"the body must be JSON (Content-Type: application/json), got "
+                                                f"Content-Type {shown}")
+            if length is not None and length.isdigit() and int(length) > self.max_body:
+                svc.count("refused_too_large")
+                close = True  # its body is not read: the connection cannot carry another request after it
+                raise RequestTooLargeError(f"the body is {int(length)} bytes; this service reads at most "
+                                           f"{self.max_body}")
+            raw = await self._read_body(receive)
+            if raw is None:
+                svc.count("client_gone_before_accept")
+                return  # the client left while uploading: there is no one to answer
             try:
                 body = json.loads(raw)
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:
@@ -89,23 +152,124 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
                 else:
                     msg = str(exc)
                 raise BadRequestError(f"the body is not JSON: {msg}") from None
-            answer = await svc.infer(body, disconnected=request.is_disconnected)
-        except ClientDisconnect:
-            svc.count("client_gone_before_accept")
-            return Response(status_code=400)  # goes nowhere: the client left while uploading
+            answer = await svc.infer(body, disconnected=lambda: _peek_disconnect(receive))
+            try:
+                payload = _dumps(answer)
+            except (ValueError, TypeError) as exc:
+                raise ServeError(f"the answer is not JSON ({exc}): the model returned a value JSON cannot carry")
+            await _answer(send, 200, payload)
+        except BodyTimeoutError as exc:
+            svc.count("refused_body_timeout")
+            self.metrics.timeouts["body"] += 1
+            await _answer(send, exc.status, error_body(exc), close=True)
         except ServeError as exc:
-            return refuse(exc)
-        except Exception as exc:  # noqa: BLE001 - one clear line, and the service keeps serving
-            return refuse(ServeError(f"unexpected error: {type(exc).__name__}: {exc}"))
-        return JSONResponse(answer)
+            await _answer(send, exc.status, error_body(exc), close=close or exc.status == 413,
+                          retry=exc.status == 503)
+
+    async def _read_body(self, receive: Any) -> bytes | None:
+        """The whole body within body_timeout_ms (BodyTimeoutError), at most max_body_bytes (413); None if the
+        client left."""
+        chunks: list[bytes] = []
+        size = [0]
+
+        async def read() -> bytes | None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                chunk = message.get("body", b"")
+                size[0] += len(chunk)
+                if size[0] > self.max_body:
+                    self.service.count("refused_too_large")
+                    raise RequestTooLargeError(f"the body is over {self.max_body} bytes; this service reads "
+                                               f"at most {self.max_body}")
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+        try:
+            if _HAS_TIMEOUT:  # Python 3.11+: a deadline on this task, no second task
+                async with asyncio.timeout(self.body_timeout_s):
+                    return await read()
+            return await asyncio.wait_for(read(), self.body_timeout_s)
+        except (TimeoutError, asyncio.TimeoutError):
+            raise BodyTimeoutError(f"the body did not arrive within {self.body_timeout_s:g} s (got {size[0]} "
+                                   "bytes): send it at once") from None
+
+
+async def _answer(send: Any, status: int, payload: bytes, *, close: bool = False, retry: bool = False) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    if retry:
+        headers.append((b"retry-after", b"1"))
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def _peek_disconnect(receive: Any) -> bool:
+    """True if the client has gone, without waiting: one step of `receive()`, dropped if it would block.
+
+    The body has been read, so the server's next message can only be http.disconnect; uvicorn returns it at
+    once when the client has gone and otherwise waits on an event, which this step leaves.
+    """
+    step = receive()
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return bool(done.value and done.value.get("type") == "http.disconnect")
+    except Exception:  # noqa: BLE001 - a server whose receive is not a plain coroutine: assume still there
+        return False
+    step.close()
+    return False
+
+
+def create_app(service: InferenceService | ServeConfig) -> Any:
+    """The ASGI app around `service` (or a new service for a config); starts and closes it with the app.
+
+    An in-process client (httpx.ASGITransport) sends no lifespan events: start the service yourself first.
+    `app.state.guard` is the outer layer (its `draining` flag is what the server sets on SIGTERM).
+    """
+    try:
+        from starlette.applications import Starlette
+        from starlette.exceptions import HTTPException
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse, Response
+        from starlette.routing import Route
+    except ImportError:
+        raise UnsupportedError("the HTTP app needs starlette: pip install 'graphlab[serve]' "
+                               "(the in-process service, InferenceService, works without it)") from None
+    import contextlib
+
+    import anyio
+
+    svc = service if isinstance(service, InferenceService) else InferenceService(service)
+    metrics = HttpMetrics()
 
     async def healthz(request: Request) -> Any:
         state = "failed" if svc.state == "ready" and not svc.worker_alive else svc.state.value
-        return JSONResponse({"state": state, "setting": svc.config.setting, "model": svc.config.model},
+        if guard.draining:
+            state = "closing"
+        return JSONResponse({"state": state, "setting": svc.config.setting, "model": svc.model.name},
                             status_code=200 if state == "ready" else 503)
 
     async def stats(request: Request) -> Any:
         return JSONResponse(svc.stats())
+
+    async def prometheus(request: Request) -> Any:
+        return Response(metrics.render(svc), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    async def http_error(request: Request, exc: Any) -> Any:
+        reason = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        detail = f"no route {request.url.path}" if exc.status_code == 404 else str(exc.detail)
+        if exc.status_code == 405:
+            detail = f"{request.method} is not allowed on {request.url.path}"
+        return JSONResponse({"error": reason, "detail": detail}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+
+    async def infer_wrong_method(request: Request) -> Any:
+        return JSONResponse({"error": "method_not_allowed", "detail": f"{request.method} is not allowed on "
+                             f"{INFER_PATH}: POST a JSON body"}, status_code=405, headers={"Allow": "POST"})
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> Any:
@@ -114,12 +278,15 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
         try:
             yield
         finally:
-            await anyio.to_thread.run_sync(svc.close)
+            await anyio.to_thread.run_sync(svc.close, svc.config.shutdown_timeout_ms / 1000.0)
 
-    app = Starlette(routes=[Route("/v1/infer", infer, methods=["POST"]), Route("/healthz", healthz),
-                            Route("/v1/stats", stats)], lifespan=lifespan)
-    app.state.service = svc
-    return app
+    inner = Starlette(routes=[Route(INFER_PATH, infer_wrong_method, methods=["GET", "PUT", "DELETE", "PATCH"]),
+                              Route("/healthz", healthz), Route("/v1/stats", stats), Route("/metrics", prometheus)],
+                      lifespan=lifespan, exception_handlers={HTTPException: http_error})
+    guard = GuardedApp(inner, svc, metrics)
+    inner.state.service = svc
+    inner.state.guard = guard
+    return guard
 
 
 def config_from_env(environ: dict[str, str] | None = None) -> ServeConfig:
@@ -148,4 +315,5 @@ def app_from_env() -> Any:
     return create_app(config_from_env())
 
 
-__all__ = ["ENV_PREFIX", "app_from_env", "config_from_env", "create_app"]
+__all__ = ["ENV_PREFIX", "GuardedApp", "INFER_PATH", "app_from_env", "config_from_env", "create_app", "error_body",
+           "is_json_type"]

@@ -37,8 +37,10 @@ class ServeConfig:
     """One service's configuration.
 
     Attributes:
-        model: zoo model served ("gpt": text in, next-token top-k out; "cnn"/"resnet18": an RGB image in,
-            class top-k out; "mlp": 256 floats in, class top-k out).
+        model: what is served: a zoo model ("gpt": text in, next-token top-k out; "cnn"/"resnet18": an RGB
+            image in, class top-k out; "mlp": 256 floats in, class top-k out), or your own as
+            "package.module:factory" (a function returning a `gl.ServedModel`); `InferenceService(config,
+            model=served)` and `gl.serve(module, example)` take a `ServedModel` directly (then this is its name).
         setting: one of `SETTINGS` ("eager", "graphs", "graphs+batching", "eager+batching").
         max_batch_size: most rows the worker runs at once; also the largest graph bucket, and the most rows
             one request may carry (more is a 413, unless `oversize="eager"`).
@@ -52,11 +54,21 @@ class ServeConfig:
             post-processing); one more gets HTTP 503 at once. This bounds memory under a flood.
         max_in_flight: batches launched on the GPU but not yet post-processed (2: the worker prepares the next
             batch while the GPU runs this one).
-        preprocess_threads, postprocess_threads: thread pool sizes of the CPU stages.
+        preprocess_threads, postprocess_threads: thread pool sizes of the CPU stages; preprocess_threads=0
+            runs pre-processing on the event loop itself (one thread hop fewer: for cheap pre-processing).
         max_body_bytes: largest request body the HTTP app reads (413 beyond).
         max_top_k: largest `top_k` a request may ask for.
-        device: "cuda", "cuda:1" or "cpu" (the CPU runs the same pipeline without streams: tests).
+        device: "cuda", "cuda:1" or "cpu" (the CPU runs the same pipeline without streams: tests);
+            `gl.serve` and the CLI also take "auto" (a GPU where there is one) and resolve it.
         trace_capacity: per-request and per-batch timestamps kept (a ring: oldest dropped first).
+        header_timeout_ms: a connection must send a request's whole head within this (from when it connects,
+            or from its first byte after an answer), else it gets 408 and is closed (slow or idle clients).
+        body_timeout_ms: the whole body must arrive within this after the head: else 408, connection closed.
+        idle_timeout_ms: a keep-alive connection with nothing to say is closed after this.
+        shutdown_timeout_ms: SIGTERM's bound: accepted requests are answered within it; no client holds the
+            process longer.
+        drain_linger_ms: after SIGTERM, how long open connections stay so that a request already on its way
+            gets a 503 (with `Connection: close`) rather than a closed socket.
     """
 
     model: str = "gpt"
@@ -74,20 +86,33 @@ class ServeConfig:
     max_top_k: int = 20
     device: str = "cuda"
     trace_capacity: int = 200_000
+    header_timeout_ms: int = 10_000
+    body_timeout_ms: int = 10_000
+    idle_timeout_ms: int = 5_000
+    shutdown_timeout_ms: int = 10_000
+    drain_linger_ms: int = 300
 
     def __post_init__(self) -> None:
         if self.setting not in SETTINGS:
             raise BadInputError(f"setting must be one of {', '.join(SETTINGS)}, got {self.setting!r}")
-        if self.model not in MODELS:
-            raise BadInputError(f"model must be one of {', '.join(MODELS)}, got {self.model!r}")
+        if not isinstance(self.model, str) or not self.model:
+            raise BadInputError(f"model must be a zoo name ({', '.join(MODELS)}) or 'package.module:factory' (a "
+                                f"function returning a gl.ServedModel), got {self.model!r}")
         if self.oversize not in OVERSIZE_POLICIES:
             raise BadInputError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), "
                                 f"got {self.oversize!r}")
-        for name in ("max_batch_size", "max_pending", "max_in_flight", "preprocess_threads", "postprocess_threads",
-                     "max_body_bytes", "max_top_k", "trace_capacity"):
+        if not isinstance(self.preprocess_threads, int) or self.preprocess_threads < 0:
+            raise BadInputError(f"preprocess_threads must be 0 (on the event loop) or more, got "
+                                f"{self.preprocess_threads!r}")
+        for name in ("max_batch_size", "max_pending", "max_in_flight", "postprocess_threads",
+                     "max_body_bytes", "max_top_k", "trace_capacity", "header_timeout_ms", "body_timeout_ms",
+                     "idle_timeout_ms", "shutdown_timeout_ms"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise BadInputError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.drain_linger_ms, int) or not 0 <= self.drain_linger_ms < self.shutdown_timeout_ms:
+            raise BadInputError(f"drain_linger_ms must be an integer from 0 to below shutdown_timeout_ms "
+                                f"({self.shutdown_timeout_ms}), got {self.drain_linger_ms!r}")
         if not isinstance(self.max_wait_us, int) or self.max_wait_us < 0:
             raise BadInputError(f"max_wait_us must be a non-negative integer (microseconds), got {self.max_wait_us!r}")
         if self.max_oversize_rows < self.max_batch_size:

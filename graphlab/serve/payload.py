@@ -6,6 +6,9 @@ message names the field; a request bigger than the service takes is a `RequestTo
 
 Bodies, by the kind of model served (`top_k` is optional everywhere, default 5):
 
+    tensor (your own model) {"inputs": [row, ...]}  or {"inputs": {"ids": [row, ...], "mask": [row, ...]}}
+                            (see `parse_tensor_body`; a row is nested lists of the example's row shape)
+
     text   (gpt)            {"texts": ["hello", "graphs"], "top_k": 5}      or {"text": "hello"}
     image  (cnn, resnet18)  {"images": [{"height": 96, "width": 128, "pixels_b64": "<H*W*3 RGB bytes>"}]}
     vector (mlp)            {"vectors": [[0.1, ...256 numbers...]]}
@@ -25,8 +28,10 @@ from typing import Any
 from graphlab.errors import BadInputError, BadRequestError, RequestTooLargeError
 
 DEFAULT_TOP_K = 5
-KINDS = ("text", "image", "vector")
+KINDS = ("text", "image", "vector", "tensor")
 _FIELDS = {"text": ("texts", "text"), "image": ("images",), "vector": ("vectors",)}
+#: float32's largest finite value: a JSON number beyond it cannot reach a float32 model
+FLOAT32_MAX = 3.4028234663852886e38
 
 
 @dataclass(frozen=True)
@@ -55,10 +60,11 @@ class ParsedRequest:
     kind: str
     items: tuple[Any, ...]
     top_k: int
+    count: int = -1  # rows, when `items` is not one item per row (the "tensor" kind: one entry per input)
 
     @property
     def rows(self) -> int:
-        return len(self.items)
+        return self.count if self.count >= 0 else len(self.items)
 
 
 def parse_body(body: Any, kind: str, limits: Limits) -> ParsedRequest:
@@ -69,7 +75,7 @@ def parse_body(body: Any, kind: str, limits: Limits) -> ParsedRequest:
         BadRequestError: not an object, an unknown or missing field, a wrong type (HTTP 422).
         RequestTooLargeError: too many rows, a prompt longer than `seq_len`, an image side over the limit (413).
     """
-    if kind not in KINDS:
+    if kind not in KINDS or kind == "tensor":
         raise BadInputError(f"kind must be one of {', '.join(KINDS)} (the served model's request kind), got {kind!r}")
     if not isinstance(body, dict):
         raise BadRequestError(f"the body must be a JSON object, got {_json_type(body)}")
@@ -154,9 +160,72 @@ def _vector_items(body: dict[str, Any], limits: Limits) -> list[list[float]]:
         if not isinstance(vector, list) or len(vector) != limits.features:
             got = f"{len(vector)} numbers" if isinstance(vector, list) else _json_type(vector)
             raise BadRequestError(f"vectors[{i}] must be a list of {limits.features} numbers, got {got}")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vector):
-            raise BadRequestError(f"vectors[{i}] must hold numbers only")
+        for j, v in enumerate(vector):
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise BadRequestError(f"vectors[{i}][{j}] must be a number, got {_json_type(v)}")
+            if not -FLOAT32_MAX <= v <= FLOAT32_MAX:  # NaN fails both comparisons
+                raise BadRequestError(f"vectors[{i}][{j}] is {_number(v)}: send finite numbers within float32's "
+                                      f"range (|x| <= {FLOAT32_MAX:.4g})")
     return vectors
+
+
+def parse_tensor_body(body: Any, names: tuple[str, ...], max_rows: int, *, max_top_k: int = 0) -> ParsedRequest:
+    """Check a body for a model of your own (kind "tensor"): `{"inputs": rows}` for a model of one input, or
+    `{"inputs": {"<name>": rows, ...}}` (every input, by name); `top_k` only when `max_top_k` > 0.
+
+    Only the outline is checked here (cheap, on the event loop): the fields, one list of rows per input, the
+    same number of rows for each. The numbers themselves (shape, type, finite, in range) are checked when they
+    become tensors, on a pre-processing thread (`graphlab.serve.served_model.rows_to_tensor`).
+    """
+    if not isinstance(body, dict):
+        raise BadRequestError(f"the body must be a JSON object, got {_json_type(body)}")
+    allowed = ("inputs", "top_k") if max_top_k > 0 else ("inputs",)
+    unknown = sorted(k for k in body if k not in allowed)
+    if unknown:
+        raise BadRequestError(f"unknown field {unknown[0]!r}; this model takes {', '.join(allowed)}")
+    top_k = 0
+    if max_top_k > 0:
+        top_k = body.get("top_k", min(DEFAULT_TOP_K, max_top_k))
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= max_top_k:
+            raise BadRequestError(f"top_k must be an integer from 1 to {max_top_k}, got {top_k!r}")
+    if "inputs" not in body:
+        raise BadRequestError("missing field 'inputs'")
+    given = body["inputs"]
+    if isinstance(given, list) and len(names) == 1:
+        given = {names[0]: given}
+    if not isinstance(given, dict):
+        want = "a list of rows" if len(names) == 1 else "an object with " + ", ".join(names)
+        raise BadRequestError(f"inputs must be {want}, got {_json_type(given)}")
+    unknown = sorted(k for k in given if k not in names)
+    if unknown:
+        raise BadRequestError(f"unknown input {unknown[0]!r}; this model takes {', '.join(names)}")
+    rows = -1
+    per_input = []
+    for name in names:
+        where = "inputs" if len(names) == 1 else f"inputs.{name}"
+        if name not in given:
+            raise BadRequestError(f"missing input {name!r}: this model takes {', '.join(names)}")
+        value = given[name]
+        if not isinstance(value, list):
+            raise BadRequestError(f"{where} must be a list of rows, got {_json_type(value)}")
+        if not value:
+            raise BadRequestError(f"{where} is empty: send at least one row")
+        if len(value) > max_rows:
+            raise RequestTooLargeError(f"{where} has {len(value)} rows; this service takes at most {max_rows} "
+                                       "per request: split it")
+        if rows >= 0 and len(value) != rows:
+            raise BadRequestError(f"{where} has {len(value)} rows but {names[0]} has {rows}: one row of each "
+                                  "input per example")
+        rows = len(value)
+        per_input.append(value)
+    return ParsedRequest("tensor", tuple(per_input), top_k, count=rows)
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, int):
+        text = str(value) if abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
+        return text
+    return repr(value).replace("inf", "Infinity").replace("nan", "NaN")
 
 
 def _json_type(value: Any) -> str:
@@ -165,4 +234,4 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-__all__ = ["DEFAULT_TOP_K", "KINDS", "Limits", "ParsedRequest", "parse_body"]
+__all__ = ["DEFAULT_TOP_K", "FLOAT32_MAX", "KINDS", "Limits", "ParsedRequest", "parse_body", "parse_tensor_body"]

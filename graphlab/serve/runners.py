@@ -81,7 +81,7 @@ class CacheRunner:
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"runner": "graph_cache", "buckets": self.bucket_sizes}
         stats = self.cache.stats()
-        for key in ("graphs", "captures", "capture_ms", "pool_bytes", "exec_bytes", "fallbacks"):
+        for key in ("graphs", "hits", "captures", "capture_ms", "pool_bytes", "exec_bytes", "fallbacks"):
             if hasattr(stats, key):
                 value = getattr(stats, key)
                 out[key] = round(value, 3) if isinstance(value, float) else value

@@ -1,4 +1,27 @@
-"""The model a service runs: a zoo model wrapped so that its whole forward, input to scores, is one graph.
+"""The model a service runs, and its protocol: how a request body becomes tensors, how outputs become JSON.
+
+**Your own model** is a `ServedModel`: any `nn.Module`, an example input (a tensor or a tuple of tensors
+whose first dimension is the batch) and the graph buckets. The service pads each batch to a bucket along
+dimension 0 and replays that bucket's graph (the `gl.GraphCache` of *that* module); each bucket's padding
+is checked against eager at start-up, and a model whose rows see each other is refused then, with one line.
+
+    >>> import torch, graphlab as gl
+    >>> net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    >>> served = gl.ServedModel(net, torch.randn(1, 16), buckets=[1, 2, 4, 8], answer="top_k")
+    >>> served.input_names, served.row_shapes
+    (('x',), ((16,),))
+
+Its protocol (kind "tensor"): a body `{"inputs": [row, ...]}` (one input) or `{"inputs": {"<name>": [row,
+...], ...}}` (several, named by `input_names`); a row is nested lists of the example's row shape (here 16
+numbers). Numbers are checked where they become tensors, on a pre-processing thread: a wrong shape, a
+string, NaN, Infinity, or a number outside the input's dtype (1e300 for float32, 10**400 anywhere) is a
+422 naming the element (`inputs[0][3]`). The answer is `{"outputs": [row, ...]}` (the model's output rows,
+as nested lists) or, with `answer="top_k"`, `{"results": [[{"id", "label", "prob"}, ...] per row]}`; an
+output that is not finite is a 500 naming the request, never a broken response.
+
+**The zoo models** are examples of the same protocol with request kinds of their own
+(`graphlab.serve.models.ZooModel`); their specs here wrap each zoo model so that its whole forward, input to
+scores, is one graph.
 
 The wrappers move work from the CPU stages onto the GPU and into the captured graph:
 
@@ -20,12 +43,15 @@ The zoo imports torchvision (for resnet18) when that model is built.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 import torch
 from torch import nn
 
-from graphlab.errors import BadInputError
+from graphlab.errors import BadInputError, BadRequestError, ConfigurationError, ServeError
+from graphlab.serve.payload import ParsedRequest, parse_tensor_body
 from graphlab.zoo import GPT_SEQ_LEN, GPT_VOCAB, get_model
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -123,5 +149,266 @@ def served_model(name: str) -> ServedModelSpec:
         raise BadInputError(f"no served model {name!r}; choose one of {', '.join(SERVED)}") from None
 
 
-__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "ImageClassifier", "NextTokenLogits", "SERVED", "ServedModelSpec",
-           "served_model"]
+# -- the protocol: any model ------------------------------------------------------------------------------
+class ServedModel:
+    """A model as a service runs it: the module, example inputs, buckets, and its request/answer protocol.
+
+    Args:
+        module: any `nn.Module` whose forward takes the inputs (batch first) and returns one tensor whose
+            first dimension is the batch (or something `output` picks one from).
+        example: a tensor or a tuple of tensors, batch first (any batch size): each input's row shape and
+            dtype, and the rows warm-up runs on (repeated to fill a bucket; pass real-looking data: token
+            ids within the vocabulary, say).
+        name: for messages, `/healthz` and `/metrics` (default: the module's class name).
+        buckets: the batch sizes captured, a list or a bucket policy name ("pow2", with `max_batch_size`);
+            what `gl.serve` and `python -m graphlab.serve --model pkg.mod:factory` put in the config.
+        max_batch_size: the largest bucket (default: the largest of `buckets`, or 32 for a policy name).
+        input_names: the request's names of the inputs (default "x" for one, "x0", "x1", ... for several).
+        output: picks the tensor from what the module returns: a key ("logits" of a Hugging Face
+            `ModelOutput` or a dict) or an index (a tuple); captured in the graph with the model.
+        answer: "outputs" (the output rows as nested lists) or "top_k" (softmax over the last dimension,
+            the k best with `labels`; the request may send `top_k`).
+        labels: class names for `answer="top_k"` (default "class N").
+        int_range: (low, high) accepted for integer inputs (default: the first `nn.Embedding`'s ids when the
+            module has one, else the dtype's range): an id past an embedding would stop the GPU.
+    """
+
+    kind = "tensor"
+
+    def __init__(self, module: nn.Module, example: Any, *, name: str | None = None, buckets: Any = "pow2",
+                 max_batch_size: int | None = None, input_names: Sequence[str] | None = None,
+                 output: str | int | None = None, answer: str = "outputs", labels: Sequence[str] | None = None,
+                 int_range: tuple[int, int] | None = None, max_top_k: int = 20):
+        if not isinstance(module, nn.Module):
+            raise BadInputError(f"ServedModel takes an nn.Module, got {type(module).__name__}: wrap a function in "
+                                "an nn.Module whose forward calls it")
+        examples = (example,) if isinstance(example, torch.Tensor) else tuple(example)
+        if not examples or not all(isinstance(t, torch.Tensor) and t.dim() >= 1 for t in examples):
+            raise BadInputError("example must be a tensor or a tuple of tensors, each with a batch dimension first")
+        if len({int(t.shape[0]) for t in examples}) != 1:
+            raise BadInputError("every example input must have the same batch size (dimension 0), got "
+                                + ", ".join(str(int(t.shape[0])) for t in examples))
+        if answer not in ("outputs", "top_k"):
+            raise BadInputError(f"answer must be 'outputs' or 'top_k', got {answer!r}")
+        names = tuple(input_names) if input_names is not None else (
+            ("x",) if len(examples) == 1 else tuple(f"x{i}" for i in range(len(examples))))
+        if len(names) != len(examples) or len(set(names)) != len(names):
+            raise BadInputError(f"input_names must name each of the {len(examples)} inputs once, got {names}")
+        if isinstance(buckets, (list, tuple)):
+            if not buckets or not all(isinstance(b, int) and b > 0 for b in buckets):
+                raise BadInputError(f"buckets must be positive batch sizes, got {list(buckets)}")
+            top = max(buckets)
+            if max_batch_size is not None and max_batch_size != top:
+                raise ConfigurationError(f"max_batch_size ({max_batch_size}) must be the largest bucket ({top})")
+            max_batch_size = top
+        self.module = module
+        self.examples = tuple(t.detach().cpu() for t in examples)
+        self.name = name or type(module).__name__
+        self.buckets = list(buckets) if isinstance(buckets, (list, tuple)) else buckets
+        self.max_batch_size = int(max_batch_size or 32)
+        self.input_names = names
+        self.output = output
+        self.answer_kind = answer
+        self.labels = tuple(labels) if labels is not None else None
+        self.max_top_k = max_top_k if answer == "top_k" else 0
+        self.int_range = int_range if int_range is not None else _embedding_range(module)
+
+    @property
+    def row_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """Each input's shape without the batch dimension: the shape of one row in a request."""
+        return tuple(tuple(int(d) for d in t.shape[1:]) for t in self.examples)
+
+    # -- what the service calls ------------------------------------------------------------------------------
+    def build(self, device: str = "cuda") -> nn.Module:
+        """The module on `device`, in eval mode (with `output` picked inside it, so it is in the graph)."""
+        module = self.module.to(device).eval()
+        return (_Pick(module, self.output) if self.output is not None else module).eval()
+
+    def example_inputs(self, rows: int, device: str = "cuda", seed: int = 0) -> tuple[torch.Tensor, ...]:
+        """`rows` rows of the example (repeated in order): for warm-up and the padding check."""
+        if rows < 1:
+            raise BadInputError(f"rows must be at least 1, got {rows}")
+        index = torch.arange(rows) % int(self.examples[0].shape[0])
+        return tuple(t.index_select(0, index).to(device) for t in self.examples)
+
+    def parse(self, body: Any, max_rows: int) -> ParsedRequest:
+        """The cheap checks, on the event loop (see `graphlab.serve.payload.parse_tensor_body`)."""
+        return parse_tensor_body(body, self.input_names, max_rows, max_top_k=self.max_top_k)
+
+    def prepare(self, request: ParsedRequest) -> tuple[torch.Tensor, ...]:
+        """The request's rows as CPU tensors, numbers checked (a pre-processing thread)."""
+        out = []
+        for name, rows, example, shape in zip(self.input_names, request.items, self.examples, self.row_shapes):
+            where = "inputs" if len(self.input_names) == 1 else f"inputs.{name}"
+            out.append(rows_to_tensor(rows, example.dtype, shape, where, int_range=self.int_range))
+        return tuple(out)
+
+    def answer(self, outputs: torch.Tensor, requests: Sequence[ParsedRequest]) -> list[Any]:
+        """One answer per request (a dict to merge into the JSON), or a `ServeError` for that request alone."""
+        if not isinstance(outputs, torch.Tensor):
+            raise ServeError(f"{self.name} returned {type(outputs).__name__}, not a tensor: pass output= to "
+                             "ServedModel (a key or an index) to pick the tensor to answer with")
+        answers: list[Any] = []
+        if self.answer_kind == "top_k":
+            k = max(r.top_k for r in requests)
+            rows = top_k_answer(outputs, k, self.labels)
+            offset = 0
+            for r in requests:
+                answers.append({"results": [row[: r.top_k] for row in rows[offset: offset + r.rows]]})
+                offset += r.rows
+            return answers
+        finite = torch.isfinite(outputs.reshape(outputs.shape[0], -1)).all(dim=1) if outputs.is_floating_point() \
+            else None
+        offset = 0
+        for r in requests:
+            part = outputs[offset: offset + r.rows]
+            if finite is not None and not bool(finite[offset: offset + r.rows].all()):
+                answers.append(ServeError(f"{self.name} returned NaN or Infinity for this request (finite inputs "
+                                          "whose result overflows?); nothing else is affected"))
+            else:
+                answers.append({"outputs": part.tolist()})
+            offset += r.rows
+        return answers
+
+    def describe(self) -> dict[str, Any]:
+        """What `/healthz` and `stats()` say about the model."""
+        inputs = {n: {"row_shape": list(shape), "dtype": _dtype_name(t.dtype)}
+                  for n, shape, t in zip(self.input_names, self.row_shapes, self.examples)}
+        return {"name": self.name, "kind": self.kind, "inputs": inputs, "answer": self.answer_kind}
+
+    def __repr__(self) -> str:
+        return f"ServedModel({self.name!r}, inputs={self.describe()['inputs']}, buckets={self.buckets})"
+
+
+class _Pick(nn.Module):
+    """module(*inputs)[key]: the one tensor a service answers with, picked inside the graph."""
+
+    def __init__(self, inner: nn.Module, key: str | int):
+        super().__init__()
+        self.inner = inner
+        self.key = key
+
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        out = self.inner(*inputs)
+        return getattr(out, self.key) if isinstance(self.key, str) and hasattr(out, self.key) else out[self.key]
+
+
+def _embedding_range(module: nn.Module) -> tuple[int, int] | None:
+    for sub in module.modules():
+        if isinstance(sub, nn.Embedding):
+            return 0, int(sub.num_embeddings) - 1
+    return None
+
+
+def rows_to_tensor(rows: list[Any], dtype: torch.dtype, row_shape: tuple[int, ...], where: str, *,
+                   int_range: tuple[int, int] | None = None) -> torch.Tensor:
+    """JSON rows -> a CPU tensor of `dtype` and shape (len(rows), *row_shape), or a 422 naming the element.
+
+    Refused: a ragged or wrongly shaped row, anything that is not a number, NaN and Infinity (Python's json
+    reads them), a number the dtype cannot hold (1e300 for float32, 10**400 anywhere, 3.5 for an integer
+    input), an integer outside `int_range`; for a numeric input, rows of true/false only. The checks are
+    vectorised (one tensor built, then torch.isfinite and a range test): a Python walk over the numbers runs
+    only on the error path, to name the element. (JSON true/false mixed with numbers read as 1/0.)
+    """
+    try:
+        tensor = torch.tensor(rows)  # the dtype the JSON numbers have: int64, float32 (default) or bool
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        bad = _first_bad(rows, dtype, where)
+        raise BadRequestError(bad or f"{where} could not be read as {_dtype_name(dtype)} rows of shape "
+                              f"{list(row_shape)}") from None
+    if tuple(tensor.shape[1:]) != tuple(row_shape):
+        raise BadRequestError(f"{where} has rows of shape {list(tensor.shape[1:])}; this model takes rows of shape "
+                              f"{list(row_shape)}")
+    if tensor.dtype == torch.bool and dtype != torch.bool:
+        raise BadRequestError(f"{where} holds true/false; this input takes numbers ({_dtype_name(dtype)})")
+    if dtype.is_floating_point:
+        if tensor.dtype != dtype or not tensor.is_floating_point():
+            if not tensor.is_floating_point() and tensor.numel() and \
+                    float(tensor.abs().max()) > torch.finfo(dtype).max:
+                raise BadRequestError(_first_bad(rows, dtype, where) or f"{where} is out of range")
+            tensor = tensor.to(dtype)
+        ok = torch.isfinite(tensor)
+        if not bool(ok.all()):
+            index = tuple(int(i) for i in (~ok).nonzero()[0])
+            value = _at(rows, index)
+            what = "NaN" if isinstance(value, float) and math.isnan(value) else repr(value)
+            raise BadRequestError(f"{where}{''.join(f'[{i}]' for i in index)} is {_pretty(what)}: send finite "
+                                  f"numbers within {_dtype_name(dtype)}'s range (|x| <= {torch.finfo(dtype).max:.4g})")
+    elif dtype != torch.bool:
+        if tensor.is_floating_point():
+            raise BadRequestError(_first_bad(rows, dtype, where) or f"{where} must hold integers")
+        low, high = int_range if int_range is not None else (torch.iinfo(dtype).min, torch.iinfo(dtype).max)
+        if tensor.numel():
+            bad = (tensor < low) | (tensor > high)
+            if bool(bad.any()):
+                index = tuple(int(i) for i in bad.nonzero()[0])
+                raise BadRequestError(f"{where}{''.join(f'[{i}]' for i in index)} is {int(tensor[index])}; this "
+                                      f"input takes integers from {low} to {high}")
+        tensor = tensor.to(dtype)
+    else:
+        tensor = tensor.to(torch.bool)
+    return tensor
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _pretty(text: str) -> str:
+    return {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}.get(text, text)
+
+
+def _at(rows: Any, index: tuple[int, ...]) -> Any:
+    for i in index:
+        rows = rows[i]
+    return rows
+
+
+def _walk(value: Any, path: str):
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _walk(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def _first_bad(rows: Any, dtype: torch.dtype, where: str) -> str | None:
+    """The first element `dtype` cannot hold, in one line (only on the error path: a Python walk)."""
+    if dtype.is_floating_point:
+        top = torch.finfo(dtype).max
+    elif dtype == torch.bool:
+        top = 1
+    else:
+        info = torch.iinfo(dtype)
+    for path, v in _walk(rows, where):
+        if isinstance(v, bool):
+            if dtype != torch.bool:
+                return f"{path} is {str(v).lower()}; this input takes numbers, not true/false"
+            continue
+        if not isinstance(v, (int, float)):
+            return f"{path} must be a number, got {type(v).__name__ if v is not None else 'null'}"
+        if dtype.is_floating_point:
+            if not -top <= v <= top:
+                shown = f"an integer of {len(str(abs(v)))} digits" if isinstance(v, int) else _pretty(repr(v))
+                return f"{path} is {shown}: send finite numbers within {_dtype_name(dtype)}'s range (|x| <= {top:.4g})"
+        elif isinstance(v, float):
+            return f"{path} is {_pretty(repr(v))}; this input takes integers ({_dtype_name(dtype)})"
+        elif dtype != torch.bool and not info.min <= v <= info.max:
+            shown = f"an integer of {len(str(abs(v)))} digits" if abs(v) >= 10**30 else str(v)
+            return f"{path} is {shown}, outside {_dtype_name(dtype)} ({info.min} to {info.max})"
+    return None
+
+
+def top_k_answer(scores: torch.Tensor, k: int, labels: Sequence[str] | None = None) -> list[list[dict[str, Any]]]:
+    """Softmax over the last dimension of (rows, classes), the k best as [{"id", "label", "prob"}] per row."""
+    probs = torch.softmax(scores.float().reshape(scores.shape[0], -1), dim=-1)
+    values, indices = torch.topk(probs, min(k, probs.shape[-1]), dim=-1)
+    out = []
+    for row_values, row_ids in zip(values.tolist(), indices.tolist()):
+        out.append([{"id": i, "label": labels[i] if labels is not None and i < len(labels) else f"class {i}",
+                     "prob": round(p, 6) if math.isfinite(p) else None} for i, p in zip(row_ids, row_values)])
+    return out
+
+
+__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "ImageClassifier", "NextTokenLogits", "SERVED", "ServedModel",
+           "ServedModelSpec", "rows_to_tensor", "served_model", "top_k_answer"]

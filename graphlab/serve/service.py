@@ -32,15 +32,14 @@ from typing import Any, Awaitable, Callable
 import torch
 
 from graphlab.env import require_cuda
-from graphlab.errors import (BadInputError, BadRequestError, OverloadedError, RequestTimeoutError,
-                             RequestTooLargeError, ServeError)
+from graphlab.errors import (BadInputError, BadRequestError, ConfigurationError, OverloadedError, PaddingError,
+                             RequestTimeoutError, RequestTooLargeError, ServeError)
 from graphlab.serve.batcher import Batch, DynamicBatcher
 from graphlab.serve.config import ServeConfig
-from graphlab.serve.payload import Limits, ParsedRequest, parse_body
-from graphlab.serve.postprocess import top_k_rows
-from graphlab.serve.preprocess import Prepared, preprocess
+from graphlab.serve.payload import ParsedRequest
 from graphlab.serve.runners import EagerRunner, make_cache_runner
-from graphlab.serve.served_model import served_model
+from graphlab.serve.models import resolve_model
+from graphlab.serve.served_model import ServedModel
 from graphlab.serve.trace import BatchRecord, RequestRecord, TraceLog
 from graphlab.serve.worker import GPUWorker
 
@@ -77,7 +76,7 @@ class _Queued:
 
     record: RequestRecord
     inputs: tuple[Any, ...]
-    top_k: int
+    request: ParsedRequest
     callback: Callback
 
 
@@ -86,15 +85,17 @@ class InferenceService:
 
     Args:
         config: what to serve and how (`ServeConfig`).
+        model: the `ServedModel` to serve (your own model); default: the one `config.model` names (a zoo
+            name, or "package.module:factory").
         runner: what the GPU worker calls on a batch; default: built from the config (eager model or
             `gl.GraphCache`). Inject one to test the pipeline without a GPU.
     """
 
-    def __init__(self, config: ServeConfig, *, runner: Any = None):
+    def __init__(self, config: ServeConfig, *, model: ServedModel | None = None, runner: Any = None):
         self.config = config
-        self.spec = served_model(config.model)
-        self.limits = Limits(max_rows=config.max_request_rows, seq_len=self.spec.seq_len or 64,
-                             features=self.spec.features or 256, max_top_k=min(config.max_top_k, self.spec.classes))
+        self.model = resolve_model(model if model is not None else config.model)
+        if getattr(self.model, "max_top_k", 0):
+            self.model.max_top_k = min(self.model.max_top_k, config.max_top_k)
         self.traces = TraceLog(config.trace_capacity)
         self.counters: Counter[str] = Counter()
         self.batch_rows: Counter[int] = Counter()
@@ -118,34 +119,43 @@ class InferenceService:
             raise BadInputError(f"the service is {self.state}: start() runs once; make a new InferenceService")
         self.state = ServiceState.WARMING_UP
         if self.config.device.startswith("cuda"):
-            require_cuda(f"serving {self.config.model} on {self.config.device}")
+            require_cuda(f"serving {self.model.name} on {self.config.device} (or serve it with device='cpu', "
+                         "--device cpu)")
         if self.runner is None:
             self.runner = self._build_runner()
-        self._pre_pool = ThreadPoolExecutor(self.config.preprocess_threads, thread_name_prefix="graphlab-pre")
+        self._pre_pool = (ThreadPoolExecutor(self.config.preprocess_threads, thread_name_prefix="graphlab-pre")
+                          if self.config.preprocess_threads > 0 else _Inline())
         self._post_pool = ThreadPoolExecutor(self.config.postprocess_threads, thread_name_prefix="graphlab-post")
         self._worker = GPUWorker(self._batcher, self.runner, device=self.config.device, finish=self._finish_batch,
                                  post_pool=self._post_pool, max_in_flight=self.config.max_in_flight)
         self._worker.start()
         try:
             self._worker.wait_ready(timeout_s)
-        except BaseException:  # whatever stopped the warm-up (Ctrl-C included): close, then let it go on
+        except BaseException as exc:  # whatever stopped the warm-up (Ctrl-C included): close, then let it go on
             self.state = ServiceState.CLOSED
             self._batcher.close()
+            if isinstance(exc, PaddingError):
+                dim = exc.dim_name or "batch"
+                raise ConfigurationError(
+                    f"{self.model.name} cannot be served with padded batches: padding dim {dim!r} changes its answer "
+                    f"(by up to {exc.max_abs_err:.3g}: its rows see each other). Fix: make rows independent (eval "
+                    f"mode, no batch statistics), or list every batch size as a bucket (buckets=list(range(1, "
+                    f"{self.config.max_batch_size + 1}))), or setting='eager'") from None
             raise
         self.state = ServiceState.READY
         return self
 
     def _build_runner(self) -> Any:
         device = torch.device(self.config.device)
-        module = self.spec.build(device=str(device))
+        module = self.model.build(device=str(device))
 
         def examples(rows: int) -> tuple[Any, ...]:
-            return self.spec.example_inputs(rows, device=str(device))
+            return self.model.example_inputs(rows, device=str(device))
 
         if self.config.uses_graphs:
             return make_cache_runner(module, examples, max_rows=self.config.max_batch_size,
                                      buckets=self.config.buckets, device=device,
-                                     name=f"serve-{self.config.model}-{self.config.setting}")
+                                     name=f"serve-{self.model.name}-{self.config.setting}")
         return EagerRunner(module, examples, self.config.max_batch_size)
 
     def close(self, timeout_s: float = 60.0) -> None:
@@ -232,7 +242,7 @@ class InferenceService:
                 what = _NOT_READY.get(self.state, "shutting down")
             raise OverloadedError(f"the service is {what}: retry on another replica")
         try:
-            parsed = parse_body(body, self.spec.kind, self.limits)
+            parsed = self.model.parse(body, self.config.max_request_rows)
         except RequestTooLargeError:
             self.count("refused_too_large")
             raise
@@ -275,7 +285,7 @@ class InferenceService:
     def _preprocess(self, record: RequestRecord, parsed: ParsedRequest, callback: Callback) -> None:
         record.pre_start_ns = time.monotonic_ns()
         try:
-            prepared: Prepared = preprocess(parsed, self.spec)
+            inputs = self.model.prepare(parsed)
         except Exception as exc:  # noqa: BLE001 - answered, never lost
             self._batcher.forget()
             record.pre_end_ns = time.monotonic_ns()
@@ -284,7 +294,7 @@ class InferenceService:
             return
         record.pre_end_ns = time.monotonic_ns()
         try:
-            self._batcher.put(_Queued(record, prepared.inputs, prepared.top_k, callback), prepared.rows, expected=True)
+            self._batcher.put(_Queued(record, inputs, parsed, callback), parsed.rows, expected=True)
         except OverloadedError as exc:  # only when closed mid-way: close() waits for this pool, so never in practice
             self._complete(record, callback, None, exc)
 
@@ -294,10 +304,12 @@ class InferenceService:
         for q in queued:
             q.record.batch_id, q.record.batch_rows = batch_record.batch_id, batch.rows
             q.record.dispatched_ns, q.record.done_ns = batch.formed_ns, batch_record.done_ns
-        rows: list[Any] = []
+        answers: list[Any] = []
         if error is None:
             try:
-                rows = top_k_rows(host, max(q.top_k for q in queued), self.spec.kind, self.spec.classes)
+                answers = self.model.answer(host, [q.request for q in queued])
+            except ServeError as exc:
+                error = exc
             except Exception as exc:  # noqa: BLE001 - the batch's requests are answered with it
                 error = ServeError(f"post-processing failed: {type(exc).__name__}: {exc}")
         batch_record.post_end_ns = time.monotonic_ns()
@@ -306,19 +318,17 @@ class InferenceService:
             self.batch_rows[batch.rows] += 1
             self.batch_buckets[batch_record.bucket] += 1
         self.traces.add_batch(batch_record)
-        offset = 0
-        for q in queued:
+        for i, q in enumerate(queued):
             record = q.record
-            if error is not None:
-                self._complete(record, q.callback, None, error)
+            own = error if error is not None else answers[i]
+            if isinstance(own, BaseException):
+                self._complete(record, q.callback, None, own)
                 continue
             record.post_end_ns = batch_record.post_end_ns
-            answer = {"id": record.request_id,
-                      "results": [row[: q.top_k] for row in rows[offset: offset + record.rows]],
+            answer = {"id": record.request_id, **own,
                       "batch": {"id": batch_record.batch_id, "requests": batch_record.requests, "rows": batch.rows,
                                 "bucket": batch_record.bucket},
                       "timing_us": record.timing_us()}
-            offset += record.rows
             self._complete(record, q.callback, answer, None)
 
     def _complete(self, record: RequestRecord, callback: Callback, result: Any, error: BaseException | None) -> None:
@@ -358,7 +368,7 @@ class InferenceService:
             rows = dict(sorted(self.batch_rows.items()))
             buckets = dict(sorted(self.batch_buckets.items()))
         describe = getattr(self.runner, "describe", None)
-        return {"state": self.state.value, "model": self.config.model, "setting": self.config.setting,
+        return {"state": self.state.value, "model": self.model.name, "setting": self.config.setting,
                 "pending": self._pending, "queued": len(self._batcher),
                 "in_preprocessing": self._batcher.in_preprocessing, "counters": counters,
                 "batch_rows": rows, "batch_buckets": buckets,
@@ -373,6 +383,22 @@ class InferenceService:
             self.batch_rows.clear()
             self.batch_buckets.clear()
         self.traces.clear()
+
+
+class _Inline:
+    """preprocess_threads=0: pre-processing runs on the caller's thread (the event loop), one hop fewer; for
+    requests whose pre-processing costs a few µs (short prompts, small vectors), not for images."""
+
+    def __init__(self) -> None:
+        self._closed = False
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self._closed:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+        fn(*args)
+
+    def shutdown(self, wait: bool = True) -> None:
+        self._closed = True
 
 
 def _settle(future: asyncio.Future[Any], record: RequestRecord, result: Any, error: BaseException | None) -> None:
