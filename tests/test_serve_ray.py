@@ -24,45 +24,31 @@ pytest.importorskip("starlette")
 
 import graphlab  # noqa: E402
 from graphlab.serve.app import create_app  # noqa: E402
+from graphlab.serve.config import ServeConfig  # noqa: E402
 from graphlab.serve.ray_deployment import REPLICA_HEADER, deployment  # noqa: E402
-from graphlab.serve.runners import make_cache_runner  # noqa: E402
 from graphlab.serve.service import InferenceService  # noqa: E402
 
-from test_serve_service import MLP, _config, _vectors  # noqa: E402
+import serve_test_models  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(400)]
 NAME = "graphlab-test"
-DELAY_S = 0.02  # each batch takes at least this long, so a replica killed under load has requests on it
-
-
-class SlowCacheRunner:
-    """The mlp's graph cache (eager backend on the CPU), each batch slowed by DELAY_S."""
-
-    def __init__(self):
-        self.inner = make_cache_runner(MLP.build("cpu"), lambda n: MLP.example_inputs(n, "cpu"), max_rows=8,
-                                       buckets="pow2", device="cpu", name="ray-test")
-
-    def __call__(self, *inputs):
-        time.sleep(DELAY_S)
-        return self.inner(*inputs)
-
-    def bucket_for(self, rows):
-        return self.inner.bucket_for(rows)
-
-    def warm_up(self):
-        self.inner.warm_up()
-
-    def describe(self):
-        return self.inner.describe()
-
-
-def slow_cache_runner():
-    return SlowCacheRunner()
+MODEL = "serve_test_models:slow"  # your own model (a gl.ServedModel factory), imported by each replica
+SLEEP_MS = "20"  # each batch takes at least this long, so a replica killed under load has requests on it
 
 
 def _service_config():
-    return _config(setting="graphs+batching", max_batch_size=8, max_wait_us=2000, max_body_bytes=120_000,
-                   max_pending=64, preprocess_threads=1)
+    # graphs+batching on the CPU: the graph cache with its eager backend, buckets 1, 2, 4, 8
+    return ServeConfig(model=MODEL, setting="graphs+batching", device="cpu", max_batch_size=8, buckets=[1, 2, 4, 8],
+                       max_wait_us=2000, max_body_bytes=20_000, max_pending=64, preprocess_threads=1)
+
+
+def _local_service():
+    os.environ["SERVE_TEST_SLEEP_MS"] = SLEEP_MS
+    return InferenceService(_service_config(), model=serve_test_models.slow()).start()
+
+
+def _rows(n, seed=0):
+    return [[round(0.1 * (seed + i + j), 3) for j in range(8)] for i in range(n)]
 
 
 def _free_port():
@@ -82,9 +68,9 @@ def cluster():
     port = _free_port()
     try:
         serve.start(http_options={"host": "127.0.0.1", "port": port})
-        app = deployment(_service_config(), num_replicas=2, num_cpus=1, runner_factory=slow_cache_runner,
-                         name=NAME, health_check_period_s=1.0, graceful_shutdown_timeout_s=20.0,
-                         runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+        app = deployment(_service_config(), num_replicas=2, num_cpus=1, name=NAME, health_check_period_s=1.0,
+                         graceful_shutdown_timeout_s=20.0,
+                         runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "SERVE_TEST_SLEEP_MS": SLEEP_MS}})
         handle = serve.run(app, name=NAME, route_prefix="/")
         yield {"url": f"http://127.0.0.1:{port}", "handle": handle, "port": port}
     finally:
@@ -124,34 +110,40 @@ async def _burst(url: str, bodies: list[dict]) -> list[httpx.Response]:
 def test_requests_reach_both_replicas_and_get_the_models_answers(cluster):
     replicas = _replicas(cluster["handle"], 2)
     assert all(r["state"] == "ready" and r["runner"]["runner"] == "graph_cache" for r in replicas.values())
-    assert len({r["pid"] for r in replicas.values()}) == 2  # two processes, each with its own cache
-    bodies = [{"vectors": _vectors(1, seed=7), "top_k": 3}] * 40
+    assert len({r["pid"] for r in replicas.values()}) == 2  # two processes, each with its own graph cache
+    assert all(r["runner"]["buckets"] == [1, 2, 4, 8] for r in replicas.values())
+    bodies = [{"inputs": _rows(1, seed=7)}] * 40
     answers = asyncio.run(_burst(cluster["url"], bodies))
     assert [a.status_code for a in answers] == [200] * 40
     assert {a.headers[REPLICA_HEADER] for a in answers} == set(replicas)
-    # the same body, either replica: the same answer (the zoo's seeded weights), as the service in this process
-    service = InferenceService(_service_config()).start()
+    # the same body, either replica: the same answer as the service in this process (the model is seeded)
+    service = _local_service()
     try:
-        expected = service.infer_sync({"vectors": _vectors(1, seed=7), "top_k": 3})["results"]
+        expected = service.infer_sync({"inputs": _rows(1, seed=7)})["outputs"]
     finally:
         service.close()
-    assert all(a.json()["results"] == expected for a in answers)
+    for a in answers:
+        assert a.json()["outputs"][0] == pytest.approx(expected[0], abs=1e-6)
     assert max(a.json()["batch"]["rows"] for a in answers) > 1  # concurrent requests were batched in a replica
 
 
+JSON = {"content-type": "application/json"}
 BAD = [
-    (b"{not json", {"content-type": "application/json"}),
-    (b"\xff\xfe", {"content-type": "application/json"}),
-    (b'{"vectors": 3}', {"content-type": "application/json"}),
-    (b'{"texts": ["a"]}', {"content-type": "application/json"}),
-    (b'{"vectors": [[1, 2]], "top_k": 0}', {"content-type": "application/json"}),
-    (json.dumps({"vectors": _vectors(9)}).encode(), {"content-type": "application/json"}),
-    (b"x" * 130_000, {"content-type": "application/json"}),
+    (b"{not json", JSON),
+    (b"\xff\xfe", JSON),
+    (b'{"inputs": 3}', JSON),
+    (b'{"texts": ["a"]}', JSON),
+    (b'{"inputs": [[0, 0, NaN, 0, 0, 0, 0, 0]]}', JSON),
+    (b'{"inputs": [[0, 0, 1e300, 0, 0, 0, 0, 0]]}', JSON),
+    (b'{"inputs": [[0, 0, 0]]}', JSON),
+    (json.dumps({"inputs": _rows(9)}).encode(), JSON),
+    (b"x" * 30_000, JSON),
+    (json.dumps({"inputs": _rows(1)}).encode(), {"content-type": "text/plain"}),
 ]
 
 
 def test_bad_input_gets_the_same_answers_as_the_http_service(cluster):
-    service = InferenceService(_service_config()).start()
+    service = _local_service()
     app = create_app(service)
 
     async def both(content: bytes, headers: dict) -> tuple[httpx.Response, httpx.Response]:
@@ -163,16 +155,20 @@ def test_bad_input_gets_the_same_answers_as_the_http_service(cluster):
     try:
         for content, headers in BAD:
             local, remote = asyncio.run(both(content, headers))
-            assert remote.status_code == local.status_code and remote.status_code in (413, 422), content[:40]
+            assert remote.status_code == local.status_code and remote.status_code in (413, 415, 422), content[:40]
             assert remote.json() == local.json(), content[:40]
             assert remote.headers["content-type"] == "application/json"
     finally:
         service.close()
     with httpx.Client(base_url=cluster["url"], timeout=30) as client:
-        assert client.get("/v1/infer").status_code == 405
+        wrong = client.get("/v1/infer")
+        assert wrong.status_code == 405 and wrong.json()["error"] == "method_not_allowed"
         health = client.get("/healthz")
         assert health.status_code == 200 and health.json()["state"] == "ready"
         assert client.get("/v1/stats").json()["counters"]["refused_malformed"] >= 1
+        metrics = client.get("/metrics")
+        assert metrics.status_code == 200 and "graphlab_http_requests_total" in metrics.text
+        assert metrics.headers[REPLICA_HEADER]  # one replica's figures: scrape each (docs/ray-serve.md)
 
 
 def test_a_replica_killed_mid_load_is_replaced_and_every_request_is_answered(cluster):
@@ -185,7 +181,7 @@ def test_a_replica_killed_mid_load_is_replaced_and_every_request_is_answered(clu
                                      limits=httpx.Limits(max_connections=200)) as client:
             async def one(i: int) -> tuple[int, str, dict]:
                 try:
-                    r = await client.post("/v1/infer", json={"vectors": _vectors(1, seed=i % 4)})
+                    r = await client.post("/v1/infer", json={"inputs": _rows(1, seed=i % 4)})
                 except httpx.HTTPError as exc:  # no answer at all: a loss
                     return 0, "", {"error": f"no answer: {type(exc).__name__}"}
                 try:
@@ -212,7 +208,7 @@ def test_a_replica_killed_mid_load_is_replaced_and_every_request_is_answered(clu
     # Ray replaces the dead replica: two live replicas again, one of them new, and both take requests
     after = _replicas(handle, 2, timeout_s=90, exclude=frozenset({victim["replica"]}))
     assert victim["replica"] not in after and victim["pid"] not in {r["pid"] for r in after.values()}
-    answers = asyncio.run(_burst(url, [{"vectors": _vectors(1)}] * 40))
+    answers = asyncio.run(_burst(url, [{"inputs": _rows(1)}] * 40))
     assert [a.status_code for a in answers] == [200] * 40
     assert {a.headers[REPLICA_HEADER] for a in answers} == set(after)
 
@@ -224,7 +220,7 @@ def test_shutdown_answers_what_it_accepted_and_stops_every_replica(cluster):
 
     async def during_shutdown() -> list[int]:
         async with httpx.AsyncClient(base_url=url, timeout=60) as client:
-            tasks = [asyncio.create_task(client.post("/v1/infer", json={"vectors": _vectors(1, seed=i)}))
+            tasks = [asyncio.create_task(client.post("/v1/infer", json={"inputs": _rows(1, seed=i)}))
                      for i in range(30)]
             await asyncio.sleep(0.05)
             await asyncio.to_thread(serve.delete, NAME)

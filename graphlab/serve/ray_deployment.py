@@ -41,6 +41,8 @@ from typing import Any, Callable
 from graphlab.errors import BadInputError, GraphlabError, OverloadedError, UnsupportedError
 from graphlab.serve.app import create_app
 from graphlab.serve.config import ServeConfig
+from graphlab.serve.models import resolve_model
+from graphlab.serve.served_model import ServedModel
 from graphlab.serve.service import InferenceService
 
 #: the response header that names the replica that answered
@@ -66,15 +68,21 @@ class GraphlabReplica:
     Args:
         config: what to serve and how (`ServeConfig`); the device is the replica's own ("cuda" is the GPU
             Ray gave it).
+        model: your own model: a `gl.ServedModel` (pickled to every replica, weights included), a function of
+            no arguments returning one (called in each replica: the weights are built or loaded there), or
+            "package.module:factory" / a zoo name; default: the one `config.model` names.
         runner_factory: optional `() -> runner` called in the replica (a runner as `InferenceService(runner=)`
-            takes: tests inject a slow or failing one); picklable, since Ray ships it to the replica.
+            takes: tests inject a failing one); picklable, since Ray ships it to the replica.
     """
 
-    def __init__(self, config: ServeConfig, runner_factory: Callable[[], Any] | None = None):
+    def __init__(self, config: ServeConfig, model: Any = None, runner_factory: Callable[[], Any] | None = None):
         self.config = config
         self.replica_id = _replica_id()
+        if model is not None and callable(model) and not isinstance(model, ServedModel):
+            model = model()
         runner = runner_factory() if runner_factory is not None else None
-        self.service = InferenceService(config, runner=runner).start()
+        self.service = InferenceService(config, model=resolve_model(model if model is not None else config.model),
+                                        runner=runner).start()
 
     def __serve_build_asgi_app__(self) -> Any:
         """Ray calls this once, after the constructor: the service's own app, each answer naming the replica."""
@@ -127,7 +135,7 @@ class _NameReplica:
         await self.app(scope, receive, tagged)
 
 
-def deployment(config: ServeConfig, *, num_replicas: int | str | None = None, num_gpus: float | None = None,
+def deployment(config: ServeConfig, *, model: Any = None, num_replicas: int | str | None = None, num_gpus: float | None = None,
                num_cpus: float | None = None, max_queued_requests: int | None = None, name: str = DEFAULT_NAME,
                runner_factory: Callable[[], Any] | None = None, health_check_period_s: float = 10.0,
                graceful_shutdown_timeout_s: float = 30.0, runtime_env: dict[str, Any] | None = None) -> Any:
@@ -135,6 +143,7 @@ def deployment(config: ServeConfig, *, num_replicas: int | str | None = None, nu
 
     Args:
         config: the service every replica runs.
+        model: your own model (see `GraphlabReplica`); default: the one `config.model` names.
         num_replicas: replicas to start; default: one per GPU in the cluster for a CUDA config (`ray.init` or
             an address first), 1 for a CPU config; "auto" lets Ray's autoscaler choose (see docs/ray-serve.md).
         num_gpus: GPUs per replica (default 1 on CUDA, 0 on the CPU).
@@ -165,7 +174,7 @@ def deployment(config: ServeConfig, *, num_replicas: int | str | None = None, nu
         max_queued_requests=config.max_pending if max_queued_requests is None else max_queued_requests,
         health_check_period_s=health_check_period_s, graceful_shutdown_timeout_s=graceful_shutdown_timeout_s,
     )
-    return app.bind(config, runner_factory)
+    return app.bind(config, model, runner_factory)
 
 
 def _gpus_in_cluster(per_replica: float) -> int:
@@ -270,9 +279,10 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m graphlab.serve.ray_deployment`: the deployment on the Ray cluster at RAY_ADDRESS (or a new
     local one), until Ctrl-C."""
     parser = argparse.ArgumentParser(prog="python -m graphlab.serve.ray_deployment", description=main.__doc__)
-    parser.add_argument("--model", default="gpt")
+    parser.add_argument("--model", default="gpt", help="a zoo model or package.module:factory (a function returning "
+                        "a gl.ServedModel; importable on every node)")
     parser.add_argument("--setting", default="graphs+batching")
-    parser.add_argument("--max-batch-size", type=int, default=32)
+    parser.add_argument("--max-batch-size", type=int, default=None, help="default: the model's largest bucket")
     parser.add_argument("--max-wait-us", type=int, default=500)
     parser.add_argument("--max-pending", type=int, default=512)
     parser.add_argument("--device", default="cuda")
@@ -284,7 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     if replicas not in (None, "auto"):
         replicas = int(replicas)
     try:
-        config = ServeConfig(model=args.model, setting=args.setting, max_batch_size=args.max_batch_size,
+        served = resolve_model(args.model)  # here too: a bad --model is one line now, not a replica's traceback
+        max_batch = args.max_batch_size or served.max_batch_size
+        config = ServeConfig(model=args.model, setting=args.setting, max_batch_size=max_batch,
+                             buckets=served.buckets if args.max_batch_size is None else "pow2",
                              max_wait_us=args.max_wait_us, max_pending=args.max_pending, device=args.device)
         run(config, host=args.host, port=args.port, num_replicas=replicas, blocking=True)
     except GraphlabError as exc:
