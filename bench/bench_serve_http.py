@@ -138,14 +138,16 @@ def hey(binary: str, url: str, body_file: Path, raw: Path, *, concurrency: int, 
     return result
 
 
-def measure(name: str, url: str, body_file: Path, out: Path, args: argparse.Namespace) -> dict:
+def measure(server: str, url: str, body_file: Path, out: Path, args: argparse.Namespace) -> dict:
+    """hey's runs against one server; `server` as named in --capacity-for ("graphs+batching")."""
     runs: dict = {}
+    name = server.replace("+", "_")  # for file names
     d = args.duration_s
     runs["single"] = hey(args.hey, url, body_file, out / f"{name}_single.txt", concurrency=1, duration_s=d)
     runs["rate50"] = hey(args.hey, url, body_file, out / f"{name}_rate50.txt", concurrency=1, duration_s=d, qps=50)
     runs["rate200"] = hey(args.hey, url, body_file, out / f"{name}_rate200.txt", concurrency=2, duration_s=d,
                           qps=100)
-    if name in args.capacity_for:
+    if server in args.capacity_for:
         curve = []
         for c in CONCURRENCY if not args.quick else (8, 32):
             point = hey(args.hey, url, body_file, out / f"{name}_c{c}.txt", concurrency=c, duration_s=d)
@@ -239,8 +241,7 @@ def main() -> int:
             body = out / "body_own.json"
             body.write_text(json.dumps(BODIES["own"]))
         try:
-            entry = {"command": " ".join(cmd), **measure(name.replace("+", "_"), f"http://127.0.0.1:{port}/v1/infer",
-                                                          body, out, args)}
+            entry = {"command": " ".join(cmd), **measure(name, f"http://127.0.0.1:{port}/v1/infer", body, out, args)}
             if name != "bare":
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/stats", timeout=5) as r:
                     stats = json.loads(r.read())

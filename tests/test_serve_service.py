@@ -312,3 +312,15 @@ def test_counters_lose_no_update_when_two_threads_count_at_once(run_threads):
 
     assert run_threads(answer, range(2), 10.0) == []
     assert service.counters["callback_errors"] == 2
+
+
+def test_small_requests_are_pre_processed_inline_and_answer_the_same_as_through_the_pool():
+    vectors = _vectors(2)
+    answers = []
+    for inline_max in (4096, 0):  # 2 x 256 numbers: inline on the caller's thread; 0: always the pool
+        with InferenceService(_config(setting="graphs+batching", inline_preprocess_max=inline_max)).start() as s:
+            answers.append(s.infer_sync({"vectors": vectors, "top_k": 3})["results"])
+            with pytest.raises(GraphlabError, match=r"vectors\[0\]\[0\] is NaN"):
+                s.infer_sync({"vectors": [[float("nan")] + [0.0] * 255]})
+            assert s.wait_idle(5) and s.pending == 0
+    assert answers[0] == answers[1]

@@ -56,6 +56,9 @@ class ServeConfig:
             batch while the GPU runs this one).
         preprocess_threads, postprocess_threads: thread pool sizes of the CPU stages; preprocess_threads=0
             runs pre-processing on the event loop itself (one thread hop fewer: for cheap pre-processing).
+        inline_preprocess_max: a request whose tensors hold at most this many numbers (a short prompt, a
+            few small vectors) is pre-processed on the caller's thread, the event loop, not handed to the pool:
+            the hop costs more than the work. 0 sends every request to the pool (images always go there).
         max_body_bytes: largest request body the HTTP app reads (413 beyond).
         max_top_k: largest `top_k` a request may ask for.
         device: "cuda", "cuda:1" or "cpu" (the CPU runs the same pipeline without streams: tests);
@@ -81,6 +84,7 @@ class ServeConfig:
     max_pending: int = 512
     max_in_flight: int = 2
     preprocess_threads: int = 4
+    inline_preprocess_max: int = 4096
     postprocess_threads: int = 1
     max_body_bytes: int = 8 * 2**20
     max_top_k: int = 20
@@ -101,6 +105,9 @@ class ServeConfig:
         if self.oversize not in OVERSIZE_POLICIES:
             raise BadInputError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), "
                                 f"got {self.oversize!r}")
+        if not isinstance(self.inline_preprocess_max, int) or self.inline_preprocess_max < 0:
+            raise BadInputError(f"inline_preprocess_max must be a non-negative integer (numbers per request), got "
+                                f"{self.inline_preprocess_max!r}")
         if not isinstance(self.preprocess_threads, int) or self.preprocess_threads < 0:
             raise BadInputError(f"preprocess_threads must be 0 (on the event loop) or more, got "
                                 f"{self.preprocess_threads!r}")

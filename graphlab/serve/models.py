@@ -47,6 +47,11 @@ class ZooModel(ServedModel):
     def prepare(self, request: ParsedRequest) -> tuple[torch.Tensor, ...]:
         return preprocess(request, self.spec).inputs
 
+    def prepare_size(self, request: ParsedRequest) -> int:
+        if self.kind == "image":
+            return 1 << 62  # decoding and resizing: always on a pre-processing thread
+        return request.rows * (self.spec.seq_len or self.spec.features or 1)
+
     def answer(self, outputs: torch.Tensor, requests: Sequence[ParsedRequest]) -> list[Any]:
         rows = top_k_rows(outputs, max(r.top_k for r in requests), self.spec.kind, self.spec.classes)
         answers, offset = [], 0

@@ -243,6 +243,10 @@ class ServedModel:
             out.append(rows_to_tensor(rows, example.dtype, shape, where, int_range=self.int_range))
         return tuple(out)
 
+    def prepare_size(self, request: ParsedRequest) -> int:
+        """How many numbers `prepare` makes for `request` (the service pre-processes small ones inline)."""
+        return request.rows * sum(math.prod(shape) for shape in self.row_shapes)
+
     def answer(self, outputs: torch.Tensor, requests: Sequence[ParsedRequest]) -> list[Any]:
         """One answer per request (a dict to merge into the JSON), or a `ServeError` for that request alone."""
         if not isinstance(outputs, torch.Tensor):

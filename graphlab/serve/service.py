@@ -190,10 +190,15 @@ class InferenceService:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
 
+        holder: dict[str, RequestRecord] = {}
+
         def callback(result: Any, error: BaseException | None) -> None:
-            loop.call_soon_threadsafe(_settle, future, record, result, error)
+            # may run inside submit() (inline pre-processing that failed), before `record` exists here:
+            # _settle reads it from the holder later, on the loop
+            loop.call_soon_threadsafe(_settle, future, holder, result, error)
 
         record = self.submit(body, callback)
+        holder["record"] = record
         try:
             answer = await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -258,6 +263,11 @@ class InferenceService:
             self.counters["accepted"] += 1
         record = RequestRecord(next(self._ids), parsed.rows, accepted_ns=time.monotonic_ns())
         self._batcher.expect()
+        if self.model.prepare_size(parsed) <= self.config.inline_preprocess_max:
+            # a few µs of work: a hop to a pre-processing thread would cost more than it (H200: -0.5 ms at
+            # 50 req/s over HTTP, docs/serving.md); anything larger goes to the pool, off the event loop
+            self._preprocess(record, parsed, callback)
+            return record
         try:
             pool.submit(self._preprocess, record, parsed, callback)
         except RuntimeError:  # close() shut the pool between the state check and here: not accepted after all
@@ -401,8 +411,11 @@ class _Inline:
         self._closed = True
 
 
-def _settle(future: asyncio.Future[Any], record: RequestRecord, result: Any, error: BaseException | None) -> None:
-    record.responded_ns = time.monotonic_ns()
+def _settle(future: asyncio.Future[Any], holder: dict[str, RequestRecord], result: Any,
+            error: BaseException | None) -> None:
+    record = holder.get("record")
+    if record is not None:
+        record.responded_ns = time.monotonic_ns()
     if future.done():
         return
     if error is not None:
