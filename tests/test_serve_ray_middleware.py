@@ -53,3 +53,12 @@ def test_a_request_whose_replica_died_is_answered_with_json_500():
 
     code, headers, body = _call(JSONErrors(dies))
     assert code == 500 and json.loads(body)["error"] == "replica_failed"
+
+
+def test_a_request_the_proxy_left_unanswered_is_answered_with_json_500():
+    async def silent(scope, receive, send):  # what Ray's proxy does when the replica died under the request
+        return None
+
+    code, headers, body = _call(JSONErrors(silent))
+    assert code == 500 and json.loads(body)["error"] == "replica_failed"
+    assert "no answer from the replica" in json.loads(body)["detail"]

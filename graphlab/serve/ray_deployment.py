@@ -246,16 +246,21 @@ class JSONErrors:
 
         try:
             await self.app(scope, receive, rewrite)
-        except Exception as exc:  # noqa: BLE001 - Ray's proxy raises when the replica died under the request
+        except Exception as exc:  # noqa: BLE001 - Ray's proxy can raise when the replica died under the request
             if held["started"]:
                 raise
-            body = json.dumps({"error": RAY_REASONS[500],
-                               "detail": f"the replica serving this request failed ({type(exc).__name__}); "
-                                         "Ray replaces it: retry"}).encode()
-            await send({"type": "http.response.start", "status": 500,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
+            await _replica_failed(send, type(exc).__name__)
+            return
+        if not held["started"]:  # Ray's proxy returns without an answer when the replica died (uvicorn: text 500)
+            await _replica_failed(send, "no answer from the replica")
+
+
+async def _replica_failed(send: Any, what: str) -> None:
+    body = json.dumps({"error": RAY_REASONS[500], "detail": f"the replica serving this request failed ({what}); "
+                       "Ray replaces it: retry"}).encode()
+    await send({"type": "http.response.start", "status": 500,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _is_ray_text_error(start: dict[str, Any]) -> bool:
