@@ -249,3 +249,18 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_deployment_options_and_bad_ones_without_a_cluster():
+    from graphlab.errors import BadInputError
+
+    app = deployment(_service_config(), num_replicas="auto", name="opts",
+                     autoscaling_config={"min_replicas": 1, "max_replicas": 3, "target_ongoing_requests": 8})
+    config = app._bound_deployment._deployment_config
+    assert config.autoscaling_config.max_replicas == 3
+    assert config.max_ongoing_requests == 64 and config.max_queued_requests == 64  # the service's max_pending
+    assert app._bound_deployment.ray_actor_options["num_gpus"] == 0.0
+    with pytest.raises(BadInputError, match="num_replicas must be a positive integer or 'auto'"):
+        deployment(_service_config(), num_replicas=0)
+    with pytest.raises(BadInputError, match="a CUDA config needs num_gpus > 0"):
+        deployment(ServeConfig(model=MODEL, device="cuda", buckets=[1, 2, 4, 8], max_batch_size=8), num_gpus=0)

@@ -138,7 +138,8 @@ class _NameReplica:
 def deployment(config: ServeConfig, *, model: Any = None, num_replicas: int | str | None = None, num_gpus: float | None = None,
                num_cpus: float | None = None, max_queued_requests: int | None = None, name: str = DEFAULT_NAME,
                runner_factory: Callable[[], Any] | None = None, health_check_period_s: float = 10.0,
-               graceful_shutdown_timeout_s: float = 30.0, runtime_env: dict[str, Any] | None = None) -> Any:
+               graceful_shutdown_timeout_s: float = 30.0, runtime_env: dict[str, Any] | None = None,
+               autoscaling_config: dict[str, Any] | None = None) -> Any:
     """The bound Ray Serve application (`serve.run` it, or use `run`): one replica per GPU by default.
 
     Args:
@@ -154,6 +155,8 @@ def deployment(config: ServeConfig, *, model: Any = None, num_replicas: int | st
         health_check_period_s: how often Ray asks a replica `check_health`.
         graceful_shutdown_timeout_s: how long Ray lets a stopping replica finish what it accepted.
         runtime_env: Ray's runtime environment for the replicas (env_vars, pip, working_dir, ...).
+        autoscaling_config: with num_replicas="auto", Ray's autoscaling settings (min_replicas, max_replicas,
+            target_ongoing_requests, upscale_delay_s, ...).
     """
     serve = _ray_serve()
     cuda = config.device.startswith("cuda")
@@ -173,6 +176,7 @@ def deployment(config: ServeConfig, *, model: Any = None, num_replicas: int | st
         max_ongoing_requests=config.max_pending,
         max_queued_requests=config.max_pending if max_queued_requests is None else max_queued_requests,
         health_check_period_s=health_check_period_s, graceful_shutdown_timeout_s=graceful_shutdown_timeout_s,
+        **({"autoscaling_config": autoscaling_config} if autoscaling_config else {}),
     )
     return app.bind(config, model, runner_factory)
 
@@ -190,15 +194,17 @@ def _gpus_in_cluster(per_replica: float) -> int:
 
 
 def run(config: ServeConfig, *, host: str = "127.0.0.1", port: int = 8000, route_prefix: str = "/",
-        name: str = DEFAULT_NAME, blocking: bool = False, **options: Any) -> Any:
+        name: str = DEFAULT_NAME, blocking: bool = False, http_options: dict[str, Any] | None = None,
+        **options: Any) -> Any:
     """Start Serve's HTTP proxy on `host:port` and the deployment behind it; returns its handle once every
-    replica has captured its graphs. `options` go to `deployment`. Stop it with `shutdown()`."""
+    replica has captured its graphs. `http_options` are more of Ray's proxy settings (keep_alive_timeout_s,
+    request_timeout_s, ...); `options` go to `deployment`. Stop it with `shutdown()`."""
     serve = _ray_serve()
     import ray
 
     if not ray.is_initialized():
         ray.init()
-    serve.start(http_options={"host": host, "port": port})
+    serve.start(http_options={**(http_options or {}), "host": host, "port": port})
     return serve.run(deployment(config, name=name, **options), name=name, route_prefix=route_prefix,
                      blocking=blocking)
 
