@@ -32,6 +32,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from graphlab.clock import now_s
+
 ROOT = Path(__file__).resolve().parent.parent
 BODIES = {"gpt": {"texts": ["CUDA graphs replay kernels"], "top_k": 5},
           "mlp": {"vectors": [[0.01 * i for i in range(256)]], "top_k": 5},
@@ -78,8 +80,8 @@ def free_port() -> int:
 
 def start(cmd: list[str], port: int, log: Path, env: dict[str, str], timeout_s: float = 120.0) -> subprocess.Popen:
     proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=ROOT)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    deadline = now_s() + timeout_s
+    while now_s() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{cmd} exited {proc.returncode}: {log.read_text()[-2000:]}")
         try:
@@ -136,6 +138,27 @@ def hey(binary: str, url: str, body_file: Path, raw: Path, *, concurrency: int, 
     result = parse_hey(text)
     result.update(concurrency=concurrency, duration_s=duration_s, qps_per_client=qps, command=" ".join(cmd))
     return result
+
+
+def flood(binary: str, url: str, body_file: Path, raw: Path, *, concurrency: int, duration_s: float) -> dict:
+    """hey -o csv at `concurrency` clients: per status, how many and how fast (a refusal must come at once)."""
+    cmd = [binary, "-z", f"{duration_s}s", "-c", str(concurrency), "-m", "POST", "-T", "application/json",
+           "-D", str(body_file), "-t", "20", "-o", "csv", url]
+    text = subprocess.run(cmd, capture_output=True, text=True, timeout=duration_s + 60).stdout
+    raw.write_text(" ".join(cmd) + "\n" + text)
+    by_status: dict[str, list[float]] = {}
+    for line in text.splitlines()[1:]:
+        parts = line.split(",")
+        if len(parts) >= 7 and parts[6].strip().isdigit():
+            by_status.setdefault(parts[6].strip(), []).append(float(parts[0]) * 1000.0)
+    from graphlab.stats import percentile
+
+    out = {"concurrency": concurrency, "duration_s": duration_s, "command": " ".join(cmd), "by_status": {}}
+    for status, ms in sorted(by_status.items()):
+        ms.sort()
+        out["by_status"][status] = {"count": len(ms), "p50_ms": round(percentile(ms, 50), 3),
+                                    "p99_ms": round(percentile(ms, 99), 3), "max_ms": round(ms[-1], 3)}
+    return out
 
 
 def measure(server: str, url: str, body_file: Path, out: Path, args: argparse.Namespace) -> dict:
@@ -199,12 +222,14 @@ def main() -> int:
     p.add_argument("--hey", default="hey")
     p.add_argument("--model", default="gpt")
     p.add_argument("--device", default="cuda")
-    p.add_argument("--settings", nargs="+", default=["graphs", "graphs+batching", "eager"])
+    p.add_argument("--settings", nargs="*", default=["graphs", "graphs+batching", "eager"])
     p.add_argument("--capacity-for", nargs="+", default=["bare", "graphs+batching"])
     p.add_argument("--own", action="store_true", help="also serve own_model() (a ServedModel) through the CLI")
     p.add_argument("--inline-variant", action="store_true",
                    help="also graphs+batching with --preprocess-threads 0 (pre-processing on the event loop)")
     p.add_argument("--duration-s", type=float, default=3.0)
+    p.add_argument("--flood", type=int, default=0, metavar="CLIENTS",
+                   help="also flood graphs+batching (started with --max-pending 64) from this many clients")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--out", default="out/serve_http")
     args = p.parse_args()
@@ -232,6 +257,9 @@ def main() -> int:
     if args.own:
         servers.append(("own", [sys.executable, "-m", "graphlab.serve", "--model", "bench_serve_http:own_model",
                                 "--setting", "graphs+batching", "--device", args.device]))
+    if args.flood:
+        servers.append(("flood", [sys.executable, "-m", "graphlab.serve", "--model", args.model, "--setting",
+                                  "graphs+batching", "--device", args.device, "--max-pending", "64"]))
     for name, cmd in servers:
         port = free_port()
         cmd = [*cmd, "--port", str(port), "--host", "127.0.0.1"]
@@ -241,7 +269,13 @@ def main() -> int:
             body = out / "body_own.json"
             body.write_text(json.dumps(BODIES["own"]))
         try:
-            entry = {"command": " ".join(cmd), **measure(name, f"http://127.0.0.1:{port}/v1/infer", body, out, args)}
+            url = f"http://127.0.0.1:{port}/v1/infer"
+            if name == "flood":
+                entry = {"command": " ".join(cmd), "flood": flood(args.hey, url, body, out / "flood.csv",
+                                                                   concurrency=args.flood, duration_s=args.duration_s)}
+                print(f"flood: {entry['flood']['by_status']}", flush=True)
+            else:
+                entry = {"command": " ".join(cmd), **measure(name, url, body, out, args)}
             if name != "bare":
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/stats", timeout=5) as r:
                     stats = json.loads(r.read())

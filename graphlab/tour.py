@@ -11,10 +11,10 @@ import os
 import re
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from graphlab.clock import Stopwatch
 from graphlab.errors import BadInputError
 
 #: the nbconvert template of the tour's HTML: the lab template without its CDN scripts
@@ -95,7 +95,7 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600, answers: d
     # plotly's default renderer writes only its own mimetype, which HTML exports drop; "notebook" adds
     # the figure as self-contained HTML (plotly.js inlined once per notebook: works offline)
     os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype+notebook")
-    started = time.perf_counter()
+    started = Stopwatch().start()
     with tempfile.TemporaryDirectory(prefix="graphlab-kernel-") as sockets:
         # local IPC sockets: nothing listens on the network, and ipykernel has no TCP warning to print
         km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"))
@@ -117,7 +117,7 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600, answers: d
         finally:
             if km.has_kernel:  # nbclient leaves a kernel it did not create running
                 km.shutdown_kernel(now=True)
-    seconds = time.perf_counter() - started
+    seconds = started.stop()
     nbformat.write(nb, out_dir / path.name)
     (out_dir / path.with_suffix(".html").name).write_text(notebook_html(nb), encoding="utf-8")
     return seconds

@@ -15,7 +15,12 @@
 #           HTTP one, in the same lease                                          ~15 s     -> $OUT/loadtest_direct/
 #
 # uvloop and httptools (the serve extra) make the fast stack; where they are not installed there, carry their
-# wheels and set SERVE_WHEELS to their folder (installed to /tmp/site-serve).
+# wheels and set SERVE_WHEELS to their folder (installed to /tmp/site-serve). Here, once, into a git-ignored
+# folder that the device call carries (e.g. .stage/serve-bin):
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .stage/serve-bin/wheels uvloop httptools
+#   (cd .stage/serve-bin && apt-get download hey && dpkg -x hey_*.deb x && mkdir -p bin && cp x/usr/bin/hey bin/)
+# then HEY=$PWD/.stage/serve-bin/bin/hey SERVE_WHEELS=.stage/serve-bin/wheels (paths as seen from the script's root).
 #
 # That machine has no starlette or uvicorn: fetch their wheels once, here, into the git-ignored .whl/serve,
 # and name `.whl` in the device call's `carry`:
@@ -52,7 +57,7 @@ fi
 
 if [[ " $STEPS " == *" hey "* ]]; then
   timeout "${HEY_TIMEOUT:-150}" python3 bench/bench_serve_http.py --hey "${HEY:-hey}" --model gpt --device cuda \
-    --settings graphs+batching graphs eager --inline-variant --own --duration-s "${HEY_SECONDS:-2}" \
+    --settings graphs+batching graphs eager --inline-variant --own --flood "${HEY_FLOOD:-512}" --duration-s "${HEY_SECONDS:-2}" \
     --out "$OUT/serve_http" 2>&1 | tee "$OUT/serve_http.log"
   [ "${PIPESTATUS[0]}" = 0 ] || RC=1
 fi

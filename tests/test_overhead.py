@@ -94,7 +94,11 @@ def test_time_case_rotates_ways_and_keeps_every_block(monkeypatch):
     from graphlab.studies import overhead
     from graphlab.studies.overhead import time_case
 
-    monkeypatch.setattr(overhead, "torch", FakeTorch())  # real CPU tensors, a stand-in torch.cuda
+    from graphlab.timing import sync
+
+    fake = FakeTorch()
+    monkeypatch.setattr(overhead, "torch", fake)  # real CPU tensors, a stand-in torch.cuda
+    monkeypatch.setattr(sync, "torch", fake)
 
     order = []
     ways = {w: {"call": (lambda w=w: order.append(w)), "notes": {"max_abs_err": 0.0}}

@@ -23,7 +23,9 @@ from graphlab.timing.blocks import BlockTimer, calls_for, prepare_pair, time_pai
 from graphlab.timing.results import Sweep  # noqa: E402
 
 #: the timing modules that use torch: each gets the stand-in as its `torch`
-TORCH_MODULES = (blocks, machine, sweep_module, timeline, weights, repro_module)
+from graphlab.timing import sync as sync_module  # noqa: E402
+
+TORCH_MODULES = (blocks, machine, sweep_module, timeline, weights, repro_module, sync_module)
 
 
 class FakeEvent:

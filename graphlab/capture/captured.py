@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from graphlab.capture.input_plan import InputPlan
+from graphlab.capture.surface import capture_time_text
 from graphlab.capture.tensors import describe_tree
 from graphlab.capture.verify import VerifyResult, verify_replay
 from graphlab.errors import BadInputError, UnsupportedError
@@ -237,6 +238,7 @@ class CapturedGraph:
             "nodes": sum(counts.values()),
             "count_by_kind": counts,
             "capture_ms": round(self.capture_ms, 3),
+            "capture_state": self.cost.capture_state,
             "instantiate_ms": round(self.instantiate_ms, 3),
             "pool_bytes": self.pool_bytes,
             "peak_bytes": self.peak_bytes,
@@ -251,7 +253,7 @@ class CapturedGraph:
         s = self.summary()
         kinds = ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items()) or "nodes not parsed"
         return (f"CapturedGraph({s['name']!r} on {s['device']}: {s['nodes']} nodes ({kinds}); capture "
-                f"{s['capture_ms']:.1f} ms, pool +{s['pool_bytes'] / 2**20:.1f} MiB; inputs "
+                f"{capture_time_text(s['capture_ms'], s['capture_state'])}, pool +{s['pool_bytes'] / 2**20:.1f} MiB; inputs "
                 f"{list(s['inputs'].values())}; outputs {list(s['outputs'].values())})")
 
     def _repr_html_(self) -> str:
@@ -262,7 +264,7 @@ class CapturedGraph:
         rows = [
             ("nodes", f"{s['nodes']} (" + ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items()) + ")"),
             ("device", s["device"]),
-            ("capture", f"{s['capture_ms']:.1f} ms (+ instantiate {s['instantiate_ms']:.1f} ms)"),
+            ("capture", f"{capture_time_text(s['capture_ms'], s['capture_state'])} (+ instantiate {s['instantiate_ms']:.1f} ms)"),
             ("memory", f"pool +{s['pool_bytes'] / 2**20:.2f} MiB (peak in use {s['peak_bytes'] / 2**20:.2f} MiB"
                        f"{exec_text})"),
             ("inputs", ", ".join(f"{k}: {v}" for k, v in s["inputs"].items()) or "none"),

@@ -17,6 +17,7 @@ import html
 from typing import Any, Callable
 
 from graphlab.capture.tensors import describe_tree, grad_context, is_tensor, leading_size, map_tensors
+from graphlab.capture.surface import capture_time_text
 from graphlab.capture.verify import VerifyResult
 from graphlab.errors import BadInputError, GPUUnavailableError, RecordingError, UnsupportedError
 from graphlab.graph.export import DEFAULT_DOT_FLAGS, parse_flags
@@ -96,6 +97,15 @@ class RecordedGraph:
     # -- what was recorded ----------------------------------------------------------------------------------
     capture_ms = property(lambda self: float(self.info.get("capture_ms", 0.0)))
     instantiate_ms = property(lambda self: float(self.info.get("instantiate_ms", 0.0)))
+
+    @property
+    def capture_state(self) -> str | None:
+        """"cold" or "warm" as recorded; for a zoo recording made before the field, its first graph is the
+        cold one (`graphlab record --models NAME` captures the batch sizes in order in a fresh process)."""
+        state = self.info.get("capture_state")
+        if state is None and self._fn is not None and self.recording.graph_names:
+            state = "cold" if self.key == self.recording.graph_names[0] else "warm"
+        return state
     # recordings made before pool_bytes was the one name call it memory_bytes
     pool_bytes = property(lambda self: int(self.info.get("pool_bytes", self.info.get("memory_bytes", 0))))
     peak_bytes = property(lambda self: self.info.get("peak_bytes"))
@@ -144,7 +154,8 @@ class RecordedGraph:
     def summary(self) -> dict[str, Any]:
         counts = self.graph.count_by_kind()
         return {"name": self.name, "device": self.where, "nodes": sum(counts.values()), "count_by_kind": counts,
-                "capture_ms": round(self.capture_ms, 3), "instantiate_ms": round(self.instantiate_ms, 3),
+                "capture_ms": round(self.capture_ms, 3), "capture_state": self.capture_state,
+                "instantiate_ms": round(self.instantiate_ms, 3),
                 "pool_bytes": self.pool_bytes, "peak_bytes": self.peak_bytes, "exec_bytes": self.exec_bytes,
                 "inputs": describe_tree(self.inputs), "outputs": describe_tree(self.outputs)}
 
@@ -152,13 +163,13 @@ class RecordedGraph:
         s = self.summary()
         kinds = ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items())
         return (f"CapturedGraph({s['name']!r}, {s['device']}: {s['nodes']} nodes ({kinds}); capture "
-                f"{s['capture_ms']:.1f} ms, pool +{s['pool_bytes'] / 2**20:.1f} MiB)")
+                f"{capture_time_text(s['capture_ms'], s['capture_state'])}, pool +{s['pool_bytes'] / 2**20:.1f} MiB)")
 
     def _repr_html_(self) -> str:
         s = self.summary()
         rows = [("nodes", f"{s['nodes']} (" + ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items()) + ")"),
                 ("where", s["device"] + ": replay here runs the model eagerly on the CPU"),
-                ("capture", f"{s['capture_ms']:.1f} ms (+ instantiate {s['instantiate_ms']:.1f} ms)"),
+                ("capture", f"{capture_time_text(s['capture_ms'], s['capture_state'])} (+ instantiate {s['instantiate_ms']:.1f} ms)"),
                 ("memory", f"pool +{s['pool_bytes'] / 2**20:.2f} MiB"),
                 ("inputs", ", ".join(f"{k}: {v}" for k, v in s["inputs"].items()) or "none"),
                 ("outputs", ", ".join(f"{k}: {v}" for k, v in s["outputs"].items()) or "none")]

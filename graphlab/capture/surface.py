@@ -89,4 +89,21 @@ class Replayable(Protocol):
         """Name, where it lives, node counts, capture cost, inputs and outputs, as a dict."""
 
 
-__all__ = ["Origin", "Replayable"]
+#: how a capture time is named, by `capture_state` (the first capture of a process pays one-time set-up)
+CAPTURE_STATES = {"cold": "cold: the first capture in its process, with CUDA's and the libraries' one-time set-up",
+                  "warm": "warm"}
+
+
+def capture_time_text(capture_ms: float, state: str | None) -> str:
+    """A capture time with the quantity it is: "8.1 ms (cold: the first capture in its process, ...)".
+
+    >>> capture_time_text(1.94, "warm")
+    '1.9 ms (warm)'
+    >>> capture_time_text(2.0, None)
+    '2.0 ms'
+    """
+    label = CAPTURE_STATES.get(state or "")
+    return f"{capture_ms:.1f} ms" + (f" ({label})" if label else "")
+
+
+__all__ = ["CAPTURE_STATES", "capture_time_text", "Origin", "Replayable"]

@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import contextlib
 import html
-import time
 import weakref
 from typing import Any, Callable, Sequence
 
 import torch
 
+from graphlab.clock import Stopwatch
 from graphlab.capture.api import capture
 from graphlab.capture.streams import side_stream
 from graphlab.conditional.builder import GraphAssembly
@@ -299,7 +299,7 @@ def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: 
     stages: Any = (_ChildStages(asm, name, warmup) if chosen == "child" else
                    _CapturedStages(asm, name, warmup, capture_mode))
     try:
-        t0 = time.perf_counter()
+        building = Stopwatch().start()
         with torch.no_grad():
             deps = stages.add(asm.graph, [], before, "before") if before is not None else []
             handle = asm.new_handle()
@@ -315,7 +315,7 @@ def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: 
                     kernel.add_node(body, leaves, handle, condition, asm.keep, first=False, **loop)
             if after is not None:
                 stages.add(asm.graph, [node], after, "after")
-        capture_ms = (time.perf_counter() - t0) * 1e3
+        capture_ms = building.stop() * 1e3
         free0 = torch.cuda.mem_get_info(device_index)[0]
         instantiate_ms = asm.instantiate()
         exec_bytes = max(0, int(free0 - torch.cuda.mem_get_info(device_index)[0]))

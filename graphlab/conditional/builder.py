@@ -24,11 +24,11 @@ first, so its absence is reported as one `ConditionalUnsupportedError` before an
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import Any, Callable
 
 import torch
 
+from graphlab.clock import Stopwatch
 from graphlab.capture.diagnose import capture_error, diagnose
 from graphlab.errors import BadInputError, CaptureError, GraphlabError, UnsupportedError
 from graphlab.graph.export import check_cuda, dot_from_handle
@@ -144,8 +144,7 @@ class GraphAssembly:
     def instantiate(self) -> float:
         """Instantiate (and upload) the graph; returns the host milliseconds it took."""
         rt = self._rt
-        t0 = time.perf_counter()
-        with torch.cuda.device(self.device_index):
+        with Stopwatch() as instantiating, torch.cuda.device(self.device_index):
             err, graph_exec = rt.cudaGraphInstantiate(self.graph, 0)
             if int(err) != 0:
                 rt.cudaGetLastError()
@@ -157,7 +156,7 @@ class GraphAssembly:
             stream = torch.cuda.current_stream(self.device_index)
             check_cuda(rt.cudaGraphUpload(self.exec, self._stream(stream)), "cudaGraphUpload")
             torch.cuda.synchronize(self.device_index)
-        return (time.perf_counter() - t0) * 1e3
+        return instantiating.ms
 
     def _stream(self, stream: Any) -> Any:
         key = int(stream.cuda_stream)

@@ -19,11 +19,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from graphlab.clock import Stopwatch
 from graphlab.errors import DistributedError
 
 #: Set for every launch unless the caller's environment says otherwise: NVLink multicast (NVLS) is
@@ -61,7 +61,7 @@ def run_torchrun(args: Sequence[str], *, nproc: int, timeout_s: float, env: dict
     full_env = {**DEFAULT_ENV, **os.environ, **(env or {})}
     root = str(Path(__file__).resolve().parents[2])
     full_env["PYTHONPATH"] = root + (os.pathsep + full_env["PYTHONPATH"] if full_env.get("PYTHONPATH") else "")
-    t0 = time.perf_counter()
+    running = Stopwatch().start()
     proc = subprocess.Popen(torchrun_argv(args, nproc), env=full_env, cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, errors="replace")
     lines: list[str] = []
@@ -85,7 +85,7 @@ def run_torchrun(args: Sequence[str], *, nproc: int, timeout_s: float, env: dict
         if proc.poll() is None:
             stop_torchrun(proc)
     reader.join(timeout=5)
-    return TorchrunResult(proc.returncode, timed_out, "".join(lines), round(time.perf_counter() - t0, 2))
+    return TorchrunResult(proc.returncode, timed_out, "".join(lines), round(running.stop(), 2))
 
 
 def _descendants(pid: int) -> list[int]:

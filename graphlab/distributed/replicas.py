@@ -23,13 +23,13 @@ import copy
 import itertools
 import queue
 import threading
-import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 import torch
 
+from graphlab.clock import Stopwatch
 from graphlab.cache.graph_cache import GraphCache
 from graphlab.capture.tensors import flatten, is_tensor, leading_size, map_tensors
 from graphlab.errors import DistributedError
@@ -151,14 +151,14 @@ class _Replica:
             if not future.set_running_or_notify_cancel():
                 self._done(0.0, rows, error=False, counted=False)
                 continue
-            t0 = time.perf_counter()
+            busy = Stopwatch().start()
             try:
                 result = self.run(inputs, out_device, ready, grad)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                self._done(time.perf_counter() - t0, rows, error=True)
+                self._done(busy.stop(), rows, error=True)
                 future.set_exception(exc)
             else:
-                self._done(time.perf_counter() - t0, rows, error=False)
+                self._done(busy.stop(), rows, error=False)
                 future.set_result(result)
 
     def _done(self, busy_s: float, rows: int, *, error: bool, counted: bool = True) -> None:

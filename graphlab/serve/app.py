@@ -36,9 +36,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from typing import Any
 
+from graphlab.clock import timestamp_ns
 from graphlab.errors import (BadInputError, BadRequestError, BodyTimeoutError, OverloadedError, RequestTooLargeError,
                              ServeError, UnsupportedError, UnsupportedMediaTypeError)
 from graphlab.serve.config import ServeConfig
@@ -87,7 +87,7 @@ class GuardedApp:
         if scope["type"] != "http":
             await self.inner(scope, receive, send)
             return
-        start_ns = time.monotonic_ns()
+        start_ns = timestamp_ns()
         path = scope.get("path", "")
         status = {"code": 0}
 
@@ -115,7 +115,7 @@ class GuardedApp:
                     f"unexpected error: {type(exc).__name__}: {exc}")))
         finally:
             metrics.in_flight -= 1
-            metrics.observe(path, status["code"], time.monotonic_ns() - start_ns)
+            metrics.observe(path, status["code"], timestamp_ns() - start_ns)
 
     async def _infer(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         svc = self.service

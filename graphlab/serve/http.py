@@ -20,8 +20,8 @@ What it adds to a plain `uvicorn.run(app)`, each for a loss seen over a socket (
 - **The fast stack where installed**: uvloop for the event loop, httptools for the HTTP parser (uvicorn's
   "standard" extras); else asyncio and h11. `describe_stack()` says which.
 
-The request timestamps of `graphlab.serve` use `time.monotonic_ns` (the one allowed exception to the single
-timer), and so do the deadlines here (the event loop's own clock).
+The deadlines here are the event loop's own timers (`call_later`, `asyncio.sleep`); the app's per-request
+durations for `/metrics` are `graphlab.clock.timestamp_ns` stamps, like the service's request timestamps.
 """
 from __future__ import annotations
 

@@ -270,7 +270,7 @@ class InferenceService:
             return record
         try:
             pool.submit(self._preprocess, record, parsed, callback)
-        except RuntimeError:  # close() shut the pool between the state check and here: not accepted after all
+        except (RuntimeError, OverloadedError):  # close() shut the pool after the state check: not accepted after all
             self._batcher.forget()
             with self._lock:
                 self._pending -= 1
@@ -403,8 +403,8 @@ class _Inline:
         self._closed = False
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self._closed:
-            raise RuntimeError("cannot schedule new futures after shutdown")
+        if self._closed:  # as a shut-down pool refuses: submit() turns it into a 503
+            raise OverloadedError("the service is shutting down: retry on another replica")
         fn(*args)
 
     def shutdown(self, wait: bool = True) -> None:

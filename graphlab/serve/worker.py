@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 import torch
 
+from graphlab.clock import Stopwatch
 from graphlab.errors import ConfigurationError, ServeError
 from graphlab.serve.batcher import Batch, DynamicBatcher
 from graphlab.serve.trace import BatchRecord
@@ -95,13 +96,13 @@ class GPUWorker:
             else:
                 stream, context = None, contextlib.nullcontext()
             with context, torch.no_grad():
-                t0 = time.perf_counter()
+                warming = Stopwatch().start()
                 warm_up = getattr(self.runner, "warm_up", None)
                 if callable(warm_up):
                     warm_up()
                 if stream is not None:
                     stream.synchronize()
-                self.warmup_s = time.perf_counter() - t0
+                self.warmup_s = warming.stop()
                 self._ready.set()
                 self._serve(device, stream)
         except Exception as exc:  # noqa: BLE001 - reported through wait_ready, or to every waiting request

@@ -8,9 +8,7 @@ happens to run first.
 """
 from __future__ import annotations
 
-import statistics
 import threading
-import time
 from typing import Any, Callable
 
 import torch
@@ -21,33 +19,28 @@ from graphlab.capture.api import capture
 from graphlab.capture.streams import side_stream
 from graphlab.errors import PaddingError
 from graphlab.fresh_process import run_in_fresh_process
+from graphlab.stats import median
+from graphlab.clock import Stopwatch, block_per_call_us
+from graphlab.timing.schedulers import interleave
+from graphlab.timing.sync import cuda_sync
 from graphlab.zoo import get_model
 
 POOL_MODES = ("shared", "private", "largest_alone")
 
 
-def _per_call_us(call: Callable[[], Any], calls: int) -> float:
-    torch.cuda.synchronize()
-    t0 = time.perf_counter_ns()
-    for _ in range(calls):
-        call()
-    torch.cuda.synchronize()
-    return (time.perf_counter_ns() - t0) / 1e3 / calls
-
-
 def interleaved_blocks(variants: dict[str, Callable[[], Any]], blocks: int = 9,
                        calls: int = 1000) -> dict[str, Any]:
     """Host time per back-to-back call of each variant, in interleaved blocks (order alternating), so a
-    host that switches speed modes affects all variants alike. Best and median block, and every block."""
+    host that switches speed modes affects all variants alike; the same method as the overhead study's
+    host time (`graphlab.clock.block_per_call_us`, include_wait=False). Best and median block,
+    and every block."""
     for call in variants.values():
         for _ in range(200):
             call()
-    names = list(variants)
-    samples: dict[str, list[float]] = {k: [] for k in names}
-    for b in range(blocks):
-        for k in (names if b % 2 == 0 else names[::-1]):
-            samples[k].append(_per_call_us(variants[k], calls))
-    return {k: {"best_us": min(v), "median_us": statistics.median(v), "blocks_us": v} for k, v in samples.items()}
+    sync = cuda_sync()
+    samples = interleave({k: (lambda call=call: block_per_call_us(call, calls, sync, include_wait=False))
+                          for k, call in variants.items()}, blocks, order="alternate")
+    return {k: {"best_us": min(v), "median_us": median(v), "blocks_us": v} for k, v in samples.items()}
 
 
 def hot_path(model_name: str = "mlp", batch_size: int = 1) -> dict[str, Any]:
@@ -73,7 +66,8 @@ def hot_path(model_name: str = "mlp", batch_size: int = 1) -> dict[str, Any]:
     base = result["raw_copy_replay"]["median_us"]
     return {"model": model_name, "batch_size": batch_size, "variants": result,
             "gap_us": {k: v["median_us"] - base for k, v in result.items() if k != "raw_copy_replay"},
-            "method": "host time per back-to-back call; 9 interleaved blocks of 1000 calls, order alternating; "
+            "method": "host time per back-to-back call until the last returns (as the overhead study's host_us); "
+                      "9 interleaved blocks of 1000 calls, order alternating; "
                       "gap = median block minus raw copy_+replay's median block"}
 
 
@@ -96,10 +90,9 @@ def pool_memory_one(model_name: str, mode: str, buckets: list[int]) -> dict[str,
     chosen = [max(buckets)] if mode == "largest_alone" else buckets
     cache = GraphCache(model, buckets=chosen, max_size=None, pool="private" if mode == "private" else "shared")
     (x,) = zoo.make_inputs(2)
-    t0 = time.perf_counter()
-    cache.warmup(x, progress=False)
-    seconds = time.perf_counter() - t0
-    torch.cuda.synchronize()
+    with Stopwatch(cuda_sync()) as warming:
+        cache.warmup(x, progress=False)
+    seconds = warming.s
     stats = cache.stats()
     return {"model": model_name, "mode": mode, "buckets": chosen, "reserved_growth_bytes":
             torch.cuda.memory_reserved() - before, "warmup_s": seconds, "capture_ms": stats.capture_ms,
@@ -178,7 +171,7 @@ def threads(model_name: str = "mlp", n_threads: int = 16, calls: int = 50) -> di
         except Exception as exc:  # noqa: BLE001 - reported
             errors.append(f"{type(exc).__name__}: {exc}")
 
-    t0 = time.perf_counter()
+    clock = Stopwatch().start()
     pool = [threading.Thread(target=work, args=(s,)) for s in range(n_threads)]
     for t in pool:
         t.start()
@@ -187,7 +180,7 @@ def threads(model_name: str = "mlp", n_threads: int = 16, calls: int = 50) -> di
     stats = cache.stats()
     return {"model": model_name, "threads": n_threads, "calls_per_thread": calls, "errors": errors,
             "alive_after_join": sum(t.is_alive() for t in pool), "max_abs_err_vs_eager": worst[0],
-            "captures": stats.captures, "graphs": stats.graphs, "calls": stats.calls, "seconds": time.perf_counter() - t0}
+            "captures": stats.captures, "graphs": stats.graphs, "calls": stats.calls, "seconds": clock.stop()}
 
 
 def padding_check_demo() -> dict[str, Any]:

@@ -21,12 +21,12 @@ the GPT sequence sweep ~5 s; with the process start, about 1.5-2 minutes for the
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from graphlab.clock import Stopwatch
 from graphlab.errors import BadInputError
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.timing.results import Sweep
@@ -78,15 +78,15 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         if not ZOO[name].available():
             print(f"[record] dense {name}: skipped, needs {', '.join(ZOO[name].needs)}", flush=True)
             continue
-        t0 = time.perf_counter()
-        result = dense_sweep(name, BATCH_SIZES)
-        timings[name] = round(time.perf_counter() - t0, 1)
+        with Stopwatch() as part:
+            result = dense_sweep(name, BATCH_SIZES)
+        timings[name] = round(part.s, 1)
         results[name] = result.to_dict()
         print(f"[record] dense {name}: {len(result.batch_sizes)} batch sizes in {timings[name]} s "
               f"(rounds {result.conditions['rounds_s']} s)", flush=True)
-    t0 = time.perf_counter()
-    seq = seq_sweep(SEQ_LENS, SEQ_BATCH_SIZES)
-    timings["gpt_seq"] = round(time.perf_counter() - t0, 1)
+    with Stopwatch() as part:
+        seq = seq_sweep(SEQ_LENS, SEQ_BATCH_SIZES)
+    timings["gpt_seq"] = round(part.s, 1)
     results["gpt_seq"] = seq.to_dict()
     print(f"[record] dense gpt_seq: {len(seq.points) // 2} (batch, seq) points in {timings['gpt_seq']} s", flush=True)
     results["dense_timings"] = {"seconds_per_part": timings, "settings": dict(_FAST),

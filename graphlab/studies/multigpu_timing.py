@@ -15,7 +15,6 @@ The layer's latency is the slowest rank's median (a collective finishes when the
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Sequence
 
 import torch
@@ -24,33 +23,12 @@ from graphlab.distributed import tensor_parallel as tp
 from graphlab.distributed.capture import capture_collective
 from graphlab.distributed.comm import DistContext, barrier, gather_objects
 from graphlab.stats import median
+from graphlab.clock import submit_us, synced_us
+from graphlab.timing.sync import cuda_sync
 
 DEFAULT_TP_BATCH_SIZES = (1, 4, 16, 64)
 DEFAULT_REPETITIONS = 200
 WARMUP_CALLS = 10
-
-
-def _synced_us(call: Any, repetitions: int, device: Any) -> list[float]:
-    out = []
-    torch.cuda.synchronize(device)
-    for _ in range(repetitions):
-        t0 = time.perf_counter_ns()
-        call()
-        torch.cuda.synchronize(device)
-        out.append((time.perf_counter_ns() - t0) / 1e3)
-    return out
-
-
-def _launch_us(replay: Any, repetitions: int, device: Any) -> list[float]:
-    """Host time of each replay call alone (synchronised between calls, not inside the timed span)."""
-    out = []
-    for _ in range(repetitions):
-        torch.cuda.synchronize(device)
-        t0 = time.perf_counter_ns()
-        replay()
-        out.append((time.perf_counter_ns() - t0) / 1e3)
-    torch.cuda.synchronize(device)
-    return out
 
 
 def time_tensor_parallel(ctx: DistContext, batch_sizes: Sequence[int] = DEFAULT_TP_BATCH_SIZES, *,
@@ -72,7 +50,7 @@ def time_tensor_parallel(ctx: DistContext, batch_sizes: Sequence[int] = DEFAULT_
             for _ in range(WARMUP_CALLS):
                 layer(x)
             barrier(ctx)
-            eager = _synced_us(lambda: layer(x), repetitions, ctx.device)
+            eager = synced_us(lambda: layer(x), repetitions, cuda_sync(ctx.device))
         cg = capture_collective(layer, x, ctx=ctx, name=f"tp_gpt_layer_b{batch_size}_rank{ctx.rank}")
         got = cg(x)
         torch.cuda.synchronize(ctx.device)
@@ -80,9 +58,9 @@ def time_tensor_parallel(ctx: DistContext, batch_sizes: Sequence[int] = DEFAULT_
         for _ in range(WARMUP_CALLS):
             cg.replay()
         barrier(ctx)
-        graph = _synced_us(cg.replay, repetitions, ctx.device)
+        graph = synced_us(cg.replay, repetitions, cuda_sync(ctx.device))
         barrier(ctx)
-        launch = _launch_us(cg.replay, repetitions, ctx.device)
+        launch = submit_us(cg.replay, repetitions, cuda_sync(ctx.device))
         parsed = cg.graph
         point: dict[str, Any] = {
             "batch_size": batch_size, "rank": ctx.rank, "device": str(ctx.device), "world_size": ctx.world_size,

@@ -26,8 +26,6 @@ about 1.5 minutes, within a 120 s device step. About 30 s with `compile=False`.
 from __future__ import annotations
 
 import copy
-import gc
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -37,7 +35,11 @@ import torch
 from graphlab.capture.api import capture
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.studies.overhead_report import NAME, SCHEMA, WAYS, call_gaps, overhead_markdown, summarize_blocks
+from graphlab.stats import median
+from graphlab.clock import Stopwatch, block_per_call_us, synced_us
 from graphlab.timing.machine import ClockReader, run_conditions
+from graphlab.timing.schedulers import interleave
+from graphlab.timing.sync import cuda_sync
 from graphlab.timing.timeline import profile_call
 from graphlab.zoo import ZOO, get_model
 
@@ -162,68 +164,38 @@ def _compiled(model: Any, x: Any, x2: Any) -> tuple[Callable[[], Any], dict[str,
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, max(64, getattr(torch._dynamo.config, limit)))
     skips0 = int(counters["inductor"]["cudagraph_skips"])
-    t0 = time.perf_counter()
-    fn = torch.compile(model, mode="reduce-overhead", dynamic=False)
-    for _ in range(3):  # warm-up, record, first replay (CUDA Graph Trees)
-        fn(x)
-    torch.cuda.synchronize()
-    notes = {"compile_s": time.perf_counter() - t0,
+    with Stopwatch(cuda_sync()) as compiling:
+        fn = torch.compile(model, mode="reduce-overhead", dynamic=False)
+        for _ in range(3):  # warm-up, record, first replay (CUDA Graph Trees)
+            fn(x)
+    notes = {"compile_s": compiling.s,
              "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"]) - skips0,
              "replays_in_3_calls": _count_replays(lambda: fn(x2))}
     return (lambda: fn(x2)), notes
 
 
-def _host_block(sync: Callable[[], None], call: Callable[[], Any], n: int) -> float:
-    sync()
-    t0 = time.perf_counter_ns()
-    for _ in range(n):
-        call()
-    t1 = time.perf_counter_ns()
-    sync()
-    return (t1 - t0) / n / 1e3
-
-
-def _latency_block(sync: Callable[[], None], call: Callable[[], Any], n: int) -> float:
-    samples = []
-    clock = time.perf_counter_ns
-    sync()
-    for _ in range(n):
-        t0 = clock()
-        call()
-        sync()
-        samples.append((clock() - t0) / 1e3)
-    samples.sort()
-    return samples[len(samples) // 2]
-
-
 def time_case(ways: dict[str, dict[str, Any]], *, rounds: int = ROUNDS, block_ms: float = BLOCK_MS,
               clocks: Any = None) -> dict[str, Any]:
-    """Warm up, size blocks, then `rounds` rounds of one host block and one latency block per way."""
-    sync = torch.cuda.synchronize
+    """Warm up, size blocks, then `rounds` rounds of one host block and one latency block per way
+    (`graphlab.timing.schedulers.interleave`, the order rotating by one way per round)."""
+    sync = cuda_sync()
     live = [w for w in WAYS if w in ways and "call" in ways[w]]
     sizes: dict[str, int] = {}
     for way in live:
         call = ways[way]["call"]
         for _ in range(WARMUP_CALLS):
             call()
-        estimate = _latency_block(sync, call, 11)
+        estimate = median(synced_us(call, 11, sync))
         sizes[way] = max(MIN_CALLS, min(MAX_CALLS, int(block_ms * 1e3 / max(estimate, 0.5))))
-    host: dict[str, list[float]] = {w: [] for w in live}
-    latency: dict[str, list[float]] = {w: [] for w in live}
+
+    def blocks_of(way: str) -> Callable[[], tuple[float, float]]:
+        call, n = ways[way]["call"], sizes[way]
+        return lambda: (round(block_per_call_us(call, n, sync, include_wait=False), 4),
+                        round(median(synced_us(call, n, sync)), 3))
+
     host_speed: list[float] = []
-    gc.collect()
-    gc.disable()
-    try:
-        for r in range(rounds):
-            order = live[r % len(live):] + live[:r % len(live)]
-            for way in order:
-                call = ways[way]["call"]
-                host[way].append(round(_host_block(sync, call, sizes[way]), 4))
-                latency[way].append(round(_latency_block(sync, call, sizes[way]), 3))
-            if clocks is not None:
-                host_speed.append(clocks.host_speed_us())
-    finally:
-        gc.enable()
+    timed = interleave({way: blocks_of(way) for way in live}, rounds, order="rotate",
+                       after_round=None if clocks is None else lambda r: host_speed.append(clocks.host_speed_us()))
     out: dict[str, Any] = {}
     for way in WAYS:
         if way not in ways:
@@ -232,7 +204,8 @@ def time_case(ways: dict[str, dict[str, Any]], *, rounds: int = ROUNDS, block_ms
         if "call" not in entry:
             out[way] = {"error": entry["error"]}
             continue
-        out[way] = {"host_us": summarize_blocks(host[way]), "latency_us": summarize_blocks(latency[way]),
+        out[way] = {"host_us": summarize_blocks([h for h, _ in timed[way]]),
+                    "latency_us": summarize_blocks([w for _, w in timed[way]]),
                     "calls_per_block": sizes[way], "notes": dict(entry["notes"])}
     return {"ways": out, "host_speed_us": host_speed}
 
@@ -268,7 +241,7 @@ def run_overhead(*, models: tuple[str, ...] | None = None, batch_sizes: tuple[in
     """
     models = tuple(ZOO) if models is None else models
 
-    started = time.perf_counter()
+    started = Stopwatch().start()
     clocks = ClockReader(torch.cuda.current_device())
     specs: list[tuple[str, str, int, Any, Any, Any]] = []  # (key, title, batch size, model, x, x2)
     if tiny:
@@ -288,11 +261,11 @@ def run_overhead(*, models: tuple[str, ...] | None = None, batch_sizes: tuple[in
             specs.append((f"{name}_b{b}", f"{name}, batch {b}", b, model, x, x2))
     built: list[tuple[tuple[str, str, int, Any, Any, Any], dict[str, dict[str, Any]]]] = []
     phase: dict[str, float] = {}
-    t0 = time.perf_counter()
+    phase_clock = Stopwatch().start()
     with torch.no_grad():
         compile_s = 0.0
         for spec in specs:  # 1. build everything first: all timings then see one process state
-            t1 = time.perf_counter()
+            case_clock = Stopwatch().start()
             in_budget = compile_budget_s is None or compile_s < compile_budget_s
             ways = build_case(spec[3], spec[4], spec[5], compile_too=compile_too and in_budget)
             if compile_too and not in_budget:
@@ -300,9 +273,9 @@ def run_overhead(*, models: tuple[str, ...] | None = None, batch_sizes: tuple[in
                                                             f"({compile_budget_s:g} s) was spent on earlier cases"}
             compile_s += ways.get("compile_reduce_overhead", {}).get("notes", {}).get("compile_s", 0.0)
             built.append((spec, ways))
-            log(f"[overhead] built {spec[1]} in {time.perf_counter() - t1:.1f} s")
-        phase["build_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
+            log(f"[overhead] built {spec[1]} in {case_clock.s:.1f} s")
+        phase["build_s"] = phase_clock.stop()
+        phase_clock.start()
         cases = []
         for (key, title, b, *_), ways in built:  # 2. time
             timed = time_case(ways, rounds=rounds, block_ms=block_ms, clocks=clocks)
@@ -311,26 +284,26 @@ def run_overhead(*, models: tuple[str, ...] | None = None, batch_sizes: tuple[in
             call = gaps.get("captured_call")
             log(f"[overhead] timed {title}: CapturedGraph(x) - raw copy+replay "
                 f"{'n/a' if call is None else format(call['median'], '+.1f') + ' µs'}")
-        phase["time_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
+        phase["time_s"] = phase_clock.stop()
+        phase_clock.start()
         for (_, ways), case in zip(built, cases):  # 3. verify last: profiling slows later launches
             verify_graph_launches(ways, case)
-        phase["verify_s"] = time.perf_counter() - t0
+        phase["verify_s"] = phase_clock.stop()
     for case in cases:
         case["gaps"] = call_gaps(case)
     conditions = {
         **run_conditions(), **clocks.describe(),
         "rounds": rounds, "block_ms": block_ms, "warmup_calls": WARMUP_CALLS,
         "calls_per_block": f"~{block_ms:g} ms of synchronised calls, {MIN_CALLS}..{MAX_CALLS}",
-        "host_us": "a block of back-to-back calls timed without synchronising (perf_counter), divided by the calls",
-        "latency_us": "median of a block of synchronised calls (perf_counter to torch.cuda.synchronize returning)",
+        "host_us": "a block of back-to-back calls until the last returns, divided by the calls (graphlab.clock.block_per_call_us, include_wait=False)",
+        "latency_us": "median of a block of synchronised calls, each from the call to torch.cuda.synchronize returning (graphlab.clock.synced_us)",
         "order": "build every case and way first; then per case, rounds of (host block, latency block) per way "
                  "in an order rotating by one way per round; profiling for the cudaGraphLaunch counts last",
         "gaps": "per round, way minus raw_copy_replay host time; median and p10-p90 over the rounds",
         "compile": "torch.compile(model, mode='reduce-overhead', dynamic=False); used_graphs needs cudagraph_skips "
                    "0, a cudaGraphLaunch in a profiled call and CUDAGraph.replay calls" if compile_too else "skipped",
         "compile_budget_s": compile_budget_s,
-        "seconds": {**{k: round(v, 1) for k, v in phase.items()}, "total_s": round(time.perf_counter() - started, 1)},
+        "seconds": {**{k: round(v, 1) for k, v in phase.items()}, "total_s": round(started.s, 1)},
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     return {"schema": SCHEMA, "conditions": conditions, "cases": cases}

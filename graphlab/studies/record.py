@@ -127,7 +127,8 @@ def record_model(name: str, batch_sizes: list[int], out_root: Path, prov: dict[s
         parsed = parse_dot(dot, source=f"{key}.dot")
         entry: dict[str, Any] = {
             "dot": dot, "model": parsed, "batch_size": batch_size, "dot_flags": RECORD_DOT_FLAGS,
-            "capture_ms": round(cg.capture_ms, 3), "instantiate_ms": round(cg.instantiate_ms, 3),
+            "capture_ms": round(cg.capture_ms, 3), "capture_state": cg.cost.capture_state,
+            "instantiate_ms": round(cg.instantiate_ms, 3),
             "pool_bytes": cg.pool_bytes, "peak_bytes": cg.peak_bytes, "exec_bytes": cg.exec_bytes,
             "verify": check.to_dict(),
             "input_shapes": [list(t.shape) for t in inputs],

@@ -17,8 +17,6 @@ About 1.5 s per batch size and way (duration_s=1).
 """
 from __future__ import annotations
 
-import time
-from collections import deque
 from typing import Any, Callable, Sequence
 
 import torch
@@ -30,30 +28,14 @@ from graphlab.env import require_cuda
 from graphlab.mode import stand_in
 from graphlab.progress import progress_bar
 from graphlab.stats import median
+from graphlab.clock import submit_us
+from graphlab.timing.schedulers import throughput_window
+from graphlab.timing.sync import cuda_sync
 from graphlab.zoo import get_model
 
 DEFAULT_MODEL = "gpt"
 DEFAULT_REPLICA_BATCH_SIZES = (1, 8, 32)
 INPUT_SETS = 4
-
-
-def _closed_loop(submit: Callable[[Any], Any], wait: Callable[[Any], Any], requests: list[tuple[Any, ...]],
-                 duration_s: float, window: int) -> dict[str, float]:
-    pending: deque[Any] = deque()
-    done = 0
-    t0 = time.perf_counter()
-    i = 0
-    while time.perf_counter() - t0 < duration_s:
-        if len(pending) >= window:
-            wait(pending.popleft())
-            done += 1
-        pending.append(submit(requests[i % len(requests)]))
-        i += 1
-    while pending:
-        wait(pending.popleft())
-        done += 1
-    elapsed = time.perf_counter() - t0
-    return {"requests": done, "seconds": round(elapsed, 4), "requests_per_s": round(done / elapsed, 1)}
 
 
 def _inline(caches: list[Any], devices: list[Any]) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
@@ -84,14 +66,8 @@ def _launch_us(cache: Any, batch_size: int, device: Any, repetitions: int = 200)
     replay = getattr(graph, "replay", None)
     if replay is None:
         return None
-    samples = []
     with torch.cuda.device(device):
-        for _ in range(repetitions):
-            torch.cuda.synchronize(device)
-            t0 = time.perf_counter_ns()
-            replay()
-            samples.append((time.perf_counter_ns() - t0) / 1e3)
-        torch.cuda.synchronize(device)
+        samples = submit_us(replay, repetitions, cuda_sync(device))
     return round(median(samples), 2)
 
 
@@ -125,12 +101,12 @@ def measure_replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence
                 point: dict[str, Any] = {"batch_size": batch_size, "max_abs_err": err}
                 for key, reps in (("one_gpu", one), ("replicas", many)):
                     window = 2 * len(reps)
-                    point[key] = _closed_loop(lambda r, reps=reps: reps.submit(*r), lambda f: f.result(), requests,
+                    point[key] = throughput_window(lambda r, reps=reps: reps.submit(*r), lambda f: f.result(), requests,
                                               duration_s, window)
                     if bar is not None:
                         bar.update(1)
                 submit, wait = _inline(many.caches, spread)
-                point["inline"] = _closed_loop(submit, wait, requests, duration_s, 2 * len(spread))
+                point["inline"] = throughput_window(submit, wait, requests, duration_s, 2 * len(spread))
                 if bar is not None:
                     bar.update(1)
                 base_rate = point["one_gpu"]["requests_per_s"]

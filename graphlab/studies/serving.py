@@ -14,10 +14,10 @@ the run short. Results go to data/recordings/<gpu>/serving/{gpt,gpt_asgi,resnet1
 from __future__ import annotations
 
 import importlib.util
-import time
 from pathlib import Path
 from typing import Any
 
+from graphlab.clock import Stopwatch
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.serve.config import DEFAULT_SETTINGS
 from graphlab.serve.loadtest import run_loadtest
@@ -47,13 +47,13 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
             skipped[part["key"]] = f"needs {needs}, not installed here"
             print(f"[record] serving {part['key']}: skipped ({skipped[part['key']]})", flush=True)
             continue
-        t0 = time.perf_counter()
+        part_clock = Stopwatch().start()
         print(f"[record] serving {part['key']}: {part['model']} {', '.join(part['settings'])} over "
               f"{part['rates'][0]}..{part['rates'][-1]} req/s", flush=True)
         kwargs = {k: v for k, v in part.items() if k not in ("key", "model", "needs")}
         result = run_loadtest(part["model"], progress=False, on_point=_log_point, **kwargs)
         data = result.to_dict()
-        data["conditions"]["seconds"] = round(time.perf_counter() - t0, 1)
+        data["conditions"]["seconds"] = round(part_clock.stop(), 1)
         results[part["key"]] = data
         print(f"[record] serving {part['key']}: {data['conditions']['seconds']} s; knees {result.knees()}", flush=True)
     if skipped:

@@ -15,9 +15,7 @@ the duration of the run.
 from __future__ import annotations
 
 import json
-import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,26 +32,18 @@ from graphlab.fresh_process import run_in_fresh_process
 from graphlab.mode import stand_in
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.studies.catalog import open_recording
+from graphlab.stats import median, percentile
+from graphlab.clock import Stopwatch, each_synced_us
+from graphlab.timing.sync import cuda_sync
 from graphlab.zoo import get_model
 
 RECORDING = "traffic"
 SETTINGS = ("eager", "cache_advisor", "cache_pow2", "compile", "compile_dynamic")
 
 
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def _timed_pass(call: Callable[[Any], Any], inputs: list[Any]) -> list[float]:
-    out = []
-    for x in inputs:
-        torch.cuda.synchronize()
-        t0 = time.perf_counter_ns()
-        call(x)
-        torch.cuda.synchronize()
-        out.append((time.perf_counter_ns() - t0) / 1e3)
-    return out
+    """Wall µs of each request of a trace, one at a time (graphlab.clock.each_synced_us)."""
+    return each_synced_us(call, inputs, cuda_sync())
 
 
 class GraphRecordCounter:
@@ -61,20 +51,20 @@ class GraphRecordCounter:
 
     def __init__(self) -> None:
         self.cls = torch.cuda.CUDAGraph
-        self.count, self.capture_ms, self._t0 = 0, 0.0, 0.0
+        self.count, self.capture_ms, self._clock = 0, 0.0, Stopwatch()
 
     def __enter__(self) -> GraphRecordCounter:
         begin, end, counter = self.cls.capture_begin, self.cls.capture_end, self
         self._saved = (begin, end)
 
         def capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
-            counter._t0 = time.perf_counter()
+            counter._clock.start()
             return begin(graph, *args, **kwargs)
 
         def capture_end(graph: Any) -> Any:
             result = end(graph)
             counter.count += 1
-            counter.capture_ms += (time.perf_counter() - counter._t0) * 1e3
+            counter.capture_ms += counter._clock.stop() * 1e3
             return result
 
         self.cls.capture_begin, self.cls.capture_end = capture_begin, capture_end
@@ -100,7 +90,7 @@ def latency_table(model_name: str = "gpt", max_size: int = 64, calls: int = 60) 
             for _ in range(calls):  # interleaved per call: both see the same host state
                 pair_e += _timed_pass(model, [x])
                 pair_g += _timed_pass(cache, [x])
-            eager[n], graph[n] = statistics.median(pair_e), statistics.median(pair_g)
+            eager[n], graph[n] = median(pair_e), median(pair_g)
             g = cache.graph_for(n)
             pool[n], exec_bytes[n], capture[n] = g.pool_bytes, g.exec_bytes or 0, g.capture_ms
     return {"model": model_name, "graph_us": graph, "eager_us": eager, "pool_bytes": pool, "exec_bytes": exec_bytes,
@@ -126,9 +116,9 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
         elif setting.startswith("cache"):
             cache_buckets = buckets if setting == "cache_advisor" else bucket_list(setting.removeprefix("cache_"), 64)
             cache = GraphCache(model, buckets=cache_buckets, max_size=64, copy_outputs=False)
-            t0 = time.perf_counter()
-            cache.warmup(inputs[0], progress=False)
-            setup_s = time.perf_counter() - t0
+            with Stopwatch(cuda_sync()) as warming:
+                cache.warmup(inputs[0], progress=False)
+            setup_s = warming.s
             call = cache
         elif setting in ("compile", "compile_dynamic"):
             torch._dynamo.reset()
@@ -147,10 +137,10 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
         out = {"setting": setting, "buckets": cache_buckets,
                "setup_s": setup_s, "graphs_held": graphs, "graph_recordings": counter.count,
                "graph_recordings_first_pass": captured_cold, "graph_recording_ms": counter.capture_ms,
-               "first_pass_total_s": sum(cold) / 1e6, "cold_p50_us": _quantile(cold, 0.5),
-               "cold_p99_us": _quantile(cold, 0.99), "cold_max_us": max(cold),
-               "p50_us": _quantile(warm, 0.5), "p90_us": _quantile(warm, 0.9), "p99_us": _quantile(warm, 0.99),
-               "mean_us": statistics.fmean(warm), "requests": len(inputs)}
+               "first_pass_total_s": sum(cold) / 1e6, "cold_p50_us": percentile(cold, 50),
+               "cold_p99_us": percentile(cold, 99), "cold_max_us": max(cold),
+               "p50_us": percentile(warm, 50), "p90_us": percentile(warm, 90), "p99_us": percentile(warm, 99),
+               "mean_us": sum(warm) / len(warm), "requests": len(inputs)}
     if setting.startswith("compile"):
         try:
             counters = torch._dynamo.utils.counters  # torch loads _dynamo on first use (torch.compile did)

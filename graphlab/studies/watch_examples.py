@@ -15,12 +15,13 @@ the other two take about a second.
 from __future__ import annotations
 
 import html
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from graphlab.clock import Stopwatch
+from graphlab.timing.sync import cuda_sync
 from graphlab.capture.api import capture
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, RecordingError
@@ -213,7 +214,7 @@ def _compile_case(batch_sizes: tuple[int, ...], progress: bool = True) -> WatchE
     calls: list[dict[str, Any]] = []
     max_err = 0.0
     skips0 = _skips()
-    t_start = time.perf_counter()
+    total = Stopwatch().start()
     bar = progress_bar(len(batch_sizes) * CALLS_PER_SIZE, "torch.compile calls (the first at each size compiles)",
                        show=progress, leave=False)
     with watch() as seen, torch.no_grad():
@@ -222,15 +223,14 @@ def _compile_case(batch_sizes: tuple[int, ...], progress: bool = True) -> WatchE
             want = model(ids)
             for call in range(CALLS_PER_SIZE):
                 before = len(seen)
-                t0 = time.perf_counter()
-                out = compiled(ids)
-                torch.cuda.synchronize()
-                calls.append({"batch_size": b, "call": call, "seconds": round(time.perf_counter() - t0, 4),
+                with Stopwatch(cuda_sync()) as one_call:
+                    out = compiled(ids)
+                calls.append({"batch_size": b, "call": call, "seconds": round(one_call.s, 4),
                               "new_graphs": len(seen) - before})
                 if bar is not None:
                     bar.update(1)
             max_err = max(max_err, float((out.float() - want.float()).abs().max()))
-    total_s = time.perf_counter() - t_start
+    total_s = total.stop()
     if bar is not None:
         bar.close()
     reference: dict[int, Any] = {}
@@ -261,10 +261,9 @@ def _graphed_callables_case() -> WatchExample:
     model, eager = zm.build(device="cuda"), zm.build(device="cuda")  # same seeded weights
     (x,) = zm.make_inputs(16, device="cuda")
     with torch.enable_grad():
-        t0 = time.perf_counter()
-        with watch() as seen:
+        with Stopwatch() as making, watch() as seen:
             graphed = torch.cuda.make_graphed_callables(model, (x,))
-        seconds = time.perf_counter() - t0
+        seconds = making.s
         (x2,) = zm.make_inputs(16, device="cuda", seed=1)
         out = graphed(x2)
         out.sum().backward()

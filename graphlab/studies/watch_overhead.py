@@ -18,12 +18,14 @@ Two copies of the same zoo model (same seeded weights) are compiled with
 from __future__ import annotations
 
 import html
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 import torch
 
+from graphlab.clock import Stopwatch, synced_us
+from graphlab.timing.schedulers import interleave
+from graphlab.timing.sync import cuda_sync
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, RecordingError
 from graphlab.mode import stand_in
@@ -100,17 +102,6 @@ class WatchOverhead:
         return f"<b>gl.watch replay overhead</b>: {html.escape(self.describe())}<br><i>{html.escape(self.source)}</i>"
 
 
-def _block_us(call: Callable[[], Any], calls: int) -> float:
-    """Median µs of `calls` synchronised calls."""
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter_ns()
-        call()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter_ns() - t0) / 1000.0)
-    return median(times)
-
-
 def measure_watch_overhead(*, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE,
                            pairs: int = DEFAULT_PAIRS, calls_per_block: int = DEFAULT_CALLS_PER_BLOCK,
                            progress: bool = True) -> WatchOverhead:
@@ -125,17 +116,16 @@ def measure_watch_overhead(*, model: str = DEFAULT_MODEL, batch_size: int = DEFA
     (x,) = zm.make_inputs(batch_size, device="cuda")
     compile_s: dict[str, float] = {}
     with torch.no_grad():
-        t0 = time.perf_counter()
-        for _ in range(3):
-            unwatched(x)
-        torch.cuda.synchronize()
-        compile_s["unwatched"] = round(time.perf_counter() - t0, 2)
-        t0 = time.perf_counter()
-        with watch() as seen:
+        sync = cuda_sync()
+        with Stopwatch(sync) as compiling:
+            for _ in range(3):
+                unwatched(x)
+        compile_s["unwatched"] = round(compiling.s, 2)
+        with Stopwatch(sync) as compiling, watch() as seen:
             for _ in range(3):
                 watched(x)
-            torch.cuda.synchronize()
-        compile_s["watched"] = round(time.perf_counter() - t0, 2)
+            sync()
+        compile_s["watched"] = round(compiling.s, 2)
         identical, max_err = True, 0.0
         for seed in (1, 2, 3):
             (xi,) = zm.make_inputs(batch_size, device="cuda", seed=seed)
@@ -147,20 +137,18 @@ def measure_watch_overhead(*, model: str = DEFAULT_MODEL, batch_size: int = DEFA
             unwatched(x)
             watched(x)
         torch.cuda.synchronize()
-        blocks: dict[str, list[float]] = {"unwatched": [], "watched": []}
-        during = 0
+        during = [0]
+
+        def watched_block() -> float:
+            with watch() as timing_seen:
+                block = median(synced_us(lambda: watched(x), calls_per_block, sync))
+            during[0] += len(timing_seen)
+            return block
+
         bar = progress_bar(pairs, "watched vs unwatched pairs", show=progress, leave=False)
-        for i in range(pairs):
-            order = ("unwatched", "watched") if i % 2 == 0 else ("watched", "unwatched")
-            for which in order:
-                if which == "unwatched":
-                    blocks[which].append(_block_us(lambda: unwatched(x), calls_per_block))
-                else:
-                    with watch() as timing_seen:
-                        blocks[which].append(_block_us(lambda: watched(x), calls_per_block))
-                    during += len(timing_seen)
-            if bar is not None:
-                bar.update(1)
+        blocks = interleave({"unwatched": lambda: median(synced_us(lambda: unwatched(x), calls_per_block, sync)),
+                             "watched": watched_block}, pairs, order="alternate", pause_gc=False,
+                            after_round=None if bar is None else lambda r: bar.update(1))
         if bar is not None:
             bar.close()
     paired = paired_speedup(blocks["watched"], blocks["unwatched"])
@@ -169,7 +157,7 @@ def measure_watch_overhead(*, model: str = DEFAULT_MODEL, batch_size: int = DEFA
         unwatched_p50_us=round(median(blocks["unwatched"]), 3), watched_p50_us=round(median(blocks["watched"]), 3),
         ratio_p50=paired.p50, ratio_p10=paired.p10, ratio_p90=paired.p90, spread_pct=paired.spread_pct,
         ratio_by_mode=list(paired.by_mode), host_modes=paired.modes.describe(), outputs_identical=identical,
-        max_abs_err_vs_eager=max_err, graphs_watched=len(seen), graphs_during_timing=during, compile_s=compile_s,
+        max_abs_err_vs_eager=max_err, graphs_watched=len(seen), graphs_during_timing=during[0], compile_s=compile_s,
         ratios=[round(r, 5) for r in paired.ratios],
         source=f"live on {torch.cuda.get_device_name()}, torch {torch.__version__}")
 

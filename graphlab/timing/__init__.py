@@ -1,6 +1,9 @@
-"""Timing: eager vs replay latency, measured in short interleaved blocks so both see the same machine.
-Also kernel timelines, the host's speed modes, reproductions of a recording, and the typed results.
+"""Timing: the one clock and its timed loops (`clock`, `sync`), the schedulers every study runs them in
+(`schedulers`: interleaved blocks, open-loop arrivals, throughput windows), eager vs replay latency
+sweeps in interleaved blocks (`blocks`, `sweep`), kernel timelines, the host's speed modes,
+reproductions of a recording with their verdict, and the typed results. No module outside this package
+reads a clock to time work (tests/test_one_timer.py holds it).
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("results", "host_modes", "claims", "repro_report", "weight_update")
+PURE = ("results", "host_modes", "claims", "repro_report", "weight_update", "schedulers")

@@ -20,8 +20,6 @@ for seconds then lands in every batch size's pairs alike, instead of in a few ba
 """
 from __future__ import annotations
 
-import gc
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -29,7 +27,9 @@ import torch
 
 from graphlab.errors import TimingError
 from graphlab.stats import median
+from graphlab.clock import now_ns, now_s
 from graphlab.timing.host_modes import pair_order
+from graphlab.timing.schedulers import gc_paused
 
 #: defaults of the paired method (a sweep stores the values it used in its conditions)
 PAIRS = 15
@@ -87,7 +87,7 @@ class BlockTimer:
         wall: list[float] = []
         submit: list[float] = []
         used: list[Any] = []
-        clock = time.perf_counter_ns
+        clock = now_ns
         sync()
         for i in range(calls):
             inputs = sets[(offset + i) % count]
@@ -156,12 +156,12 @@ def warm_up(timer: BlockTimer, *, min_calls: int = WARMUP_CALLS, max_ms: float =
 
     Returns (calls made, the last block's median µs per call), which sizes the timed blocks.
     """
-    start = time.perf_counter()
+    start = now_s()
     wall = timer.block(max(1, min(min_calls, timer.max_calls)), gpu_time=False).wall_us
     calls = len(wall)
     per_call = median(wall[len(wall) // 2:])
     medians: list[float] = []
-    while (time.perf_counter() - start) * 1e3 < max_ms:
+    while (now_s() - start) * 1e3 < max_ms:
         n = calls_for(per_call, block_ms, 3, timer.max_calls)
         wall = timer.block(n, gpu_time=False).wall_us
         calls += n
@@ -223,32 +223,26 @@ def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = Non
     """
     if pairs < 1:
         raise TimingError(f"pairs must be at least 1, got {pairs}")
-    gc_was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    t0 = time.perf_counter()
-    try:
+    with gc_paused():
+        t0 = now_s()
         r = 0
         deadline = None
         while True:
-            if r >= pairs and time.perf_counter() - t0 >= min_s:
+            if r >= pairs and now_s() - t0 >= min_s:
                 if until is None or until():
                     break
-                deadline = deadline or time.perf_counter() + max_extra_s
-                if time.perf_counter() >= deadline:
+                deadline = deadline or now_s() + max_extra_s
+                if now_s() >= deadline:
                     break
             for plan in (plans if r % 2 == 0 else list(reversed(plans))):
                 for mode in pair_order(r):
-                    start_ms = (time.perf_counter() - t0) * 1e3
+                    start_ms = (now_s() - t0) * 1e3
                     times = plan.timers[mode].block(plan.series[mode].calls_per_block, lead_in=1)
                     plan.series[mode].add(start_ms, times, _readings(clocks))
             if progress is not None:
                 progress(r)
             r += 1
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return time.perf_counter() - t0
+    return now_s() - t0
 
 
 def _readings(clocks: Any) -> dict[str, float | None]:

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from typing import Any
 
 import torch
 
+from graphlab.clock import now_ns
 from graphlab.env import _driver_version, gpu_names
 
 CPUINFO = "/proc/cpuinfo"
@@ -49,11 +49,11 @@ def host_speed_us(iterations: int = HOST_WORK_ITERATIONS) -> float:
 
     Lower is faster. Comparable between runs on one machine and Python build, not across machines.
     """
-    t0 = time.perf_counter_ns()
+    t0 = now_ns()
     total = 0
     for i in range(iterations):
         total += i * i
-    return (time.perf_counter_ns() - t0) / 1e3
+    return (now_ns() - t0) / 1e3
 
 
 #: tiny in-place adds on a one-element CPU tensor per dispatch reading (~1-2 µs each)
@@ -68,10 +68,10 @@ def dispatch_speed_us(scratch: Any, calls: int = DISPATCH_CALLS) -> float:
     reading goes through the same dispatcher, without touching the GPU. Lower is faster.
     """
     add = scratch.add_
-    t0 = time.perf_counter_ns()
+    t0 = now_ns()
     for _ in range(calls):
         add(1)
-    return (time.perf_counter_ns() - t0) / 1e3
+    return (now_ns() - t0) / 1e3
 
 
 def _sysfs_mhz(cpu: int) -> float | None:

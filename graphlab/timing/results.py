@@ -60,6 +60,9 @@ class LatencyPoint:
         gpu_busy_us: time at least one kernel or copy ran during one call (torch.profiler; overlaps once).
         launch_overhead_pct: share of p50 wall time the GPU ran no kernel (launches, Python, sync).
         capture_ms: graph only, time to capture (and instantiate) the graph.
+        capture_state: graph only, "cold" (the first capture of its process: one-time set-up included) or
+            "warm"; None in sweeps recorded before it was kept (the zoo recordings' sweeps ran after the
+            zoo's own captures: warm).
         pool_bytes: graph only, device memory the graph's private pool added (growth of
             `torch.cuda.memory_reserved()` over the capture; older recordings: `graph_memory_bytes`).
         graph_exec_bytes: graph only, device memory the driver took to instantiate the graph
@@ -100,6 +103,7 @@ class LatencyPoint:
     gpu_busy_us: float | None = None
     launch_overhead_pct: float | None = None
     capture_ms: float | None = None
+    capture_state: str | None = None
     pool_bytes: int | None = None
     graph_exec_bytes: int | None = None
     graph_peak_bytes: int | None = None

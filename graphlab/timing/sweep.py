@@ -27,7 +27,6 @@ Example (on a GPU):
 from __future__ import annotations
 
 import inspect
-import time
 import warnings
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -35,6 +34,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from graphlab.clock import now_ns, now_s
 from graphlab.capture.api import capture
 from graphlab.env import require_cuda
 from graphlab.errors import TimingError
@@ -89,10 +89,10 @@ class _Prepared:
 def _timed_once(call: Callable[[], Any]) -> float:
     """Wall µs of one synchronised call (the cold first call of a mode)."""
     torch.cuda.synchronize()
-    t0 = time.perf_counter_ns()
+    t0 = now_ns()
     call()
     torch.cuda.synchronize()
-    return (time.perf_counter_ns() - t0) / 1e3
+    return (now_ns() - t0) / 1e3
 
 
 def _point(series: BlockSeries, batch_size: int, first_call_us: float, **extra: Any) -> LatencyPoint:
@@ -120,6 +120,7 @@ def _graph_cost(cg: Any, count_kernels: bool) -> dict[str, Any]:
     return {
         "kernel_count": kernels,
         "capture_ms": cg.capture_ms,
+        "capture_state": getattr(getattr(cg, "cost", None), "capture_state", None),
         "instantiate_ms": cg.instantiate_ms,
         "pool_bytes": cg.pool_bytes,
         "graph_peak_bytes": cg.peak_bytes,
@@ -264,7 +265,7 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
     bar = progress_bar(2 * len(cases) + pairs, f"{name}: prepare, paired rounds, summarise", unit="step", show=progress)
     prepared: list[_Prepared] = []
     events: list[Any] = []  # one pool of CUDA event pairs for every timer of the sweep
-    started = time.perf_counter()
+    started = now_s()
     with torch.no_grad():
         for case in cases:  # 1. prepare: inputs, cold calls, one capture, warm-up
             input_sets = [_as_tuple(case.make_inputs(seed)) for seed in range(INPUT_SETS)]
@@ -304,7 +305,7 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
         bar.close()
     return Sweep(model=name, points=tuple(points), conditions=_conditions(
         clocks, pairs=pairs, block_ms=block_ms, repetitions=repetitions, warmup=warmup,
-        warmup_max_ms=warmup_max_ms, sweep_s=time.perf_counter() - started, rounds_s=rounds_s,
+        warmup_max_ms=warmup_max_ms, sweep_s=now_s() - started, rounds_s=rounds_s,
         rounds=rounds, host_target=None if host_target is None else _target_now(plans, host_target),
         target_rule=host_target if isinstance(host_target, str) else "given", max_extra_s=max_extra_s,
         min_rounds_s=min_rounds_s))

@@ -14,9 +14,9 @@ typed readings and a display that says what happened, in a notebook (a table) an
     (True, False)
     >>> print(probe)  # doctest: +NORMALIZE_WHITESPACE
     weight update after capture (batch 1; differences relative to the output's largest value, tolerance 0.001):
-      param.copy_(new), the same tensors: the replay follows the new weights (replay vs eager 0)
-      module.weight = nn.Parameter(new), new tensors: the replay keeps the old weights (replay vs eager 2.4, vs the old weights 0)
-      the new weights changed the output by 0.87
+      param.copy_(new), the same tensors: the replay follows the new weights (replay vs eager with the new weights 0)
+      module.weight = nn.Parameter(new), new tensors: the replay keeps the old weights (replay vs eager with the new weights 2.4, with the old weights 0)
+      eager's output, old weights vs new (the change a replay must follow): 0.87
 """
 from __future__ import annotations
 
@@ -92,12 +92,12 @@ class WeightUpdate(dict):  # type: ignore[type-arg]
             return f"weight update after capture: {self.get('note') or 'not probed'}"
         lines = [self._heading() + ":"]
         for row in self.rows():
-            diffs = [f"replay vs eager {_num(row['replay_vs_eager_rel'])}"]
+            diffs = [f"replay vs eager with the new weights {_num(row['replay_vs_eager_rel'])}"]
             if row["replay_vs_old_weights_rel"] is not None:
-                diffs.append(f"vs the old weights {_num(row['replay_vs_old_weights_rel'])}")
+                diffs.append(f"with the old weights {_num(row['replay_vs_old_weights_rel'])}")
             lines.append(f"  {row['how']}, {row['memory']}: the replay {row['replay']} ({', '.join(diffs)})")
         if self.output_change_rel is not None:
-            lines.append(f"  the new weights changed the output by {_num(self.output_change_rel)}")
+            lines.append(f"  {CHANGE_LABEL} {_num(self.output_change_rel)}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -119,17 +119,21 @@ class WeightUpdate(dict):  # type: ignore[type-arg]
         cell = "style='padding:2px 10px;text-align:{}'"
         head = "".join(f"<th {cell.format(a)}>{esc(h)}</th>" for h, a in (
             ("weights changed by", "left"), ("the graph reads", "left"), ("the replay", "left"),
-            ("replay vs eager", "right"), ("replay vs old weights", "right")))
+            ("replay vs eager, new weights", "right"), ("replay vs eager, old weights", "right")))
         body = "".join(
             "<tr>" + "".join(f"<td {cell.format(a)}>{v}</td>" for v, a in (
                 (f"<code>{esc(r['how'])}</code>", "left"), (esc(r["memory"]), "left"), (f"<b>{esc(r['replay'])}</b>", "left"),
                 (_num(r["replay_vs_eager_rel"]), "right"), (_num(r["replay_vs_old_weights_rel"]), "right"))) + "</tr>"
             for r in self.rows())
         note = f"<br><small>{esc(str(self['method']))}</small>" if self.get("method") else ""
-        change = f"; the new weights changed the output by {_num(self.output_change_rel)}" \
+        change = f"; {CHANGE_LABEL} {_num(self.output_change_rel)}" \
             if self.output_change_rel is not None else ""
         return (f"<p>{esc(self._heading())}{esc(change)}{note}</p>"
                 f"<table style='border-collapse:collapse'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+#: the one name of `output_change_rel`: how far the new weights moved eager's own output (not a replay's)
+CHANGE_LABEL = "eager's output, old weights vs new (the change a replay must follow):"
 
 
 def _bool(value: Any) -> bool | None:
@@ -137,10 +141,12 @@ def _bool(value: Any) -> bool | None:
 
 
 def _num(value: Any) -> str:
-    """A relative difference for a table: "0", "0.87", "2.39e+04"; "" when not measured."""
+    """A relative difference for a table: "0", "0.87", "3.67", "23,916"; "" when not measured."""
     if not isinstance(value, (int, float)):
         return ""
-    return "0" if value == 0 else f"{value:.3g}"
+    if value == 0:
+        return "0"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
 def as_weight_update(value: Any) -> WeightUpdate | None:

@@ -9,13 +9,13 @@ import base64
 import html
 import re
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
+from graphlab.clock import Stopwatch
 from graphlab.errors import GraphlabError, GraphvizMissingError, InspectorError
 from graphlab.graph.dot_parser import read_dot
 from graphlab.graph.model import CudaGraph
@@ -111,10 +111,10 @@ class _DrawingWidget(anywidget.AnyWidget):
         raise NotImplementedError
 
     def _redraw(self) -> None:
-        t0 = time.perf_counter()
-        self._drawing = self._draw()
-        svg = self._drawing.svg()
-        self.render_ms = (time.perf_counter() - t0) * 1e3
+        with Stopwatch() as rendering:
+            self._drawing = self._draw()
+            svg = self._drawing.svg()
+        self.render_ms = rendering.ms
         self._drawn = {html.unescape(x) for x in _DRAWN_ID.findall(svg)}  # dot writes '-' as &#45;
         self.svg = svg[svg.find("<svg"):] if "<svg" in svg else svg
         self._after_redraw()

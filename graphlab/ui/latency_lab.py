@@ -66,6 +66,11 @@ TABLE_COLUMNS = (("GPU", "left"), ("batch", "right"), ("eager p50 µs", "right")
 _CELL_STYLE = "padding:2px 10px;text-align:{align};white-space:nowrap"
 
 
+def _capture_cell(point: Any) -> str:
+    """The capture time, marked "cold" when it was its process's first capture (one-time set-up included)."""
+    return f"{point.capture_ms:.1f}" + (" (cold)" if getattr(point, "capture_state", None) == "cold" else "")
+
+
 def _table_html(sweeps: list[Sweep]) -> str:
     head = "".join(f"<th style='{_CELL_STYLE.format(align=align)}'>{name}</th>" for name, align in TABLE_COLUMNS)
     rows = []
@@ -77,7 +82,7 @@ def _table_html(sweeps: list[Sweep]) -> str:
             spread = max(e.spread_pct or 0.0, g.spread_pct or 0.0)
             cells = (html.escape(str(s.conditions.get("gpu", "?"))), b, f"{e.p50_us:,.1f}", f"{g.p50_us:,.1f}",
                      f"{s.speedup(b):.2f}x", f"{s.latency_drop_pct(b):.0f}%", f"±{spread:.1f}%",
-                     g.kernel_count if g.kernel_count is not None else "", f"{g.capture_ms:.1f}" if g.capture_ms else "")
+                     g.kernel_count if g.kernel_count is not None else "", _capture_cell(g) if g.capture_ms else "")
             rows.append("<tr>" + "".join(f"<td style='{_CELL_STYLE.format(align=align)}'>{c}</td>"
                                          for c, (_, align) in zip(cells, TABLE_COLUMNS)) + "</tr>")
     if not rows:

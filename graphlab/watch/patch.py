@@ -46,7 +46,6 @@ import functools
 import inspect
 import sys
 import threading
-import time
 import warnings
 import weakref
 from datetime import datetime, timezone
@@ -54,6 +53,7 @@ from typing import Any, Callable
 
 import torch
 
+from graphlab.clock import Stopwatch, now_s
 from graphlab.errors import BadInputError, ConfigurationError, GraphlabError, WatchUnsupportedError
 from graphlab.graph.export import dump_dot
 from graphlab.watch.frames import origin, shapes_and_role, stack_frames
@@ -103,7 +103,7 @@ class Pending:
         self.capture_error_mode = str(kwargs.get("capture_error_mode", args[1] if len(args) > 1 else "global"))
         self.captured_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         self.reserved0 = int(torch.cuda.memory_reserved(self.device))
-        self.t0 = time.perf_counter()
+        self.t0 = now_s()
 
 
 class Patch:
@@ -210,12 +210,12 @@ class Patch:
         def capture_end(self: Any) -> None:
             pending = patch.pending.pop(id(self), None)
             orig_end(self)
-            t_end = time.perf_counter()
+            t_end = now_s()
             asked = patch.asked_for(self)
             instantiate_ms = None
             if asked is False:  # torch would have instantiated inside capture_end: do it now, whatever else
                 self.instantiate()
-                instantiate_ms = (time.perf_counter() - t_end) * 1e3
+                instantiate_ms = (now_s() - t_end) * 1e3
             if pending is not None:
                 patch._finish(self, pending, (t_end - pending.t0) * 1e3, instantiate_ms, asked)
 
@@ -295,7 +295,7 @@ def pool_size_bytes(pool_id: list[int] | None, device: int) -> int | None:
 
 def _dump(graph: Any, flags: int, asked: bool | None) -> dict[str, Any]:
     """{"dot", "dot_ms"} or {"dot_error"}."""
-    t0 = time.perf_counter()
+    dumping = Stopwatch().start()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch's debug_dump fallback warns "DEBUG: calling debug_dump()"
@@ -306,7 +306,7 @@ def _dump(graph: Any, flags: int, asked: bool | None) -> dict[str, Any]:
                     "keep_graph=True, so torch destroyed it at capture_end: open the watch before the library "
                     "creates its graphs"}
         return {"dot": None, "dot_error": f"{type(exc).__name__}: {exc}"}
-    return {"dot": dot, "dot_ms": (time.perf_counter() - t0) * 1e3}
+    return {"dot": dot, "dot_ms": dumping.stop() * 1e3}
 
 
 PATCH = Patch()

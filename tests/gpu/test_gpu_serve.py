@@ -239,3 +239,24 @@ def test_http_cases_with_graphs_on_a_real_server():
     finally:
         server.should_exit = True
         thread.join(60)
+
+
+def test_your_own_model_is_served_with_its_graphs_and_answers_as_eager():
+    """A ServedModel (any nn.Module + example + buckets) on the GPU: graphs captured for its buckets, the answers
+    equal to eager, a bad number refused without touching the GPU."""
+    import graphlab as gl
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    served = gl.ServedModel(net, torch.randn(4, 64), buckets=[1, 2, 4, 8])
+    with gl.serve(served, device="cuda", max_wait_us=0) as service:
+        rows = torch.randn(3, 64)
+        answer = service.infer_sync({"inputs": rows.tolist()})
+        with torch.no_grad():
+            want = net.cuda()(rows.cuda()).cpu()
+        assert torch.allclose(torch.tensor(answer["outputs"]), want, atol=1e-4)
+        assert answer["batch"]["bucket"] == 4
+        assert service.stats()["runner"]["graphs"] == 4
+        with pytest.raises(BadRequestError, match=r"inputs\[0\]\[0\] is NaN"):
+            service.infer_sync({"inputs": [[float("nan")] + [0.0] * 63]})
+        assert len(service.infer_sync({"inputs": [[0.0] * 64]})["outputs"]) == 1

@@ -11,13 +11,14 @@ Every repetition is synchronised; warm-up calls come first. Statistics from `gra
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import torch
 
 from graphlab.errors import TimingError
 from graphlab.stats import summarize
+from graphlab.clock import split_us
+from graphlab.timing.sync import cuda_sync
 
 
 def time_call(call: Callable[[], Any], *, repeats: int = 200, warmup: int = 10,
@@ -35,23 +36,15 @@ def time_call(call: Callable[[], Any], *, repeats: int = 200, warmup: int = 10,
         if setup is not None:
             setup()
         call()
-    torch.cuda.synchronize()
-    host: list[float] = []
-    wall: list[float] = []
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
-    for start, end in events:
-        if setup is not None:
-            setup()
-            torch.cuda.synchronize()
-        t0 = time.perf_counter_ns()
-        start.record()
-        call()
-        t1 = time.perf_counter_ns()
-        end.record()
-        torch.cuda.synchronize()
-        t2 = time.perf_counter_ns()
-        host.append((t1 - t0) / 1e3)
-        wall.append((t2 - t0) / 1e3)
+    pending = iter(events)
+    current: list[Any] = []
+
+    def before() -> None:
+        current[:] = next(pending)
+        current[0].record()
+
+    host, wall = split_us(call, repeats, cuda_sync(), setup=setup, around=(before, lambda: current[1].record()))
     gpu = [s.elapsed_time(e) * 1e3 for s, e in events]
     out: dict[str, float] = {"repeats": repeats}
     for label, samples in (("host", host), ("wall", wall), ("gpu", gpu)):
