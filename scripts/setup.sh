@@ -5,6 +5,7 @@
 #   GRAPHLAB_TORCH   the torch requirement to install (default: torch==2.13.0; on a GPU machine set it
 #                    to the CUDA build that matches your driver, or leave torch installed as it is)
 #   GRAPHLAB_BROWSER =1 also installs Chromium and the npm packages of the real-browser test
+#   GRAPHLAB_RAY     =1 also installs the ray extra (Ray Serve, for tests/test_serve_ray.py; scripts/test.sh sets it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,8 +31,9 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   echo "== installing ${GRAPHLAB_TORCH:-torch==2.13.0}"
   .venv/bin/pip install -q "${GRAPHLAB_TORCH:-torch==2.13.0}"
 fi
-echo "== installing graphlab (editable, with the test and serve extras)"
-.venv/bin/pip install -q -e ".[test,serve]"
+extras="test,serve"; [ "${GRAPHLAB_RAY:-0}" = 1 ] && extras="$extras,ray"
+echo "== installing graphlab (editable, with the extras $extras)"
+.venv/bin/pip install -q -e ".[$extras]"
 
 if [ "${GRAPHLAB_BROWSER:-0}" = 1 ] && [ -f tests/browser/package-lock.json ]; then
   echo "== installing the browser test's npm packages"

@@ -1,0 +1,327 @@
+"""graphlab's service as a Ray Serve deployment: Ray places, scales, health-checks and routes; graphlab serves.
+
+    ray start --head                      # or ray.init() on one machine; then on the other nodes: ray start --address
+    python -m graphlab.serve.ray_deployment --model gpt --setting graphs+batching --port 8000
+
+    >>> from graphlab.serve.config import ServeConfig
+    >>> from graphlab.serve.ray_deployment import run
+    >>> handle = run(ServeConfig(model="gpt", setting="graphs+batching"), num_replicas=8)   # doctest: +SKIP
+
+What each part does:
+- **Ray** starts one replica per GPU (`ray_actor_options={"num_gpus": 1}`: Ray sets CUDA_VISIBLE_DEVICES, so
+  a replica sees its GPU as cuda:0), on as many nodes as the cluster has, restarts a replica whose process
+  dies or whose health check fails, and routes requests through its HTTP proxy (one per node) to the replicas.
+  There is no scheduler or router of graphlab's own.
+- **Each replica** is the whole HTTP service of `graphlab.serve.app` (the same Starlette app, so the same
+  protocol, limits and JSON error answers): its own `InferenceService`, whose graph cache captures every
+  bucket in the replica's constructor, so Ray sends a replica no request before its graphs exist; its own
+  dynamic batcher and GPU worker thread. Every answer carries the header `x-graphlab-replica`.
+- **Batching** is graphlab's `DynamicBatcher` inside each replica, not `@serve.batch`: it counts rows (a
+  request of 8 rows fills a batch of 8; `@serve.batch` counts calls), never splits a request, keeps the GPU
+  work on the worker thread (off the replica's event loop) with a batch forming while the last one runs,
+  and refuses with 503 at a bound; bench/bench_ray_batching.py measures both on the CPU (bench/README.md).
+- **Ray's proxy** queues at most `max_queued_requests` requests per proxy (then 503, with Retry-After);
+  each replica takes at most `max_ongoing_requests` (= the service's `max_pending`) at once.
+- **Errors Ray itself makes** (a replica that died under a request: 500; a full proxy queue: 503; a request
+  past Ray's `request_timeout_s`: 408) are plain text from Ray; `proxy_middlewares` rewrites them into
+  graphlab's JSON `{"error", "detail"}` when the proxies are started with
+  `RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH=graphlab.serve.ray_deployment:proxy_middlewares`.
+
+Ray is imported inside the functions that need it (the `ray` extra: pip install 'graphlab[ray]'); this
+module imports without it, and nothing else in graphlab imports this module.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable
+
+from graphlab.errors import BadInputError, GraphlabError, OverloadedError, UnsupportedError
+from graphlab.serve.app import create_app
+from graphlab.serve.config import ServeConfig
+from graphlab.serve.models import resolve_model
+from graphlab.serve.served_model import ServedModel
+from graphlab.serve.service import InferenceService
+
+#: the response header that names the replica that answered
+REPLICA_HEADER = "x-graphlab-replica"
+#: Ray Serve's deployment name (and the application name of `run`)
+DEFAULT_NAME = "graphlab"
+#: Ray's plain-text refusals, and the graphlab reason each becomes in JSON
+RAY_REASONS = {408: "request_timeout", 500: "replica_failed", 503: "overloaded", 504: "request_timeout"}
+
+
+def _ray_serve() -> Any:
+    try:
+        from ray import serve
+    except ImportError:
+        raise UnsupportedError("the Ray deployment needs Ray Serve: pip install 'graphlab[ray]' "
+                               "(or 'ray[serve]'); one machine without Ray: python -m graphlab.serve") from None
+    return serve
+
+
+class GraphlabReplica:
+    """One Ray Serve replica: an `InferenceService` started (graphs captured) in the constructor, its HTTP app.
+
+    Args:
+        config: what to serve and how (`ServeConfig`); the device is the replica's own ("cuda" is the GPU
+            Ray gave it).
+        model: your own model: a `gl.ServedModel` (pickled to every replica, weights included), a function of
+            no arguments returning one (called in each replica: the weights are built or loaded there), or
+            "package.module:factory" / a zoo name; default: the one `config.model` names.
+        runner_factory: optional `() -> runner` called in the replica (a runner as `InferenceService(runner=)`
+            takes: tests inject a failing one); picklable, since Ray ships it to the replica.
+    """
+
+    def __init__(self, config: ServeConfig, model: Any = None, runner_factory: Callable[[], Any] | None = None):
+        self.config = config
+        self.replica_id = _replica_id()
+        if model is not None and callable(model) and not isinstance(model, ServedModel):
+            model = model()
+        runner = runner_factory() if runner_factory is not None else None
+        self.service = InferenceService(config, model=resolve_model(model if model is not None else config.model),
+                                        runner=runner).start()
+
+    def __serve_build_asgi_app__(self) -> Any:
+        """Ray calls this once, after the constructor: the service's own app, each answer naming the replica."""
+        return _NameReplica(create_app(self.service), self.replica_id)
+
+    def check_health(self) -> None:
+        """Ray calls this every `health_check_period_s`; raising makes Ray replace the replica."""
+        state = self.service.state
+        if state == "ready" and not self.service.worker_alive:
+            raise OverloadedError(f"replica {self.replica_id}: its GPU worker stopped ({self.service.stats()['state']})")
+        if state not in ("ready", "closing"):
+            raise OverloadedError(f"replica {self.replica_id} is {state}")
+
+    def describe(self) -> dict[str, Any]:
+        """Which replica this is and where: id, process, node, device, service state and counters."""
+        import ray
+
+        context = ray.get_runtime_context()
+        stats = self.service.stats()
+        return {"replica": self.replica_id, "pid": os.getpid(), "node_id": context.get_node_id(),
+                "actor_name": context.get_actor_name(), "state": stats["state"], "counters": stats["counters"],
+                "device": self.config.device, "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                "warmup_s": stats["warmup_s"], "runner": stats["runner"]}
+
+
+def _replica_id() -> str:
+    try:
+        return _ray_serve().get_replica_context().replica_id.unique_id
+    except Exception:  # noqa: BLE001 - outside a Ray replica (a unit test): the process
+        return f"pid-{os.getpid()}"
+
+
+class _NameReplica:
+    """ASGI middleware: add `x-graphlab-replica: <id>` to every response of the wrapped app."""
+
+    def __init__(self, app: Any, replica_id: str):
+        self.app = app
+        self.header = (REPLICA_HEADER.encode(), replica_id.encode())
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def tagged(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), self.header]}
+            await send(message)
+
+        await self.app(scope, receive, tagged)
+
+
+def deployment(config: ServeConfig, *, model: Any = None, num_replicas: int | str | None = None, num_gpus: float | None = None,
+               num_cpus: float | None = None, max_queued_requests: int | None = None, name: str = DEFAULT_NAME,
+               runner_factory: Callable[[], Any] | None = None, health_check_period_s: float = 10.0,
+               graceful_shutdown_timeout_s: float = 30.0, runtime_env: dict[str, Any] | None = None,
+               autoscaling_config: dict[str, Any] | None = None) -> Any:
+    """The bound Ray Serve application (`serve.run` it, or use `run`): one replica per GPU by default.
+
+    Args:
+        config: the service every replica runs.
+        model: your own model (see `GraphlabReplica`); default: the one `config.model` names.
+        num_replicas: replicas to start; default: one per GPU in the cluster for a CUDA config (`ray.init` or
+            an address first), 1 for a CPU config; "auto" lets Ray's autoscaler choose (see docs/ray-serve.md).
+        num_gpus: GPUs per replica (default 1 on CUDA, 0 on the CPU).
+        num_cpus: CPUs Ray reserves per replica (default 1: the pre- and post-processing threads need some).
+        max_queued_requests: requests each Ray proxy holds while every replica is full; one more gets 503
+            (default: the service's `max_pending`, so the proxy's queue is bounded too).
+        runner_factory: see `GraphlabReplica`.
+        health_check_period_s: how often Ray asks a replica `check_health`.
+        graceful_shutdown_timeout_s: how long Ray lets a stopping replica finish what it accepted.
+        runtime_env: Ray's runtime environment for the replicas (env_vars, pip, working_dir, ...).
+        autoscaling_config: with num_replicas="auto", Ray's autoscaling settings (min_replicas, max_replicas,
+            target_ongoing_requests, upscale_delay_s, ...).
+    """
+    serve = _ray_serve()
+    cuda = config.device.startswith("cuda")
+    gpus = (1.0 if cuda else 0.0) if num_gpus is None else float(num_gpus)
+    if cuda and gpus <= 0:
+        raise BadInputError(f"a CUDA config needs num_gpus > 0 per replica, got {num_gpus!r}; or set device='cpu'")
+    if num_replicas is None:
+        num_replicas = _gpus_in_cluster(gpus) if cuda else 1
+    if num_replicas != "auto" and (not isinstance(num_replicas, int) or num_replicas < 1):
+        raise BadInputError(f"num_replicas must be a positive integer or 'auto', got {num_replicas!r}")
+    options: dict[str, Any] = {"num_gpus": gpus, "num_cpus": 1.0 if num_cpus is None else float(num_cpus)}
+    if runtime_env:
+        options["runtime_env"] = runtime_env
+    ingress = serve.ingress()(GraphlabReplica)
+    app = serve.deployment(
+        ingress, name=name, num_replicas=num_replicas, ray_actor_options=options,
+        max_ongoing_requests=config.max_pending,
+        max_queued_requests=config.max_pending if max_queued_requests is None else max_queued_requests,
+        health_check_period_s=health_check_period_s, graceful_shutdown_timeout_s=graceful_shutdown_timeout_s,
+        **({"autoscaling_config": autoscaling_config} if autoscaling_config else {}),
+    )
+    return app.bind(config, model, runner_factory)
+
+
+def _gpus_in_cluster(per_replica: float) -> int:
+    import ray
+
+    if not ray.is_initialized():
+        ray.init()
+    gpus = ray.cluster_resources().get("GPU", 0.0)
+    if gpus < per_replica:
+        raise UnsupportedError(f"the Ray cluster has {gpus:g} GPUs, a replica needs {per_replica:g}: start Ray on the "
+                               "GPU nodes (ray start), or serve on the CPU with device='cpu'")
+    return int(gpus // per_replica)
+
+
+def run(config: ServeConfig, *, host: str = "127.0.0.1", port: int = 8000, route_prefix: str = "/",
+        name: str = DEFAULT_NAME, blocking: bool = False, http_options: dict[str, Any] | None = None,
+        **options: Any) -> Any:
+    """Start Serve's HTTP proxy on `host:port` and the deployment behind it; returns its handle once every
+    replica has captured its graphs. `http_options` are more of Ray's proxy settings (keep_alive_timeout_s,
+    request_timeout_s, ...); `options` go to `deployment`. Stop it with `shutdown()`."""
+    serve = _ray_serve()
+    import ray
+
+    if not ray.is_initialized():
+        ray.init()
+    serve.start(http_options={**(http_options or {}), "host": host, "port": port})
+    return serve.run(deployment(config, name=name, **options), name=name, route_prefix=route_prefix,
+                     blocking=blocking)
+
+
+def shutdown() -> None:
+    """Stop every Serve application (each replica finishes what it accepted) and Serve's proxies and controller."""
+    _ray_serve().shutdown()
+
+
+# -- Ray's own refusals, in graphlab's JSON ------------------------------------------------------------
+class JSONErrors:
+    """ASGI middleware for Ray's proxy: a plain-text 408/500/503/504 from Ray becomes
+    `{"error": <reason>, "detail": <Ray's message>}` as application/json; graphlab's own answers pass as they are."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        held: dict[str, Any] = {"started": False}
+
+        async def rewrite(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                held["started"] = True
+            if message["type"] == "http.response.start" and _is_ray_text_error(message):
+                held["start"], held["body"] = message, b""
+                return
+            if message["type"] == "http.response.body" and "start" in held:
+                held["body"] += message.get("body", b"")
+                if message.get("more_body", False):
+                    return
+                start = held.pop("start")
+                detail = " ".join(held.pop("body").decode("utf-8", "replace").split()) or "Ray Serve refused it"
+                status = start["status"]
+                body = json.dumps({"error": RAY_REASONS[status], "detail": detail[:500]}).encode()
+                headers = [(k, v) for k, v in start.get("headers", [])
+                           if k.lower() not in (b"content-type", b"content-length")]
+                headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                return
+            await send(message)
+
+        try:
+            await self.app(scope, receive, rewrite)
+        except Exception as exc:  # noqa: BLE001 - Ray's proxy can raise when the replica died under the request
+            if held["started"]:
+                raise
+            await _replica_failed(send, type(exc).__name__)
+            return
+        if not held["started"]:  # Ray's proxy returns without an answer when the replica died (uvicorn: text 500)
+            await _replica_failed(send, "no answer from the replica")
+
+
+async def _replica_failed(send: Any, what: str) -> None:
+    body = json.dumps({"error": RAY_REASONS[500], "detail": f"the replica serving this request failed ({what}); "
+                       "Ray replaces it: retry"}).encode()
+    await send({"type": "http.response.start", "status": 500,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _is_ray_text_error(start: dict[str, Any]) -> bool:
+    if start.get("status") not in RAY_REASONS:
+        return False
+    headers = {k.lower(): v for k, v in start.get("headers", [])}
+    return REPLICA_HEADER.encode() not in headers and not headers.get(b"content-type", b"").startswith(
+        b"application/json")
+
+
+def proxy_middlewares() -> list[Any]:
+    """`RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH=graphlab.serve.ray_deployment:proxy_middlewares`: Ray's proxies
+    answer in graphlab's JSON too."""
+    from starlette.middleware import Middleware
+
+    return [Middleware(JSONErrors)]
+
+
+# -- command line ----------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    """`python -m graphlab.serve.ray_deployment`: the deployment on the Ray cluster at RAY_ADDRESS (or a new
+    local one), until Ctrl-C."""
+    parser = argparse.ArgumentParser(prog="python -m graphlab.serve.ray_deployment", description=main.__doc__)
+    parser.add_argument("--model", default="gpt", help="a zoo model or package.module:factory (a function returning "
+                        "a gl.ServedModel; importable on every node)")
+    parser.add_argument("--setting", default="graphs+batching")
+    parser.add_argument("--max-batch-size", type=int, default=None, help="default: the model's largest bucket")
+    parser.add_argument("--max-wait-us", type=int, default=500)
+    parser.add_argument("--max-pending", type=int, default=512)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--replicas", default=None, help="default: one per GPU in the cluster; or 'auto'")
+    parser.add_argument("--host", default="0.0.0.0")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args(argv)
+    replicas: int | str | None = args.replicas
+    if replicas not in (None, "auto"):
+        replicas = int(replicas)
+    try:
+        served = resolve_model(args.model)  # here too: a bad --model is one line now, not a replica's traceback
+        max_batch = args.max_batch_size or served.max_batch_size
+        config = ServeConfig(model=args.model, setting=args.setting, max_batch_size=max_batch,
+                             buckets=served.buckets if args.max_batch_size is None else "pow2",
+                             max_wait_us=args.max_wait_us, max_pending=args.max_pending, device=args.device)
+        run(config, host=args.host, port=args.port, num_replicas=replicas, blocking=True)
+    except GraphlabError as exc:
+        print(f"graphlab.serve.ray_deployment: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+__all__ = ["DEFAULT_NAME", "GraphlabReplica", "JSONErrors", "RAY_REASONS", "REPLICA_HEADER", "deployment",
+           "main", "proxy_middlewares", "run", "shutdown"]

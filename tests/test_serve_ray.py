@@ -1,0 +1,266 @@
+"""The Ray Serve deployment on a local Ray: two CPU replicas of the mlp service (graph cache, eager backend) behind
+Ray's HTTP proxy. Requests reach both replicas, bad input gets the HTTP service's own answers, a replica killed
+mid-load is replaced and every request is answered, shutdown is clean.
+
+One Ray for the whole module (its start-up is most of the time: about 30 s on a 2-core machine); skipped when Ray
+Serve is not installed (pip install 'graphlab[ray]'; scripts/setup.sh installs it).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+serve = pytest.importorskip("ray.serve")
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("starlette")
+
+import graphlab  # noqa: E402
+from graphlab.serve.app import create_app  # noqa: E402
+from graphlab.serve.config import ServeConfig  # noqa: E402
+from graphlab.serve.ray_deployment import REPLICA_HEADER, deployment  # noqa: E402
+from graphlab.serve.service import InferenceService  # noqa: E402
+
+import serve_test_models  # noqa: E402
+
+pytestmark = [pytest.mark.ray, pytest.mark.timeout(400)]
+NAME = "graphlab-test"
+MODEL = "serve_test_models:slow"  # your own model (a gl.ServedModel factory), imported by each replica
+SLEEP_MS = "60"  # each batch takes at least this long, so a replica killed under load holds requests
+
+
+def _service_config():
+    # graphs+batching on the CPU: the graph cache with its eager backend, buckets 1, 2, 4, 8
+    return ServeConfig(model=MODEL, setting="graphs+batching", device="cpu", max_batch_size=8, buckets=[1, 2, 4, 8],
+                       max_wait_us=2000, max_body_bytes=20_000, max_pending=64, preprocess_threads=1)
+
+
+def _local_service():
+    os.environ["SERVE_TEST_SLEEP_MS"] = SLEEP_MS
+    return InferenceService(_service_config(), model=serve_test_models.slow()).start()
+
+
+def _rows(n, seed=0):
+    return [[round(0.1 * (seed + i + j), 3) for j in range(8)] for i in range(n)]
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A local Ray (logical CPUs only), Serve's proxy on a free port, the deployment with two replicas."""
+    root = Path(graphlab.__file__).resolve().parent.parent  # the graphlab under test, in every Ray process
+    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH")}
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "tests"), *filter(None, [saved["PYTHONPATH"]])])
+    os.environ["RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH"] = "graphlab.serve.ray_deployment:proxy_middlewares"
+    for attempt in (1, 2):  # Ray gives its raylet a fixed 30 s to register: a loaded 2-core machine can miss it once
+        try:
+            ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)
+            break
+        except Exception as exc:  # noqa: BLE001 - "The current node timed out during startup"
+            ray.shutdown()
+            if attempt == 2 or "timed out during startup" not in str(exc):
+                raise
+    port = _free_port()
+    try:
+        serve.start(http_options={"host": "127.0.0.1", "port": port})
+        app = deployment(_service_config(), num_replicas=2, num_cpus=1, name=NAME, health_check_period_s=1.0,
+                         graceful_shutdown_timeout_s=20.0,
+                         runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "SERVE_TEST_SLEEP_MS": SLEEP_MS}})
+        handle = serve.run(app, name=NAME, route_prefix="/")
+        yield {"url": f"http://127.0.0.1:{port}", "handle": handle, "port": port}
+    finally:
+        try:
+            serve.shutdown()
+        finally:
+            ray.shutdown()
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def _replicas(handle, want: int, timeout_s: float = 60.0, exclude: frozenset[str] = frozenset()) -> dict[str, dict]:
+    """Ask the deployment `describe` until `want` distinct live replicas (not in `exclude`) have answered."""
+    seen: dict[str, dict] = {}
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            info = handle.options(method_name="describe").remote().result(timeout_s=10)
+        except Exception:  # noqa: BLE001 - a replica being replaced: ask again
+            time.sleep(0.2)
+            continue
+        if info["replica"] not in exclude:
+            seen[info["replica"]] = info
+        if len(seen) >= want:
+            return seen
+    raise AssertionError(f"only {len(seen)} of {want} replicas answered within {timeout_s:g} s: {sorted(seen)}")
+
+
+async def _burst(url: str, bodies: list[dict]) -> list[httpx.Response]:
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        return await asyncio.gather(*(client.post("/v1/infer", json=b) for b in bodies))
+
+
+def test_requests_reach_both_replicas_and_get_the_models_answers(cluster):
+    replicas = _replicas(cluster["handle"], 2)
+    assert all(r["state"] == "ready" and r["runner"]["runner"] == "graph_cache" for r in replicas.values())
+    assert len({r["pid"] for r in replicas.values()}) == 2  # two processes, each with its own graph cache
+    assert all(r["runner"]["buckets"] == [1, 2, 4, 8] for r in replicas.values())
+    bodies = [{"inputs": _rows(1, seed=7)}] * 40
+    answers = asyncio.run(_burst(cluster["url"], bodies))
+    assert [a.status_code for a in answers] == [200] * 40
+    assert {a.headers[REPLICA_HEADER] for a in answers} == set(replicas)
+    # the same body, either replica: the same answer as the service in this process (the model is seeded)
+    service = _local_service()
+    try:
+        expected = service.infer_sync({"inputs": _rows(1, seed=7)})["outputs"]
+    finally:
+        service.close()
+    for a in answers:
+        assert a.json()["outputs"][0] == pytest.approx(expected[0], abs=1e-6)
+    assert max(a.json()["batch"]["rows"] for a in answers) > 1  # concurrent requests were batched in a replica
+
+
+JSON = {"content-type": "application/json"}
+BAD = [
+    (b"{not json", JSON),
+    (b"\xff\xfe", JSON),
+    (b'{"inputs": 3}', JSON),
+    (b'{"texts": ["a"]}', JSON),
+    (b'{"inputs": [[0, 0, NaN, 0, 0, 0, 0, 0]]}', JSON),
+    (b'{"inputs": [[0, 0, 1e300, 0, 0, 0, 0, 0]]}', JSON),
+    (b'{"inputs": [[0, 0, 0]]}', JSON),
+    (json.dumps({"inputs": _rows(9)}).encode(), JSON),
+    (b"x" * 30_000, JSON),
+    (json.dumps({"inputs": _rows(1)}).encode(), {"content-type": "text/plain"}),
+]
+
+
+def test_bad_input_gets_the_same_answers_as_the_http_service(cluster):
+    service = _local_service()
+    app = create_app(service)
+
+    async def both(content: bytes, headers: dict) -> tuple[httpx.Response, httpx.Response]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://local") as local, \
+                httpx.AsyncClient(base_url=cluster["url"], timeout=30) as remote:
+            return (await local.post("/v1/infer", content=content, headers=headers),
+                    await remote.post("/v1/infer", content=content, headers=headers))
+
+    try:
+        for content, headers in BAD:
+            local, remote = asyncio.run(both(content, headers))
+            assert remote.status_code == local.status_code and remote.status_code in (413, 415, 422), content[:40]
+            assert remote.json() == local.json(), content[:40]
+            assert remote.headers["content-type"] == "application/json"
+    finally:
+        service.close()
+    with httpx.Client(base_url=cluster["url"], timeout=30) as client:
+        wrong = client.get("/v1/infer")
+        assert wrong.status_code == 405 and wrong.json()["error"] == "method_not_allowed"
+        health = client.get("/healthz")
+        assert health.status_code == 200 and health.json()["state"] == "ready"
+        assert client.get("/v1/stats").json()["counters"]["refused_malformed"] >= 1
+        metrics = client.get("/metrics")
+        assert metrics.status_code == 200 and "graphlab_http_requests_total" in metrics.text
+        assert metrics.headers[REPLICA_HEADER]  # one replica's figures: scrape each (docs/ray-serve.md)
+
+
+def test_a_replica_killed_mid_load_is_replaced_and_every_request_is_answered(cluster):
+    handle, url = cluster["handle"], cluster["url"]
+    before = _replicas(handle, 2)
+    victim = next(iter(before.values()))
+
+    async def load() -> list[tuple[int, str, dict]]:
+        async with httpx.AsyncClient(base_url=url, timeout=60,
+                                     limits=httpx.Limits(max_connections=200)) as client:
+            async def one(i: int) -> tuple[int, str, dict]:
+                try:
+                    r = await client.post("/v1/infer", json={"inputs": _rows(1, seed=i % 4)})
+                except httpx.HTTPError as exc:  # no answer at all: a loss
+                    return 0, "", {"error": f"no answer: {type(exc).__name__}"}
+                try:
+                    body = r.json()
+                except ValueError:
+                    body = {"not_json": r.text[:300], "headers": dict(r.headers)}
+                return r.status_code, r.headers.get(REPLICA_HEADER, ""), body
+
+            tasks = []
+            for i in range(160):  # 40 req/s for 4 s, the kill after 1.5 s
+                tasks.append(asyncio.create_task(one(i)))
+                if i == 60:
+                    os.kill(victim["pid"], signal.SIGKILL)
+                await asyncio.sleep(0.025)
+            return await asyncio.gather(*tasks)
+
+    results = asyncio.run(load())
+    codes = [code for code, _, _ in results]
+    assert 0 not in codes, [body for code, _, body in results if code == 0][:3]  # every request got an answer
+    assert set(codes) <= {200, 500, 503}, sorted(set(codes))
+    errors = [body for code, _, body in results if code != 200]
+    assert all(set(body) == {"error", "detail"} for body in errors), errors[:3]  # JSON, as graphlab's own
+    assert codes.count(200) >= 100, f"{codes.count(200)} of 160 answered 200"  # the other replica went on serving
+    print(f"\nreplica killed under load: {codes.count(200)} x 200, errors {sorted((body['error'], code) for code, _, body in results if code != 200)}")
+    # Ray replaces the dead replica: two live replicas again, one of them new, and both take requests
+    after = _replicas(handle, 2, timeout_s=90, exclude=frozenset({victim["replica"]}))
+    assert victim["replica"] not in after and victim["pid"] not in {r["pid"] for r in after.values()}
+    answers = asyncio.run(_burst(url, [{"inputs": _rows(1)}] * 40))
+    assert [a.status_code for a in answers] == [200] * 40
+    assert {a.headers[REPLICA_HEADER] for a in answers} == set(after)
+
+
+def test_shutdown_answers_what_it_accepted_and_stops_every_replica(cluster):
+    """Last in the module: deleting the application lets each replica finish its requests, then stops it."""
+    handle, url = cluster["handle"], cluster["url"]
+    pids = {r["pid"] for r in _replicas(handle, 2).values()}
+
+    async def during_shutdown() -> list[int]:
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            tasks = [asyncio.create_task(client.post("/v1/infer", json={"inputs": _rows(1, seed=i)}))
+                     for i in range(30)]
+            await asyncio.sleep(0.05)
+            await asyncio.to_thread(serve.delete, NAME)
+            answered = await asyncio.gather(*tasks, return_exceptions=True)
+        return [r.status_code if isinstance(r, httpx.Response) else 0 for r in answered]
+
+    codes = asyncio.run(during_shutdown())
+    assert 0 not in codes and set(codes) <= {200, 503}, codes
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in pids), "a replica process outlived serve.delete"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_deployment_options_and_bad_ones_without_a_cluster():
+    from graphlab.errors import BadInputError
+
+    app = deployment(_service_config(), num_replicas="auto", name="opts",
+                     autoscaling_config={"min_replicas": 1, "max_replicas": 3, "target_ongoing_requests": 8})
+    config = app._bound_deployment._deployment_config
+    assert config.autoscaling_config.max_replicas == 3
+    assert config.max_ongoing_requests == 64 and config.max_queued_requests == 64  # the service's max_pending
+    assert app._bound_deployment.ray_actor_options["num_gpus"] == 0.0
+    with pytest.raises(BadInputError, match="num_replicas must be a positive integer or 'auto'"):
+        deployment(_service_config(), num_replicas=0)
+    with pytest.raises(BadInputError, match="a CUDA config needs num_gpus > 0"):
+        deployment(ServeConfig(model=MODEL, device="cuda", buckets=[1, 2, 4, 8], max_batch_size=8), num_gpus=0)
