@@ -43,6 +43,8 @@ _LAZY: dict[str, str] = {
     "get_model": "graphlab.zoo",
     # capture
     "capture": "graphlab.capture.api",
+    "recorded_models": "graphlab.capture.offline",
+    "estimate_launches": "graphlab.capture.offline",
     "capturing": "graphlab.capture.api",
     "CapturedGraph": "graphlab.capture.captured",
     "Replayable": "graphlab.capture.surface",
