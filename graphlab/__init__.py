@@ -44,6 +44,7 @@ _LAZY: dict[str, str] = {
     # capture
     "capture": "graphlab.capture.api",
     "recorded_models": "graphlab.capture.offline",
+    "readable": "graphlab.ui.tables",
     "estimate_launches": "graphlab.capture.offline",
     "capturing": "graphlab.capture.api",
     "CapturedGraph": "graphlab.capture.captured",
