@@ -188,26 +188,6 @@ class RequestTimeoutError(ServeError):
     reason = "request_timeout"
 
 
-def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
-    """`warnings.warn` pointing at the first caller outside graphlab (the user's line), however deep in graphlab
-    the warning was raised: a fixed `stacklevel` points into graphlab's own code when a call goes through it."""
-    import importlib.util
-    import os
-    import sys
-    import warnings
-
-    # graphlab's own files, and torch's (a GraphCache is called through nn.Module.__call__)
-    inside = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
-    spec = importlib.util.find_spec("torch")  # where torch is installed, without importing it
-    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-        inside.append(os.path.abspath(folder) + os.sep)
-    level, frame = 2, sys._getframe(1)  # stacklevel 2: warn_user's caller
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(tuple(inside)):
-        frame = frame.f_back
-        level += 1
-    warnings.warn(message, category, stacklevel=level)
-
-
 #: the five kinds, in the order the module docstring's table gives them
 KINDS = (BadInputError, ConfigurationError, CaptureError, UnsupportedError, RecordingError)
 
@@ -216,5 +196,5 @@ __all__ = [
     "ConfigurationError", "DistributedError", "DotParseError", "GPUUnavailableError", "GraphCycleError",
     "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError", "PaddingError",
     "RecordingError", "RequestTimeoutError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError",
-    "TimelineError", "TimingError", "UnsupportedError", "WatchUnsupportedError", "warn_user",
+    "TimelineError", "TimingError", "UnsupportedError", "WatchUnsupportedError",
 ]

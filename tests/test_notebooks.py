@@ -86,6 +86,8 @@ def output_problems(executed, recorded):
                     found.append(f"cell {i}: a number in scientific notation: {big[0]}")
                 if "(output output)" in text:
                     found.append(f"cell {i}: '(output output)'")
+                if str(REPO) + "/" in text or re.search(r"/ipykernel_\d+/", text):
+                    found.append(f"cell {i}: a path of the machine that ran it (the docs site would show it)")
                 if re.search(r"graphlab/[\w/]+\.py:\d+: \w*Warning", text):
                     found.append(f"cell {i}: a warning that points into graphlab, not the cell")
             html = _text(data.get("text/html", ""))
@@ -107,9 +109,10 @@ def test_the_output_check_finds_what_it_looks_for():
         {"output_type": "stream", "name": "stdout", "text": "first pass 1.194974e+05 us (output output)"},
         {"output_type": "display_data", "data": {"application/vnd.plotly.v1+json": {"layout": {"title": {"text": "x"}}},
                                                   "text/html": "<table><th>pool_bytes</th></table>"}},
-        {"output_type": "stream", "name": "stderr", "text": "graphlab/cache/graph_cache.py:158: UserWarning: x"}]}
+        {"output_type": "stream", "name": "stderr", "text": "graphlab/cache/graph_cache.py:158: UserWarning: x"},
+        {"output_type": "stream", "name": "stderr", "text": "/tmp/ipykernel_7407/3421.py:2: UserWarning: x"}]}
     problems = output_problems({"cells": [cell]}, recorded=True)
-    assert len(problems) == 6, problems
+    assert len(problems) == 7, problems
 
 
 def test_no_cell_changes_an_inspector_an_earlier_cell_showed():

@@ -146,3 +146,19 @@ def test_readable_tables_use_mib_fixed_decimals_and_cut_nothing():
     assert "pool_MiB" in html and ">34.0<" in html and "35651584" not in html
     assert "119,497" in html and "e+05" not in html and "4.8e-07" in html
     assert long in html and "…" not in html and "4, 64" in html
+
+
+def test_executed_notebooks_hold_no_path_of_the_machine_that_ran_them():
+    import nbformat
+
+    from graphlab.tour import scrub_paths
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr",
+                                           text="/tmp/ipykernel_7407/3421072281.py:2: UserWarning: GraphCache 'x'"),
+                    nbformat.v4.new_output("execute_result", data={"text/plain": f"{REPO}/graphlab/cache/x.py"})]
+    nb.cells = [cell]
+    scrub_paths(nb, root=REPO)
+    assert cell.outputs[0]["text"] == "<cell>:2: UserWarning: GraphCache 'x'"
+    assert cell.outputs[1]["data"]["text/plain"] == "graphlab/cache/x.py"

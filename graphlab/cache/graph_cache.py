@@ -50,8 +50,8 @@ from graphlab.cache.padding import check_padding_exact, example_at, pad_tensor, 
 from graphlab.cache.plan import CachePlanner, Fallback, Plan, TensorSpec
 from graphlab.cache.stats import BucketCounts, CacheStats
 from graphlab.capture.tensors import describe_tree, map_tensors
-from graphlab.errors import BadInputError, ConfigurationError, PaddingError, warn_user
-from graphlab.progress import progress_bar
+from graphlab.errors import BadInputError, ConfigurationError, PaddingError
+from graphlab.progress import progress_bar, warn_user
 
 POOLS = ("shared", "private")
 
