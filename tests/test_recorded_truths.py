@@ -162,3 +162,10 @@ def test_executed_notebooks_hold_no_path_of_the_machine_that_ran_them():
     scrub_paths(nb, root=REPO)
     assert cell.outputs[0]["text"] == "<cell>:2: UserWarning: GraphCache 'x'"
     assert cell.outputs[1]["data"]["text/plain"] == "graphlab/cache/x.py"
+
+
+def test_a_changed_cell_in_recorded_mode_points_to_what_can_be_done_here(recorded):
+    from graphlab.capture.recorded import recorded_cell
+
+    with pytest.raises(gl.GPUUnavailableError, match="estimate_launches"):
+        recorded_cell("logits = model(ids) * 2", {}, name="step")

@@ -207,7 +207,9 @@ def recorded_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name
     if entry is None:
         raise GPUUnavailableError(
             f"%%cudagraph {name}: recorded mode replays only the notebook cells `graphlab record --models cells` "
-            f"captured on a GPU ({', '.join(rec.graph_names)}), with their exact code; this cell needs a CUDA GPU")
+            f"captured on a GPU ({', '.join(rec.graph_names)}), with their exact code; this cell needs a CUDA GPU. "
+            "Without one, gl.estimate_launches estimates what its code would launch, e.g. "
+            "gl.estimate_launches(lambda ids: model(ids).softmax(-1), ids)")
     with grad_context(grad_mode):
         exec(compile(ast.parse(code), filename or f"<recorded cell {name}>", "exec"), namespace)
     outputs = {k: v for k, v in namespace.items() if k in rec.graph_info(entry).get("outputs", []) and is_tensor(v)}
