@@ -169,3 +169,18 @@ def test_a_changed_cell_in_recorded_mode_points_to_what_can_be_done_here(recorde
 
     with pytest.raises(gl.GPUUnavailableError, match="estimate_launches"):
         recorded_cell("logits = model(ids) * 2", {}, name="step")
+
+
+def test_the_load_figures_draw_the_diagonal_on_the_log_axis_and_name_an_overloaded_setting(recorded):
+    pytest.importorskip("plotly")
+    result = gl.run_loadtest("gpt")
+    curves = gl.plot_load_curves(result)
+    diagonal = next(t for t in curves.data if t.name == "offered = answered")
+    low = min(p.offered_rps for p in result.points)
+    assert diagonal.x[0] == low > 0 and len(diagonal.x) > 2 and list(diagonal.x) == list(diagonal.y)
+    assert "<br>" in curves.layout.title.text  # two short lines: a narrow page does not cut it
+    stages = gl.plot_stages(result, rate_rps=500)
+    drawn = set(stages.data[0].y)
+    overloaded = {p.setting for p in result.points if p.offered_rps == 500 and not p.sustained}
+    assert overloaded and not drawn & overloaded
+    assert all(s in stages.layout.title.text for s in overloaded)
