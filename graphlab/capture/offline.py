@@ -38,7 +38,8 @@ class RecordedModels:
 
     def __str__(self) -> str:
         lines = [f"what recorded mode holds per zoo model ({self.gpu.upper()} recordings):",
-                 f"{'model':<9} {'graphs (gl.capture answers) at batch':<38} latency measured at batch (dense: gl.load_recording('dense'))"]
+                 f"{'model':<9} {'graphs (gl.capture answers) at batch':<38} "
+                 "latency measured at batch (dense: gl.load_recording('dense'))"]
         for r in self.rows:
             lines.append(f"{r['model']:<9} {_sizes(r['graph_batch_sizes']):<38} {_sizes(r['latency_batch_sizes'])}")
         lines.append("Any other batch size, or a model of your own, needs a GPU to capture; "
