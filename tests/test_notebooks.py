@@ -94,6 +94,10 @@ def output_problems(executed, recorded):
             if "<table" in html and (re.search(r"<th[^>]*>[^<]*_bytes</th>", html) or re.search(r">[^<]*\.\.\.</td>", html)
                                       or "…</td>" in html):
                 found.append(f"cell {i}: a table with bytes as integers or cells cut short")
+            svg = _text(data.get("image/svg+xml", ""))
+            schematic = plain.startswith("PipelineDiagram(")  # a drawing of the service's parts, no measured data
+            if recorded and svg and not schematic and "recorded" not in svg.lower():
+                found.append(f"cell {i}: a drawing in recorded mode without the recorded banner: {plain[:60]!r}")
             figure = data.get("application/vnd.plotly.v1+json")
             if recorded and figure is not None:
                 title = figure.get("layout", {}).get("title", {})
