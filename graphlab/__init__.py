@@ -45,6 +45,9 @@ _LAZY: dict[str, str] = {
     "get_model": "graphlab.zoo",
     # capture
     "capture": "graphlab.capture.api",
+    "recorded_models": "graphlab.capture.offline",
+    "readable": "graphlab.ui.tables",
+    "estimate_launches": "graphlab.capture.offline",
     "capturing": "graphlab.capture.api",
     "CapturedGraph": "graphlab.capture.captured",
     "Replayable": "graphlab.capture.surface",

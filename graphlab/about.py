@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import platform
+import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,7 +39,13 @@ class Environment:
         return asdict(self)
 
     def __str__(self) -> str:
-        feats = ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in self.graph_features.items()) or "n/a"
+        # `conditional_nodes` only says that torch ships the torch.cond capture module (a CPU build does too);
+        # whether a conditional node can be built here is the cond_* features, on their own line
+        plain = {k: v for k, v in self.graph_features.items() if not k.startswith("cond_") and k != "conditional_nodes"}
+        cond = {k[len("cond_"):]: v for k, v in self.graph_features.items() if k.startswith("cond_")}
+        feats = ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in plain.items()) or "n/a"
+        conds = (", ".join(f"{k}={'yes' if v else 'no'}" for k, v in cond.items())
+                 + ("" if any(cond.values()) else " (gl.conditional_support() says what each needs)")) if cond else "n/a"
         rows = [
             ("python", self.python),
             ("torch", self.torch or "not installed"),
@@ -47,6 +54,7 @@ class Environment:
             ("driver", self.driver or "n/a"),
             ("cuda-bindings", self.cuda_bindings or "not installed"),
             ("graph features", feats),
+            ("conditional nodes", conds),
             ("graphviz dot", self.graphviz_dot or "not found (apt-get install graphviz)"),
             ("mode", "live (GPU)" if self.live else "recorded (no GPU: notebooks load recordings)"),
         ]
@@ -55,6 +63,19 @@ class Environment:
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
+
+    def __repr__(self) -> str:
+        return (f"Environment(torch {self.torch or 'not installed'}, {len(self.gpus)} GPU(s), "
+                f"{'live' if self.live else 'recorded'}; print() it for the report)")
+
+
+def _shown_by_ipython() -> bool:
+    """True inside IPython/Jupyter, where the value a cell returns is displayed."""
+    ipython = sys.modules.get("IPython")
+    try:
+        return ipython is not None and ipython.get_ipython() is not None
+    except Exception:
+        return False
 
 
 def environment() -> Environment:
@@ -83,8 +104,12 @@ def environment() -> Environment:
 
 
 def about() -> Environment:
-    """Report what this machine can do; shows as a table in a notebook and prints in a terminal."""
-    return environment()
+    """Report what this machine can do: a notebook shows the returned report; a script or a terminal gets it
+    printed (so `gl.about()` alone says something there too). Returns the `Environment`."""
+    env = environment()
+    if not _shown_by_ipython():
+        print(env)
+    return env
 
 
 

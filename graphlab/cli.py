@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from graphlab.env import speak_as
 from graphlab.errors import BadInputError, GraphlabError
 
 RENDER_SUFFIXES = (".svg", ".png", ".gv", ".dot")
@@ -206,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    speak_as(cli=True)  # errors now give flags (`--device cpu`), not Python calls (`device='cpu'`)
     try:
         args = build_parser().parse_args(argv)
         func: Callable[[argparse.Namespace], int] = args.func
@@ -221,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        speak_as(cli=False)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -20,6 +20,47 @@ RECORDED_HINT = (
     "To work from recordings made on a GPU instead, call gl.set_mode('recorded') (the notebooks do this "
     "for you), or open one directly: gl.list_recordings(), gl.load_recording('mlp').graph()."
 )
+#: the hint in recorded mode: the learner already asked for recordings, and none holds this
+RECORDED_MODE_HINT = (
+    "Recorded mode is on, and no recording holds this: it needs a CUDA GPU. Without one you can still browse "
+    "every recorded batch size of every zoo model (gl.recorded_models()), estimate what your own model would "
+    "launch (gl.estimate_launches(model, *inputs)), or open any recording (gl.list_recordings())."
+)
+#: the hint on the command line, where Python advice does not apply
+CLI_HINT = (
+    "Run this command on a machine with a CUDA GPU; here, `graphlab about` says what this machine has and "
+    "`graphlab tour` runs the notebooks from the recordings."
+)
+
+#: who reads the next error: a notebook or script, or graphlab's command line (set by graphlab.cli)
+_voice = {"cli": False}
+#: whether recorded mode is on: graphlab.mode (the one place that decides) registers its answer here
+_recorded_probe: list[Any] = []
+
+
+def speak_as(*, cli: bool) -> None:
+    """Tell the error hints who reads them: graphlab's command line (`cli=True`) or Python code."""
+    _voice["cli"] = cli
+
+
+def register_recorded_probe(probe: Any) -> None:
+    """graphlab.mode hands over its `is_recorded` (env cannot import mode: mode imports env)."""
+    _recorded_probe[:] = [probe]
+
+
+def advice(python: str, cli: str) -> str:
+    """The advice for the reader at hand: `cli` on graphlab's command line (`--device cpu`), else `python`
+    (`device='cpu'`)."""
+    return cli if _voice["cli"] else python
+
+
+def gpu_hint() -> str:
+    """What a `GPUUnavailableError` suggests: flags on the command line, recordings in Python, and, once recorded
+    mode is on, what it can still offer (not a call to `gl.set_mode("recorded")`, which was just made)."""
+    if _voice["cli"]:
+        return CLI_HINT
+    recorded = bool(_recorded_probe and _recorded_probe[0]())
+    return RECORDED_MODE_HINT if recorded else RECORDED_HINT
 
 
 def _cuda_bindings_version() -> str | None:
@@ -102,19 +143,22 @@ def gpu_names() -> list[str]:
     return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
 
-def require_cuda(what: str) -> Any:
-    """Return the torch module if `what` can run here, else raise one `GPUUnavailableError` with a hint."""
+def require_cuda(what: str, fix: str = "") -> Any:
+    """Return the torch module if `what` can run here, else raise one `GPUUnavailableError` with a hint.
+
+    `fix` (optional) comes first in the hint: a way to run without a GPU that only this caller knows."""
+    hint = f"{fix}. {gpu_hint()}" if fix else gpu_hint()
     if importlib.util.find_spec("torch") is None:
-        raise GPUUnavailableError(f"{what} needs PyTorch, which is not installed. {RECORDED_HINT}")
+        raise GPUUnavailableError(f"{what} needs PyTorch, which is not installed. {hint}")
     import torch
 
     if not torch.cuda.is_available():
         build = "a CPU-only build of torch" if torch.version.cuda is None else "no visible CUDA GPU"
         raise GPUUnavailableError(
             f"{what} needs a CUDA GPU, but this machine has {build} "
-            f"(torch {torch.__version__}, torch.cuda.is_available() is False). {RECORDED_HINT}"
+            f"(torch {torch.__version__}, torch.cuda.is_available() is False). {hint}"
         )
     return torch
 
 
-__all__ = ["RECORDED_HINT", "gpu_names", "has_cuda", "require_cuda", "torch_graph_features"]
+__all__ = ["CLI_HINT", "RECORDED_HINT", "RECORDED_MODE_HINT", "advice", "gpu_hint", "gpu_names", "register_recorded_probe", "has_cuda", "require_cuda", "speak_as", "torch_graph_features"]

@@ -105,6 +105,16 @@ def is_recorded() -> bool:
     return _current is not None and _current.recorded
 
 
+def _register() -> None:
+    """GPU errors (graphlab.env) suggest what recorded mode offers once it is on, not `set_mode("recorded")`."""
+    from graphlab.env import register_recorded_probe
+
+    register_recorded_probe(is_recorded)
+
+
+_register()
+
+
 def recorded_gpu() -> str:
     """The recordings folder recorded mode reads (e.g. "h200")."""
     return (_current.gpu if _current is not None else None) or DEFAULT_RECORDED_GPU

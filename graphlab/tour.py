@@ -118,9 +118,41 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600, answers: d
             if km.has_kernel:  # nbclient leaves a kernel it did not create running
                 km.shutdown_kernel(now=True)
     seconds = started.stop()
+    scrub_paths(nb)
     nbformat.write(nb, out_dir / path.name)
     (out_dir / path.with_suffix(".html").name).write_text(notebook_html(nb), encoding="utf-8")
     return seconds
+
+
+#: a cell's file as ipykernel names it in warnings and tracebacks: /tmp/ipykernel_1234/567890.py
+_KERNEL_CELL = re.compile(r"/[^\s\"']*/ipykernel_\d+/\d+\.py")
+
+
+def scrub_paths(nb: Any, root: Path | None = None) -> None:
+    """Take this machine's paths out of an executed notebook's outputs, in place: the repository's absolute path
+    becomes relative, a kernel cell's temporary file (a warning's `/tmp/ipykernel_1234/5678.py:2:`) becomes
+    `<cell>`. The executed copies (the docs site, `graphlab tour`) then hold nothing of the machine that ran them."""
+    base = str((root or Path(__file__).resolve().parent.parent)) + os.sep
+
+    def clean(text: str) -> str:
+        return _KERNEL_CELL.sub("<cell>", text.replace(base, ""))
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return clean(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                out["text"] = walk(out["text"])
+            if "traceback" in out:
+                out["traceback"] = walk(out["traceback"])
+            for mime, data in out.get("data", {}).items():
+                if mime.startswith("text/"):
+                    out["data"][mime] = walk(data)
 
 
 def notebook_html(nb: Any) -> str:
@@ -157,4 +189,5 @@ def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600)
     return 1 if failures else 0
 
 
-__all__ = ["OFFLINE_TEMPLATE", "execute_notebook", "find_notebooks", "notebook_html", "notebooks_dir", "run_tour"]
+__all__ = ["OFFLINE_TEMPLATE", "execute_notebook", "find_notebooks", "notebook_html", "notebooks_dir", "run_tour",
+           "scrub_paths"]

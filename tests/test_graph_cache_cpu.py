@@ -325,7 +325,9 @@ def test_stats_read_as_a_table_and_as_pandas():
         cache(torch.randn(4, 8))
     stats = cache.stats()
     text = str(stats)
-    assert "calls 2: 1 hits, 1 captures, 0 eager fallbacks" in text and "pad waste 12.5%" in text
+    # an eager backend captures nothing: it says so rather than counting "captures" with a capture time
+    assert "calls 2: 1 hits, 1 misses that made an eager stand-in, 0 eager fallbacks" in text and "pad waste 12.5%" in text
+    assert "no CUDA graph was captured" in text
     frame = stats.to_pandas()
     assert list(frame["bucket"]) == ["4"] and int(frame["padded_rows"][0]) == 1
     assert gl.CacheStats.from_dict(stats.to_dict()).to_dict() == stats.to_dict()

@@ -229,7 +229,7 @@ def test_notebook_09_runs_top_to_bottom_on_a_synthetic_recording(recorded, cpu_s
     errors = [o for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, errors[0] if errors else None
     text = json.dumps(executed)
-    assert "right: [[3, 5], [2, 6], [1]]" in text and "recorded" in text
+    assert "Not answered yet: " in text and "recorded" in text  # the exercise starts unanswered (issue 23)
 
 
 def test_the_gpu_parts_import_without_the_http_stack_and_the_pure_parts_without_torch():

@@ -248,6 +248,9 @@ class BucketAdvice:
     def __str__(self) -> str:
         return f"buckets {list(self.buckets)} (at most {self.max_graphs} graphs)\n" + self.table()
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
     def _repr_html_(self) -> str:
         heads = ["strategy", "buckets", "graphs", "mean µs", "p99 µs", "pad waste", "eager", "pool MiB", "capture ms"]
         cells = []

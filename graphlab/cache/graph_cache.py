@@ -38,7 +38,6 @@ How it works, and what it promises:
 from __future__ import annotations
 
 import threading
-import warnings
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -51,9 +50,9 @@ from graphlab.cache.padding import check_padding_exact, example_at, pad_tensor, 
 from graphlab.cache.plan import CachePlanner, Fallback, Plan, TensorSpec
 from graphlab.cache.stats import BucketCounts, CacheStats
 from graphlab.capture.input_plan import model_refused
-from graphlab.capture.tensors import describe, flatten, map_tensors
+from graphlab.capture.tensors import describe, describe_tree, flatten, map_tensors
 from graphlab.errors import BadInputError, ConfigurationError, GraphlabError, PaddingError
-from graphlab.progress import progress_bar
+from graphlab.progress import progress_bar, warn_user
 
 POOLS = ("shared", "private")
 
@@ -239,9 +238,8 @@ class GraphCache:
         self._stats.fallback_reasons[reason] = self._stats.fallback_reasons.get(reason, 0) + 1
         if reason not in self._warned:
             self._warned.add(reason)
-            warnings.warn(f"GraphCache {self.name!r}: {reason}; running eagerly (counted in "
-                          "cache.stats().fallbacks; strict=True makes sizes above the largest bucket an error)",
-                          stacklevel=3)
+            warn_user(f"GraphCache {self.name!r}: {reason}; running eagerly (counted in "
+                      "cache.stats().fallbacks; strict=True makes sizes above the largest bucket an error)")
         try:
             return self.model(*inputs)
         except GraphlabError:
@@ -406,7 +404,9 @@ class GraphCache:
         if not example_inputs:
             raise BadInputError("warmup needs example inputs shaped like a real call, e.g. cache.warmup(x)")
         combos = self.planner.warmup_order(sizes)
-        bar = progress_bar(len(combos), f"Capturing graphs ({self.name})", unit="graph", show=progress)
+        # an eager stand-in captures nothing: the bar says what it does make
+        doing = "Capturing graphs" if self.backend.name == "cuda" else "Making eager stand-ins (no GPU: nothing captured)"
+        bar = progress_bar(len(combos), f"{doing} ({self.name})", unit="graph", show=progress)
         with self._lock, torch.no_grad():
             for seed, combo in enumerate(combos):
                 inputs = self._examples(example_inputs, combo, seed)
@@ -457,6 +457,17 @@ class GraphCache:
                 seen[e.buckets] += 1
         return out
 
+    def graph_keys(self) -> str:
+        """The keys of `graphs`, one line each with the bucket and the inputs its graph was made for; a key like
+        "4#0" says that bucket 4 holds more than one graph (inputs that differ in another dim or a dtype)."""
+        lines = []
+        for key, graph in self.graphs.items():
+            inputs = ", ".join(f"{path} {text}" for path, text in describe_tree(graph.inputs).items()) or "no tensors"
+            bucket, _, nth = key.partition("#")
+            more = f" (graph {nth} of bucket {bucket}: the bucket holds one graph per other key)" if nth else ""
+            lines.append(f"{key:>8}: bucket {bucket}, inputs {inputs}{more}")
+        return "\n".join(lines) or "no graphs yet"
+
     def graph_for(self, *sizes: int) -> Any:
         """The cached graph that serves these sizes (for gl.render / gl.inspect / gl.diff); the most recently
         used one when several keys share the bucket."""
@@ -481,6 +492,7 @@ class GraphCache:
             snap.graphs = len(self._entries)
             snap.pool_bytes = sum(e.graph.pool_bytes for e in self._entries.values())
             snap.exec_bytes = sum(e.graph.exec_bytes or 0 for e in self._entries.values())
+            snap.backend = self.backend.name
             return snap
 
     def clear(self) -> None:

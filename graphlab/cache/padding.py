@@ -62,6 +62,11 @@ def output_leaves(outputs: Any) -> list[tuple[str, torch.Tensor]]:
     return [(p, t) for p, t in flatten(outputs) if isinstance(t, torch.Tensor)]
 
 
+def _output_name(path: str) -> str:
+    """How a message names an output: "the output" for a lone tensor (its path is "output"), else "output [1]"."""
+    return "the output" if path in ("output", "") else f"output {path}"
+
+
 def check_padding_exact(padded_out: Any, eager_out: Any, padded_dims: Sequence[Pad], where: str) -> None:
     """Raise PaddingError when the padded replay's real part differs from eager beyond the dtype tolerance."""
     eager_leaves = dict(output_leaves(eager_out))
@@ -70,7 +75,7 @@ def check_padding_exact(padded_out: Any, eager_out: Any, padded_dims: Sequence[P
         want = eager_leaves.get(path)
         if want is None or got.shape != want.shape:
             raise PaddingError(
-                f"{where}: output {path} has shape {tuple(got.shape)} after slicing the padding off, but eager gives "
+                f"{where}: {_output_name(path)} has shape {tuple(got.shape)} after slicing the padding off, but eager gives "
                 f"{tuple(want.shape) if want is not None else 'no such output'}: set out_dim for "
                 + ", ".join(p.describe() for p in padded_dims) + " (the output dimension to slice), or None",
                 dim_name=",".join(p.name for p in padded_dims))
@@ -88,7 +93,7 @@ def check_padding_exact(padded_out: Any, eager_out: Any, padded_dims: Sequence[P
         names = " and ".join(f"{p.describe()}" for p in padded_dims)
         raise PaddingError(
             f"{where}: padding {names} changes this model's answer: on the real rows the padded replay differs "
-            f"from eager by up to {max_abs:.3g} (output {path}). Positions along that dimension see each other "
+            f"from eager by up to {max_abs:.3g} (in {_output_name(path)}). Positions along that dimension see each other "
             "(e.g. a bidirectional encoder attends to the padding). Fix: pad only dimensions whose positions are "
             "independent (batch rows; the right end of a causal decoder), pass an attention mask as an input, or "
             "list every size you serve as a bucket for it (Pad(..., exact=False) never pads it). Nothing was returned.",

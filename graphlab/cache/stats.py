@@ -46,6 +46,8 @@ class CacheStats:
         pool_bytes: device memory the held graphs' captures took (growth of reserved memory).
         exec_bytes: device memory of their executable graphs.
         per_bucket: BucketCounts by bucket key (e.g. "8" or "8x32").
+        backend: "cuda" (graphs captured) or "eager" (stand-ins that run the model: nothing captured, so the
+            summary says "stand-ins made", not "captures", and no capture time).
     """
 
     hits: int = 0
@@ -58,6 +60,7 @@ class CacheStats:
     pool_bytes: int = 0
     exec_bytes: int = 0
     per_bucket: dict[str, BucketCounts] = field(default_factory=dict)
+    backend: str = "cuda"
 
     @property
     def calls(self) -> int:
@@ -104,6 +107,14 @@ class CacheStats:
 
     def summary_lines(self) -> list[str]:
         reasons = ", ".join(f"{k}: {v}" for k, v in self.fallback_reasons.items())
+        if self.backend == "eager":  # nothing was captured: say what happened instead
+            return [
+                f"calls {self.calls}: {self.hits} hits, {self.captures} misses that made an eager stand-in, "
+                f"{self.fallbacks} eager fallbacks" + (f" ({reasons})" if reasons else ""),
+                f"hit rate {self.hit_rate:.1%}, pad waste {self.pad_waste:.1%}, evictions {self.evictions}",
+                f"stand-ins held {self.graphs} (backend 'eager': each runs the model on this CPU; no CUDA graph was "
+                f"captured, so there is no capture time); their static outputs hold {self.pool_bytes / 2**20:.1f} MiB",
+            ]
         return [
             f"calls {self.calls}: {self.hits} hits, {self.captures} captures, {self.fallbacks} eager fallbacks"
             + (f" ({reasons})" if reasons else ""),
@@ -120,6 +131,9 @@ class CacheStats:
                 lines.append(f"{r['bucket']:>8} {r['calls']:>7} {r['rows']:>8} {r['padded_rows']:>8} "
                              f"{r['pad_waste']:>6.1%}")
         return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
 
     def _repr_html_(self) -> str:
         head = "".join(f"<div>{html.escape(line)}</div>" for line in self.summary_lines())

@@ -140,7 +140,7 @@ class RecordedGraph:
         """What verify() found on the GPU when this graph was recorded."""
         if "verify" not in self.info:
             raise GPUUnavailableError(f"{self.name}: the recording kept no verification for {self.key}")
-        return VerifyResult(**self.info["verify"])
+        return VerifyResult(**{**self.info["verify"], "where": self.where})
 
     def pool(self) -> Any:
         raise GPUUnavailableError("a recorded graph has no memory pool to share: that needs the GPU")
@@ -188,14 +188,16 @@ def recorded_capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int =
     if model_name is None:
         raise GPUUnavailableError(
             "recorded mode answers from recordings of the zoo models only (gl.get_model(name).build()); "
-            f"capturing your own {type(fn).__name__} needs a CUDA GPU (gl.set_mode('live') on a GPU machine)")
+            f"capturing your own {type(fn).__name__} needs a CUDA GPU (gl.set_mode('live') on a GPU machine). Here, "
+            "gl.estimate_launches(model, *inputs) estimates the launches it would make and what they cost")
     rec = load_recording(model_name, gpu=recorded_gpu())
     batch = leading_size(example_inputs)
     key = f"b{batch}"
     if key not in rec.graph_names:
         raise GPUUnavailableError(f"the {model_name} recording holds batch sizes "
                                   f"{', '.join(k[1:] for k in rec.graph_names)}, not {batch}: pick one of those, or "
-                                  "capture on a GPU")
+                                  "capture on a GPU (gl.recorded_models() lists every recorded batch size, latency "
+                                  "included)")
     static = map_tensors(lambda t: t.detach().clone(), example_inputs)
     with grad_context(grad_mode):
         outputs = fn(*static)
@@ -216,7 +218,9 @@ def recorded_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name
     if entry is None:
         raise GPUUnavailableError(
             f"%%cudagraph {name}: recorded mode replays only the notebook cells `graphlab record --models cells` "
-            f"captured on a GPU ({', '.join(rec.graph_names)}), with their exact code; this cell needs a CUDA GPU")
+            f"captured on a GPU ({', '.join(rec.graph_names)}), with their exact code; this cell needs a CUDA GPU. "
+            "Without one, gl.estimate_launches estimates what its code would launch, e.g. "
+            "gl.estimate_launches(lambda ids: model(ids).softmax(-1), ids)")
     with grad_context(grad_mode):
         exec(compile(ast.parse(code), filename or f"<recorded cell {name}>", "exec"), namespace)
     outputs = {k: v for k, v in namespace.items() if k in rec.graph_info(entry).get("outputs", []) and is_tensor(v)}

@@ -25,18 +25,29 @@ class VerifyResult:
     worst_output: str
     rtol: float
     atol: float
+    #: where the check ran: "" for here and now; in recorded mode, the recording's GPU and date
+    where: str = ""
 
     def __bool__(self) -> bool:
         return self.passed
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not data["where"]:
+            del data["where"]  # a live check's dict stays as recordings store it
+        return data
 
     def __str__(self) -> str:
         verdict = "PASS" if self.passed else "FAIL"
-        return (f"{verdict}: replay matches eager to max abs error {self.max_abs_err:.3g} (relative "
+        verb = "matched" if self.where else "matches"
+        same = " (bit-identical outputs)" if self.max_abs_err == 0 else ""
+        text = (f"{verdict}: replay {verb} eager to max abs error {self.max_abs_err:.3g}{same} (relative "
                 f"{self.max_rel_err:.3g}; tolerance rtol={self.rtol:g}, atol={self.atol:g}) over {self.trials} "
                 f"trial(s) of fresh random inputs, {self.outputs_checked} output(s)")
+        if self.where:
+            text = (f"{self.where}: {text}. Recorded mode: nothing was replayed here, this is the check the GPU "
+                    "ran when the graph was recorded")
+        return text
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))

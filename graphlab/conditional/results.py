@@ -122,9 +122,13 @@ class ConditionalStudy:
         extra = [k for k in ("tokens", "batch_size", "route", "pool_bytes", "exec_bytes", "capture_ms")
                  if any(k in r for r in self.rows)]
         cols = [c for c in (columns or (*TABLE_COLUMNS, *extra)) if any(c in r for r in self.rows)]
-        out = [cols]
+        # "launches" counts graph launches: eager launches every kernel on its own, so its 0 would read as none
+        # cells carry their units ("2.00 MiB"), so a bytes column is not headed `_bytes`
+        out = [["graph launches" if c == "launches" else c.removesuffix("_bytes") if c.endswith("_bytes") else c
+                for c in cols]]
         for r in self.rows:
-            out.append([_cell(c, r.get(c)) for c in cols])
+            out.append(["- (each kernel)" if c == "launches" and r.get("variant") == EAGER else _cell(c, r.get(c))
+                        for c in cols])
         return out
 
     def __str__(self) -> str:

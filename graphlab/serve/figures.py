@@ -105,11 +105,15 @@ def plot_load_curves(result: LoadTest, latency: str = "p99") -> Any:
     from plotly.subplots import make_subplots
 
     go = _go()
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("throughput (answered req/s)",
-                                                        f"latency p50 (solid) and {latency} (dashed)"))
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
+                        subplot_titles=("answered req/s", f"latency p50 (solid), {latency} (dashed)"))
     knees = result.knees()
     top = max((p.offered_rps for p in result.points), default=1.0)
-    fig.add_trace(go.Scatter(x=[0, top], y=[0, top], mode="lines", line=dict(color="#AAAAAA", dash="dot"),
+    low = min((p.offered_rps for p in result.points), default=1.0)
+    # the diagonal over the rates swept, sampled along the log axis (a log axis has no x=0, and two points
+    # joined by a straight segment would not be y = x there)
+    diagonal = [low * (top / low) ** (i / 40) for i in range(41)] if top > low else [low]
+    fig.add_trace(go.Scatter(x=diagonal, y=diagonal, mode="lines", line=dict(color="#AAAAAA", dash="dot"),
                              name="offered = answered", hoverinfo="skip"), row=1, col=1)
     for setting in result.settings():
         points = result.for_setting(setting)
@@ -135,8 +139,9 @@ def plot_load_curves(result: LoadTest, latency: str = "p99") -> Any:
     fig.update_xaxes(type="log", title_text="offered rate (req/s, log)")
     fig.update_yaxes(type="log", title_text="ms (log)", row=1, col=2)
     fig.update_yaxes(title_text="req/s", row=1, col=1)
-    fig.update_layout(title=f"{result.model}: eager vs graphs vs graphs + batching under open-loop load "
-                            f"({_source(result)})", height=430, legend=dict(orientation="h", y=-0.2))
+    # two short title lines: a narrow page (the docs site) cuts one long line
+    fig.update_layout(title=f"{result.model} under open-loop load, per setting<br><sup>{_source(result)}</sup>",
+                      height=460, margin=dict(t=100), legend=dict(orientation="h", y=-0.25))
     return fig
 
 
@@ -166,7 +171,10 @@ def plot_stages(result: LoadTest, rate_rps: float) -> Any:
     """Where a request's time went, per setting, at one offered rate: median of each stage, stacked."""
     go = _go()
     fig = go.Figure()
-    settings = [s for s in result.settings() if any(p.offered_rps == rate_rps for p in result.for_setting(s))]
+    ran = [s for s in result.settings() if any(p.offered_rps == rate_rps for p in result.for_setting(s))]
+    # an overloaded setting's queue (seconds) would squash every other bar: it is named, not drawn
+    settings = [s for s in ran if next(p for p in result.for_setting(s) if p.offered_rps == rate_rps).sustained]
+    overloaded = [s for s in ran if s not in settings]
     for stage, label in STAGE_LABELS.items():
         values = []
         for s in settings:
@@ -175,8 +183,10 @@ def plot_stages(result: LoadTest, rate_rps: float) -> Any:
         fig.add_trace(go.Bar(y=settings, x=values, name=label, orientation="h", marker_color=STAGE_COLORS[stage],
                              hovertemplate="%{y}: " + label + " %{x:.3f} ms (median)<extra></extra>"))
     fig.update_layout(barmode="stack", legend_traceorder="normal",
-                      title=f"where a request's time goes at {rate_rps:g} req/s (medians, "
-                      f"{_source(result)})", xaxis_title="ms", height=320, legend=dict(orientation="h", y=-0.3))
+                      title=f"where a request's time goes at {rate_rps:g} req/s (medians, {_source(result)})"
+                      + (f"<br><sup>not drawn: {', '.join(overloaded)}, overloaded at this rate (its queue is "
+                         "in the load curves)</sup>" if overloaded else ""),
+                      xaxis_title="ms", height=340, margin=dict(t=90), legend=dict(orientation="h", y=-0.3))
     return fig
 
 

@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from graphlab._version import __version__
-from graphlab.env import require_cuda
+from graphlab.env import advice, require_cuda
 from graphlab.errors import BadInputError, ConfigurationError, RecordingError
 from graphlab.mode import recorded_gpu, stand_in
 from graphlab.progress import progress_bar
@@ -78,10 +78,40 @@ def recorded_loadtest(model: str = "gpt", gpu: str | None = None, transport: str
     return LoadTest.from_dict(rec.results(key), source=rec.banner())
 
 
-def _recorded_run(model: str = "gpt", *_ignored: Any, transport: str = "direct", **_ignored_options: Any) -> LoadTest:
-    """`run_loadtest` in recorded mode: the sweep of `model` (and `transport`) a GPU recorded; the rates, durations
-    and service options a recording cannot honour are ignored."""
-    return recorded_loadtest(model, gpu=recorded_gpu(), transport=transport)
+def _recorded_run(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS, rates: Sequence[float] | None = None,
+                  duration_s: float = 2.0, *_ignored: Any, transport: str = "direct", **_ignored_options: Any) -> LoadTest:
+    """`run_loadtest` in recorded mode: the sweep of `model` (and `transport`) a GPU recorded. A recording cannot
+    run the settings, rates and durations asked for: the result says which it shows instead (`LoadTest.notes`)."""
+    result = recorded_loadtest(model, gpu=recorded_gpu(), transport=transport)
+    result.notes.extend(recorded_differences(result, settings, rates, duration_s))
+    return result
+
+
+def recorded_differences(result: LoadTest, settings: Sequence[str] | None, rates: Sequence[float] | None,
+                         duration_s: float | None) -> list[str]:
+    """What a recorded load test shows that differs from what was asked (settings, rates, seconds per rate)."""
+    shown = result.settings()
+    notes = []
+    asked = list(settings or [])
+    if asked and asked != shown:
+        missing = [s for s in asked if s not in shown]
+        extra = [s for s in shown if s not in asked]
+        notes.append(f"asked for settings {', '.join(asked)}; the recording holds {', '.join(shown)}"
+                     + (f" (no {', '.join(missing)})" if missing else "")
+                     + (f": {', '.join(extra)} shown too" if extra else ""))
+    if rates:
+        asked_rates = sorted(float(r) for r in rates)
+        held = sorted(float(r) for r in result.conditions.get("rates_rps") or {p.offered_rps for p in result.points})
+        if asked_rates != held:
+            notes.append(f"asked for rates {', '.join(f'{r:g}' for r in asked_rates)} req/s; the recording swept "
+                         f"{', '.join(f'{r:g}' for r in held)} (a setting stops climbing once it answers under "
+                         f"{GIVE_UP_SHARE:.0%} of the offered rate)")
+    recorded_s = result.conditions.get("duration_s")
+    if duration_s is not None and isinstance(recorded_s, (int, float)) and float(recorded_s) != float(duration_s):
+        notes.append(f"asked for {duration_s:g} s per rate; the recording ran {recorded_s:g} s")
+    if notes:
+        notes.append("a recording cannot run a new load test: on a GPU machine, gl.set_mode('live') runs the one asked for")
+    return notes
 
 
 @stand_in(_recorded_run)
@@ -108,7 +138,8 @@ def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS,
     if transport == "http" and not url:
         raise ConfigurationError("transport 'http' needs url= (a running `python -m graphlab.serve` server)")
     if device.startswith("cuda"):
-        require_cuda("gl.run_loadtest on a GPU (pass device='cpu' for a CPU dry run)")
+        require_cuda("a load test on a GPU", fix=advice(python="Pass device='cpu' for a CPU dry run",
+                                                        cli="Pass --device cpu for a CPU dry run"))
     rates = sorted(float(r) for r in (rates or DEFAULT_RATES[model]))
     if timeline_rates is None:
         target = DEFAULT_TIMELINE_RATE.get(model, rates[len(rates) // 2])
@@ -240,5 +271,5 @@ def loadtest_main(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["DEFAULT_RATES", "RECORDING", "RECORD_COMMAND", "loadtest_main", "recorded_key", "recorded_loadtest",
+__all__ = ["DEFAULT_RATES", "RECORDING", "RECORD_COMMAND", "loadtest_main", "recorded_differences", "recorded_key", "recorded_loadtest",
            "run_loadtest"]

@@ -198,6 +198,7 @@ class LoadTest:
         timelines: "setting@rate" -> a `timeline_window` dict (with "setting" and "rate_rps") from that run.
         conditions: GPU, torch, transport, event loop, CPU count, seed, request sizes, durations.
         source: "live" or the recording's banner.
+        notes: in recorded mode, how the recording differs from what was asked (settings, rates, durations).
     """
 
     model: str
@@ -206,6 +207,8 @@ class LoadTest:
     conditions: dict[str, Any] = field(default_factory=dict)
     timelines: dict[str, Any] = field(default_factory=dict)
     source: str = "live"
+    #: what a recorded load test shows instead of what was asked (empty live, or when they agree)
+    notes: list[str] = field(default_factory=list)
 
     def settings(self) -> list[str]:
         return list(dict.fromkeys(p.setting for p in self.points))
@@ -287,7 +290,8 @@ class LoadTest:
         return "\n".join(lines)
 
     def __str__(self) -> str:
-        return f"{self.model} load test ({self.source})\n{self.table()}"
+        notes = "".join(f"recorded mode: {note}\n" for note in self.notes)
+        return f"{self.model} load test ({self.source})\n{notes}{self.table()}"
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))

@@ -40,6 +40,9 @@ class AnswerCheck:
     def __bool__(self) -> bool:
         return self.right
 
+    def _ipython_display_(self) -> None:
+        """A check cell ends with the check: its line was printed already, so the returned value shows nothing."""
+
 
 def _same(answer: Any, expected: Any, rel_tol: float) -> bool:
     if isinstance(expected, float) or isinstance(answer, float):

@@ -64,6 +64,11 @@ TABLE_COLUMNS = (("GPU", "left"), ("batch", "right"), ("eager p50 µs", "right")
                  ("speedup", "right"), ("latency drop", "right"), ("run spread", "right"), ("kernels", "right"),
                  ("capture ms", "right"))
 _CELL_STYLE = "padding:2px 10px;text-align:{align};white-space:nowrap"
+#: what the columns mean, under the table (a column is explained where it is used)
+TABLE_NOTE = ("<div style='font-size:90%;color:#555;margin-top:4px'>p50: the median call, in µs. speedup: eager p50 "
+              "÷ graph p50; latency drop: how much shorter the graph call is. run spread: how far apart the medians "
+              "of the repeated runs of that row were (the larger of eager's and graph's): the row's noise floor, "
+              "so a speedup smaller than it is not a result. kernels: launches the graph replays at once.</div>")
 
 
 def _capture_cell(point: Any) -> str:
@@ -88,7 +93,7 @@ def _table_html(sweeps: list[Sweep]) -> str:
     if not rows:
         return "<i>No measurements yet: press Run.</i>"
     return (f"<table class='graphlab-latency' style='border-collapse:collapse;font-variant-numeric:tabular-nums'>"
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{TABLE_NOTE}")
 
 
 def _banner_html(live: bool, sweeps: list[Sweep]) -> str:

@@ -6,4 +6,4 @@ the drawing modules, plotly inside the plot functions. `dag` reads the DAG of an
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("style", "dag", "heat")
+PURE = ("style", "dag", "heat", "banner")

@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from graphlab.cache.advisor import BucketAdvice
+from graphlab.viz.banner import recorded_banner
 
 GRAPH, EAGER, CHOSEN, PAID = "#2E86AB", "#E4572E", "#1B998B", "rgba(27,153,139,0.35)"
 
 
+@recorded_banner
 def plot_buckets(advice: BucketAdvice, title: str | None = None) -> Any:
     """A plotly figure of `advice` (see the module docstring)."""
     import plotly.graph_objects as go

@@ -9,6 +9,7 @@ from typing import Callable
 
 from graphlab.graph.diff import GraphDiff, NodeMatch, diff
 from graphlab.viz import style
+from graphlab.viz.banner import banner_text
 from graphlab.viz.dag import GraphLike
 from graphlab.viz.drawing import Drawing, _as_cudagraph, _new_digraph, _Options, _Painter
 
@@ -53,7 +54,9 @@ def render_diff(
         drawn += [f"{side}-{nid}" for nid in painter.drawn]
     entries = list(style.STATUS_COLORS.items()) if legend else []
     note = style.BLOCK_NOTE + "; it shows the biggest change among its repeats" if legend and collapsed else ""
-    dot.attr(label=style.title_label(f"{d.names[0]}  vs  {d.names[1]}", entries, heading="difference",
+    recorded = banner_text()  # recorded mode: say the graphs were recorded elsewhere
+    title = f"{d.names[0]}  vs  {d.names[1]}" + (f", {recorded}" if recorded else "")
+    dot.attr(label=style.title_label(title, entries, heading="difference",
                                      note=note, per_row=5, table=_diff_table(d)))
     return Drawing(dot, node_ids=drawn, diff=d)
 

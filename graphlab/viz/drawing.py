@@ -23,6 +23,7 @@ from graphlab.graph.diff import GraphDiff
 from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.graph.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
 from graphlab.viz import style
+from graphlab.viz.banner import banner_text
 from graphlab.viz.dag import GraphLike, dag_of
 from graphlab.viz.heat import HeatScale, heat_of
 
@@ -450,6 +451,9 @@ def render(
     if painter.left_out:  # said even without the legend: the drawing is not the whole graph
         note = (f"{note}; " if note else "") + left_out_note(len(painter.drawn), painter.left_out, max_nodes)
     title = f"{_source_name(cg)}  ({len(cg):,} nodes)"
+    recorded = banner_text()  # recorded mode: the drawing says its graph was recorded elsewhere
+    if recorded:
+        title = f"{title}, {recorded}"
     dot.attr(label=style.title_label(title, entries, heading=heading, note=note))  # last: not inherited
     drawing = Drawing(
         dot, graph=cg, blocks=painter.blocks, collapsed=[b.id for b in painter.collapsed], node_ids=painter.drawn

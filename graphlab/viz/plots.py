@@ -17,6 +17,7 @@ import math
 from typing import Any, Sequence, Union
 
 from graphlab.timing.results import MODES, Sweep, Timeline, Trace
+from graphlab.viz.banner import recorded_banner
 
 COLORS = {"eager": "#E4572E", "graph": "#2E86AB"}
 BANDS = {"eager": "rgba(228,87,46,0.18)", "graph": "rgba(46,134,171,0.18)"}
@@ -146,6 +147,7 @@ def add_speedup_traces(fig: Any, sweeps: Sweeps, row: int | None = None) -> None
                   annotation_position="bottom right", **where)
 
 
+@recorded_banner
 def plot_latency(sweeps: Sweeps, gpu_time: bool = False, speedup: bool = True) -> Any:
     """Latency vs batch size, eager and graph (median line, p10-p90 band), with speedup below.
 
@@ -179,6 +181,7 @@ def plot_latency(sweeps: Sweeps, gpu_time: bool = False, speedup: bool = True) -
     return fig
 
 
+@recorded_banner
 def plot_speedup(sweeps: Sweeps) -> Any:
     """Speedup (eager p50 ÷ graph p50) by batch size, with a line at 1."""
     go = _go()
@@ -192,6 +195,7 @@ def plot_speedup(sweeps: Sweeps) -> Any:
     return fig
 
 
+@recorded_banner
 def plot_overhead(sweeps: Sweeps) -> Any:
     """Share of each call's time the GPU ran no kernel (launch overhead), eager vs graph, by batch size."""
     go = _go()
@@ -262,6 +266,7 @@ def _row_order(fig: Any) -> list[str]:
     return sorted(rows, key=lambda r: (r.startswith("eager"), "host" in r))
 
 
+@recorded_banner
 def plot_timeline(timeline: Timeline) -> Any:
     """One eager forward and one graph replay on a shared time axis: kernels as bars, idle gaps grey.
 
