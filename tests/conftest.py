@@ -46,6 +46,18 @@ def _run_threads(work: Callable[[Any], None], args: Iterable[Any], timeout_s: fl
     return failures
 
 
+@pytest.fixture(autouse=True)
+def _mode_is_restored_after_each_test():
+    """A test that calls `gl.set_mode` must not leave the mode it chose to the next test: "auto" on a machine
+    without a GPU is recorded mode, so a test that "restored" with set_mode("auto") switched the rest of the
+    run to recordings. Put back exactly what was there (no set_mode call, in a fresh process)."""
+    import graphlab.mode as mode
+
+    before = mode._current
+    yield
+    mode._current = before
+
+
 @pytest.fixture
 def run_threads() -> Callable[[Callable[[Any], None], Iterable[Any], float], list[BaseException]]:
     """`run_threads(work, args, timeout_s)`: see `_run_threads`."""

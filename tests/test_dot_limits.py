@@ -69,19 +69,19 @@ def test_past_the_size_limit_the_file_is_not_read(tmp_path: Path, monkeypatch) -
         read_dot(path)
     assert info.value.limit == "max_bytes" and not read
     message = str(info.value)
-    assert message.startswith(f"{path}: 1,073,741,824 bytes, more than the limit of 750,000 (max_bytes)")
+    assert message.startswith(f"{path}: 1,073,741,824 bytes, more than the limit of 1,510,000 (max_bytes)")
     assert "--max-dot-bytes N" in message and "gl.DotLimits(max_bytes=N)" in message and "\n" not in message
 
 
 def test_past_the_node_limit_the_prescan_stops_before_tokenising(monkeypatch) -> None:
-    text = nodes_dump(2000)
+    text = nodes_dump(4000)
 
     def never(*args, **kwargs):
         raise AssertionError("tokenised a text the pre-scan should have refused")
 
     monkeypatch.setattr(dot_syntax.DotReader, "_token_chunks", never)
-    with pytest.raises(DotLimitError, match=r"about 2,000 nodes \(a pre-scan of the text\), more than the limit "
-                                            r"of 1,400 \(max_nodes\)") as info:
+    with pytest.raises(DotLimitError, match=r"about 4,000 nodes \(a pre-scan of the text\), more than the limit "
+                                            r"of 2,800 \(max_nodes\)") as info:
         parse_dot(text, source="many.dot")
     assert info.value.limit == "max_nodes" and str(info.value).startswith("many.dot: ")
 
@@ -103,7 +103,7 @@ def test_the_fast_path_counts_nodes_as_it_tokenises(monkeypatch) -> None:
 def test_a_huge_label_stops_the_reader_where_it_starts() -> None:
     text = nodes_dump(3).replace("\\nk\\n", "\\n" + "k" * 100_000 + "\\n", 1)
     with pytest.raises(DotLimitError, match=r"big\.dot:4: a label of at least 100,00\d characters, more than the "
-                                            r"limit of 5,600 \(max_label_chars\)"):
+                                            r"limit of 5,700 \(max_label_chars\)"):
         parse_dot(text, source="big.dot")
     general = '"graph_1_node_0" [label="' + "k" * 10_000 + '"];'  # not the driver's form: the general tokens
     with pytest.raises(DotLimitError, match="max_label_chars"):
@@ -123,12 +123,12 @@ def test_a_label_built_by_concatenation_is_checked_too() -> None:
 
 # -- raising them ---------------------------------------------------------------------------------------
 def test_an_argument_a_block_or_no_limits_raise_them() -> None:
-    text = nodes_dump(2000)
-    assert len(parse_dot(text, limits=DotLimits(max_nodes=2000, max_bytes=None))) == 2000
-    assert len(parse_dot(text, limits=NO_LIMITS)) == 2000
+    text = nodes_dump(4000)
+    assert len(parse_dot(text, limits=DotLimits(max_nodes=4000, max_bytes=None))) == 4000
+    assert len(parse_dot(text, limits=NO_LIMITS)) == 4000
     with dot_limits(max_nodes=None, max_bytes=None) as chosen:
         assert current_limits() is chosen and chosen.max_label_chars == DEFAULT_LIMITS.max_label_chars
-        assert len(parse_dot(text)) == 2000
+        assert len(parse_dot(text)) == 4000
     assert current_limits() is DEFAULT_LIMITS
     with pytest.raises(DotLimitError):
         parse_dot(text)
@@ -140,12 +140,12 @@ def test_an_argument_a_block_or_no_limits_raise_them() -> None:
 def test_watched_graphs_read_under_the_limits_and_a_block_raises_them() -> None:
     from graphlab.watch.records import WatchedGraph
 
-    seen = WatchedGraph(index=0, library="test", dot=nodes_dump(2000))
+    seen = WatchedGraph(index=0, library="test", dot=nodes_dump(4000))
     with pytest.raises(DotLimitError, match="max_nodes"):
         seen.graph  # noqa: B018
     assert seen.nodes is None  # the summary shows it has no readable graph (it does not raise)
     with dot_limits(NO_LIMITS):
-        assert len(seen.graph) == 2000
+        assert len(seen.graph) == 4000
 
 
 def test_graphs_graphlab_captures_itself_parse_without_limits() -> None:
@@ -159,7 +159,7 @@ def test_graphs_graphlab_captures_itself_parse_without_limits() -> None:
 # -- the command line -----------------------------------------------------------------------------------
 def test_parse_and_render_refuse_past_a_limit_and_take_a_flag_to_raise_it(tmp_path: Path) -> None:
     path = tmp_path / "many.dot"
-    path.write_text(nodes_dump(2000))
+    path.write_text(nodes_dump(4000))
     for command in (["parse", str(path)], ["render", str(path), "-o", str(tmp_path / "g.gv")]):
         refused = graphlab_cli(*command)
         assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr

@@ -9,9 +9,9 @@ limits, cheapest first: the file's size before a byte is read, then a pre-scan t
 with `str.count` (no tokenising), then the exact count and each label's length while reading. Past a
 limit it stops and raises one `DotLimitError` naming the limit, the value found and how to raise it.
 
-The defaults are the largest real dump graphlab has (`data/recordings` and `tests/fixtures`, 390 dumps:
-74,540 bytes in `h200/resnet18/b64.dot`, 138 nodes in `public/candle_mlp34_69kernels_67a48c5.dot`, a
-552-character label in `h200/resnet18/b64.dot`) times ten, rounded up.
+The defaults are the largest real dump graphlab has (`data/recordings` and `tests/fixtures`, 406 dumps:
+150,451 bytes and 280 nodes in `h200/profile/resnet50_b64.dot`, a 563-character label in
+`h200/decode/llama-b1.dot`) times ten, rounded up.
 
 Raise them for one call, or for a block (watched graphs, recordings, anything that parses on its own):
 
@@ -32,7 +32,7 @@ from typing import Any, Iterator
 from graphlab.errors import BadInputError, DotLimitError
 
 #: the largest real dump graphlab has (see the module docstring), from which the defaults are set
-LARGEST_REAL_BYTES, LARGEST_REAL_NODES, LARGEST_REAL_LABEL_CHARS = 74_540, 138, 552
+LARGEST_REAL_BYTES, LARGEST_REAL_NODES, LARGEST_REAL_LABEL_CHARS = 150_451, 280, 563
 
 #: what each limit is called by the CLI (`graphlab parse --max-dot-bytes ...`)
 CLI_FLAGS = {"max_bytes": "--max-dot-bytes", "max_nodes": "--max-dot-nodes", "max_label_chars": "--max-label-chars"}
@@ -48,9 +48,9 @@ class DotLimits:
         max_label_chars: characters in one node's label (and in any other quoted string of the dump).
     """
 
-    max_bytes: int | None = 750_000
-    max_nodes: int | None = 1_400
-    max_label_chars: int | None = 5_600
+    max_bytes: int | None = 1_510_000
+    max_nodes: int | None = 2_800
+    max_label_chars: int | None = 5_700
 
     def __post_init__(self) -> None:
         for name in ("max_bytes", "max_nodes", "max_label_chars"):

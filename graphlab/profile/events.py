@@ -78,7 +78,7 @@ def _dim3(value: Any) -> Dim3 | None:
         return None
     parts = [int(v) for v in value]
     if len(parts) != 3:
-        raise ValueError(f"a launch dimension has 3 parts, not {len(parts)}")
+        raise BadInputError(f"a launch dimension has 3 parts, not {len(parts)}")
     return (parts[0], parts[1], parts[2])
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from graphlab.decode.results import WAYS
 from graphlab.decode.ways import cold_inductor_cache, compare_decode
+from graphlab.errors import RecordingError
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.recordings import gpu_slug, write_recording
 
@@ -39,7 +40,8 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         print(report.compile["all"].table(), flush=True)
         reports[arch] = report.to_dict()
     if not reports:
-        raise RuntimeError(f"decode: every model failed: {failed}")
+        raise RecordingError(f"decode: every model failed, so there is nothing to record: {failed}; the lines above "
+                             "starting [record] decode say why")
     graphs = {key: {"dot": dot, "model": parse_dot(dot, source=f"{key}.dot"), "batch_size": 1} for key, dot in dots.items()}
     out = out_root / gpu_slug(prov["gpu"]) / RECORDING
     write_recording(out, name=RECORDING,

@@ -8,7 +8,7 @@ that caused it, recompiles, and every skip with torch's own reason and the fix i
 Built from torch's own records, as plain dicts, so a recording replays them anywhere:
 - the `cudagraphs` log channel (`TORCH_LOGS=cudagraphs`): "Recording function=F, mode=M, cuda_graph_id=N,
   inputs: ..." and "Re-recording function=F, mode=M, reason=R" (DEBUG), and "skipping cudagraphs due to R"
-  (WARNING; torch also bumps counters["inductor"]["cudagraph_skips"]);
+  (WARNING; torch also bumps `counters["inductor"]["cudagraph_skips"]`);
 - the `recompiles` channel: "Recompiling function F in FILE:LINE / triggered by the following guard failure(s)";
 - torch's counters (before/after deltas) and, when a `gl.watch` was open, its graphs (capture time, pool growth,
   the input shapes CUDAGraph Trees read), matched to the "Recording" records in order.
@@ -229,7 +229,7 @@ class CompileSummary:
         return self.of_kind("recording")
 
     def unexplained_skips(self) -> int:
-        """Skips torch counted (counters["inductor"]["cudagraph_skips"]) that no log record explained."""
+        """Skips torch counted (`counters["inductor"]["cudagraph_skips"]`) that no log record explained."""
         return max(0, int(self.counters.get("inductor.cudagraph_skips", 0)) - len(self.skips))
 
     def rows(self) -> list[dict[str, Any]]:
