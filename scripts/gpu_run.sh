@@ -78,8 +78,8 @@ case "$PHASE" in
       tests/gpu/test_gpu_graph_cache.py tests/gpu/test_gpu_capture.py tests/gpu/test_gpu_serve.py \
       tests/gpu/test_gpu_failures.py tests/gpu/test_*.py
     ;;
-  gputests)  # every GPU test file in its own process, nothing else
-    test_files "${TEST_S:-90}" 0 tests/gpu/test_*.py
+  gputests)  # every GPU test file in its own process, nothing else (BUDGET_S: start no file after that many s)
+    test_files "${TEST_S:-90}" "${BUDGET_S:-0}" tests/gpu/test_*.py
     ;;
   validate)  # every GPU test file in its own process (a crash in one cannot hide the others' results)
     test_files "${TEST_S:-110}" "${BUDGET_S:-400}" tests/gpu/test_*.py
