@@ -79,7 +79,8 @@ case "$PHASE" in
       tests/gpu/test_gpu_failures.py tests/gpu/test_*.py
     ;;
   gputests)  # every GPU test file in its own process, nothing else (BUDGET_S: start no file after that many s)
-    test_files "${TEST_S:-90}" "${BUDGET_S:-0}" tests/gpu/test_*.py
+    # shellcheck disable=SC2086 # GPU_TESTS is a list of paths, those first (the rest follow, each once)
+    test_files "${TEST_S:-90}" "${BUDGET_S:-0}" ${GPU_TESTS:-} tests/gpu/test_*.py
     ;;
   validate)  # every GPU test file in its own process (a crash in one cannot hide the others' results)
     test_files "${TEST_S:-110}" "${BUDGET_S:-400}" tests/gpu/test_*.py
