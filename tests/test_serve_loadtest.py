@@ -171,6 +171,13 @@ def test_bad_arguments_and_no_gpu():
             run_loadtest("mlp", progress=False)
 
 
+def test_recorded_mode_refuses_bad_arguments_before_reading_a_recording(recorded):
+    with pytest.raises(GraphlabError, match="transport must be one of"):
+        run_loadtest("mlp", transport="pigeon")
+    with pytest.raises(GraphlabError, match="no served model 'nope'"):
+        run_loadtest("nope")
+
+
 def test_recorded_mode_names_the_missing_recording_and_the_command(recorded):
     with pytest.raises(RecordingError, match=f"no recording 'serving'.*`{RECORD_COMMAND}`"):
         run_loadtest("gpt")

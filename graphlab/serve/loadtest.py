@@ -82,6 +82,9 @@ def _recorded_run(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS
                   duration_s: float = 2.0, *_ignored: Any, transport: str = "direct", **_ignored_options: Any) -> LoadTest:
     """`run_loadtest` in recorded mode: the sweep of `model` (and `transport`) a GPU recorded. A recording cannot
     run the settings, rates and durations asked for: the result says which it shows instead (`LoadTest.notes`)."""
+    served_model(model)  # an unknown model or transport is bad input here too, before any recording is read
+    if transport not in TRANSPORTS:
+        raise BadInputError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
     result = recorded_loadtest(model, gpu=recorded_gpu(), transport=transport)
     result.notes.extend(recorded_differences(result, settings, rates, duration_s))
     return result

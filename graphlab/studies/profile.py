@@ -4,7 +4,8 @@ For every zoo model (and torchvision's ResNet-50 where torchvision is installed)
 module attribution (`capture_with_modules`), profile 20 replays (`gl.profile`), and keep the DOT, the profile, the
 module spans and the raw GPU events of 3 replays (so the CPU tests re-run the matcher on real traces). Two checks
 ride along: module attribution on a model whose modules launch known numbers of kernels, and the what-if (one GEMM
-on half the columns, predicted vs measured span) on a chain and on two branches captured on two streams.
+on half its inner dimension, predicted vs measured span: `what_if_check`) on a chain and on two branches captured
+on two streams.
 Notebook 11 reads it (`graphlab.profile.recorded`).
 """
 from __future__ import annotations
@@ -71,64 +72,98 @@ def _entry(name: str, model: nn.Module, inputs: tuple[Any, ...]) -> tuple[dict[s
                                                                                               f"events_{name}": trace}
 
 
-def _what_if_case(two_streams: bool) -> dict[str, Any]:
-    """A chain of 6 GEMMs (or two chains of 3 on two streams); then the same with GEMM 2 on half the columns."""
-    n = 1024 if two_streams else 2048  # two branches that each leave room on the GPU for the other
-    a = torch.randn(n, n, device="cuda")
-    ws = [torch.randn(n, n, device="cuda") / n ** 0.5 for _ in range(6)]
+class HalfK(nn.Module):
+    """`x[:, :k] @ w[:k]`: the output has the same shape for any k, so k = K/2 is the same node doing half the
+    work (half the weight read, half the multiply-adds), and nothing after it changes."""
 
-    bufs = [torch.zeros(n, n, device="cuda") for _ in range(6)]
+    def __init__(self, w: torch.Tensor, k: int):
+        super().__init__()
+        self.register_buffer("w", w)
+        self.k = k
 
-    def build(half: bool):
-        def chain(y: torch.Tensor, idx: range) -> torch.Tensor:
-            for i in idx:
-                if half and i == 1:  # the chosen GEMM: half the rows, so about half the work
-                    torch.mm(y[: n // 2], ws[i], out=bufs[i][: n // 2])
-                else:
-                    torch.mm(y, ws[i], out=bufs[i])
-                y = bufs[i]
-            return y
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, :self.k] @ self.w[:self.k]
 
-        def run(x: torch.Tensor) -> Any:
-            if not two_streams:
-                return chain(x, range(6))
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                other = chain(x, range(3, 6))
-            mine = chain(x, range(3))
-            torch.cuda.current_stream().wait_stream(side)
-            return mine + other
-        return run
 
-    out: dict[str, Any] = {"two_streams": two_streams, "n": n}
-    profs = {}
-    for half in (False, True):
-        cg = capture(build(half), a, dot_flags=RECORD_DOT_FLAGS, name=f"whatif_{two_streams}_{half}")
-        graph = parse_dot(cg.dot(), source="whatif.dot")
-        profs[half] = build_profile(graph, profile_replays(cg.replay, REPLAYS, show_progress=False), name="what-if")
-        cg.reset()
-    full, half_prof = profs[False], profs[True]
-    # the two graphs make their nodes in the same order. More than one kernel may differ (the first H200 run found 2
-    # on the chain and 3 on two streams, and stopped there; not looked into): every changed node gets its new time
-    if len(full.graph.root.nodes) != len(half_prof.graph.root.nodes):
-        out["error"] = "the half-work graph has another node count"
+class GemmChain(nn.Module):
+    """GEMMs one after another ("mm0", "mm1", ...); the module named `half` on half its inner dimension."""
+
+    def __init__(self, ws: list[torch.Tensor], half: str | None = None):
+        super().__init__()
+        k = ws[0].shape[0]
+        for i, w in enumerate(ws):
+            self.add_module(f"mm{i}", HalfK(w, k // 2 if f"mm{i}" == half else k))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for m in self.children():
+            x = m(x)
+        return x
+
+
+class GemmFork(nn.Module):
+    """Two streams inside the capture: "main" (a `GemmChain`) on the capturing stream, "side0" (one GEMM with a
+    quarter of the columns) on a side stream, joined at the end."""
+
+    def __init__(self, ws: list[torch.Tensor], side_w: torch.Tensor, half: str | None = None):
+        super().__init__()
+        self.main = GemmChain(ws, half)
+        self.side0 = HalfK(side_w, side_w.shape[0])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        here = torch.cuda.current_stream()
+        side = torch.cuda.Stream()
+        side.wait_stream(here)
+        with torch.cuda.stream(side):
+            b = self.side0(x)
+        a = self.main(x)
+        here.wait_stream(side)
+        return a[:, :b.shape[1]] + b
+
+
+def nodes_of(prof: Any, module: str) -> list[Any]:
+    """The timed nodes a module (or a module ending in `.module`) launched."""
+    return [n for n in prof.nodes if n.median_us is not None
+            and any(m == module or m.endswith("." + module) for m in n.modules)]
+
+
+def what_if_check(two_streams: bool, replays: int = 50) -> dict[str, Any]:
+    """Profile a graph of GEMMs, predict its span with "mm1" twice as fast (`Profile.what_if`), then profile the
+    same graph with mm1 on half its inner dimension and measure. Also predicts with the factor halving really
+    gave mm1's nodes, which separates the span model's error from the GEMM's. Two streams: mm0 -> mm1 beside
+    a shorter side branch, which must stay off the critical path."""
+    from graphlab.profile.api import profile
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 8192, device="cuda")
+    ws = [torch.randn(8192, 8192, device="cuda") / 90.0 for _ in range(2 if two_streams else 3)]
+    side_w = torch.randn(8192, 2048, device="cuda") / 90.0
+
+    def build(half: str | None) -> nn.Module:
+        return (GemmFork(ws, side_w, half) if two_streams else GemmChain(ws, half)).cuda()
+
+    full = profile(build(None), x, replays=replays, name="what-if full", show_progress=False)
+    halved = profile(build("mm1"), x, replays=replays, name="what-if half", show_progress=False)
+    chosen, now = nodes_of(full, "mm1"), nodes_of(halved, "mm1")
+    out: dict[str, Any] = {"two_streams": two_streams, "replays": replays, "shape": "x 64x8192 @ w 8192x8192 (fp32)",
+                           "chosen": "mm1 on half its inner dimension (K 8192 -> 4096)"}
+    if not chosen or not now:
+        out["error"] = f"mm1's nodes not found (full: {len(chosen)}, half: {len(now)})"
+        print(f"[record] what-if two_streams={two_streams}: {out['error']}", flush=True)
         return out
-    pairs = [(full.node(a.id), half_prof.node(b.id)) for a, b in zip(full.graph.root.nodes, half_prof.graph.root.nodes)
-             if a.kind.value == "kernel" and (a.grid, a.name) != (b.grid, b.name)]
-    if not pairs or any(a.median_us is None or b.median_us is None for a, b in pairs):
-        out["error"] = f"{len(pairs)} changed kernels, not all matched"
-        return out
-    changes = {a.node_id: (b.median_us or 0.0) / (a.median_us or 1.0) for a, b in pairs}
-    target, changed = max(pairs, key=lambda p: p[0].median_us or 0.0)
-    factor = changes[target.node_id]
-    out.update(node=target.node_id, node_us=target.median_us, half_node_us=changed.median_us, factor=factor,
-               span_us=full.span_us, model_span_us=full.critical_path().span_us,
-               changed_nodes=changes, predicted_span_us=full.what_if(changes),
-               predicted_span_at_half_us=full.what_if({target.node_id: 0.5}),
-               measured_span_us=half_prof.span_us, critical_path=list(full.critical_path().node_ids))
+    factor = sum(n.median_us for n in now) / sum(n.median_us for n in chosen)
+    path = full.critical_path()
+    out.update(node=[n.node_id for n in chosen], node_us=sum(n.median_us for n in chosen),
+               half_node_us=sum(n.median_us for n in now), factor=factor, span_us=full.span_us,
+               model_span_us=path.span_us, predicted_span_us=full.what_if({n.node_id: 0.5 for n in chosen}),
+               predicted_with_factor_us=full.what_if({n.node_id: factor for n in chosen}),
+               measured_span_us=halved.span_us, critical_path=list(path.node_ids),
+               side_on_critical_path=bool({n.node_id for n in nodes_of(full, "side0")} & set(path.node_ids)))
     out["error_pct"] = 100.0 * (out["predicted_span_us"] - out["measured_span_us"]) / out["measured_span_us"]
-    print(f"[record] what-if two_streams={two_streams}: {out}", flush=True)
+    out["error_with_factor_pct"] = (100.0 * (out["predicted_with_factor_us"] - out["measured_span_us"])
+                                    / out["measured_span_us"])
+    print(f"[record] what-if two_streams={two_streams}: " + ", ".join(
+        f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in out.items() if k != "critical_path"),
+        flush=True)
     return out
 
 
@@ -188,7 +223,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     results["what_if"] = {}
     for case, two in (("chain", False), ("two_streams", True)):
         try:
-            results["what_if"][case] = _what_if_case(two)
+            results["what_if"][case] = what_if_check(two)
         except Exception as exc:
             results["what_if"][case] = {"error": f"{type(exc).__name__}: {exc}"}
             print(f"[record] what-if {case} FAILED: {exc}", flush=True)

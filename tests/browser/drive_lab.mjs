@@ -174,7 +174,8 @@ try { run: {
     result.export_status = await inspector.locator(".gl-status").innerText();
   }
   if (args.diff_screenshot) { // the diff view: click a changed node of side A
-    const diffView = page.locator(".gl-inspector").nth(1);
+    // the first inspector that draws two sides (notebook 04 opens three one-graph inspectors before it)
+    const diffView = page.locator(".gl-inspector").filter({ has: page.locator("svg.gl-svg g.node.side-a") }).first();
     await diffView.scrollIntoViewIfNeeded();
     const changed = diffView.locator("svg.gl-svg g.node.side-a[class*=\"changed\"]").first();
     await changed.waitFor({ state: "visible" });
