@@ -51,7 +51,7 @@ def _mode_is_restored_after_each_test():
     """A test that calls `gl.set_mode` must not leave the mode it chose to the next test: "auto" on a machine
     without a GPU is recorded mode, so a test that "restored" with set_mode("auto") switched the rest of the
     run to recordings. Put back exactly what was there (no set_mode call, in a fresh process)."""
-    import graphlab.mode as mode
+    from graphlab import mode
 
     before = mode._current
     yield

@@ -78,13 +78,17 @@ def recorded_loadtest(model: str = "gpt", gpu: str | None = None, transport: str
     return LoadTest.from_dict(rec.results(key), source=rec.banner())
 
 
+def _check_transport(transport: str) -> None:
+    if transport not in TRANSPORTS:
+        raise BadInputError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+
+
 def _recorded_run(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS, rates: Sequence[float] | None = None,
                   duration_s: float = 2.0, *_ignored: Any, transport: str = "direct", **_ignored_options: Any) -> LoadTest:
     """`run_loadtest` in recorded mode: the sweep of `model` (and `transport`) a GPU recorded. A recording cannot
     run the settings, rates and durations asked for: the result says which it shows instead (`LoadTest.notes`)."""
     served_model(model)  # an unknown model or transport is bad input here too, before any recording is read
-    if transport not in TRANSPORTS:
-        raise BadInputError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    _check_transport(transport)
     result = recorded_loadtest(model, gpu=recorded_gpu(), transport=transport)
     result.notes.extend(recorded_differences(result, settings, rates, duration_s))
     return result
@@ -136,8 +140,7 @@ def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS,
         runner_factory: build the worker's runner from a config (tests inject CPU stand-ins).
     """
     spec_model = served_model(model)
-    if transport not in TRANSPORTS:
-        raise BadInputError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+    _check_transport(transport)
     if transport == "http" and not url:
         raise ConfigurationError("transport 'http' needs url= (a running `python -m graphlab.serve` server)")
     if device.startswith("cuda"):
