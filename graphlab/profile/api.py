@@ -193,7 +193,8 @@ def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str
             a captured graph (`gl.capture`; modules known when captured by `capture_with_modules`); a
             `gl.GraphCache` (a dict bucket -> Profile, or one Profile for `bucket`); a graph `gl.watch` saw (give
             `call`, which runs the library's own function: a torch.compile graph is never replayed directly, as
-            that can overwrite live outputs in its pool).
+            that can overwrite live outputs in its pool); a `gl.cond` / `gl.while_loop` / `gl.switch` graph (its
+            bodies' nodes timed where CUDA reports them; a body that did not run is grouped as unmatched).
         replays: replays profiled; each is matched on its own and the node times are their median and p10/p90.
         name: the profile's name (default: the graph's).
         modules: module spans recorded at capture, for a captured graph.
@@ -224,6 +225,13 @@ def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str
         return build_profile(graph, kept, name=name or f"watched graph {target.index} ({target.library})",
                              node_modules=getattr(target, "node_modules", None),
                              conditions=_conditions(replays, "calls of the library's function"))
+    if hasattr(target, "launch") and hasattr(target, "branches") and hasattr(target, "graph"):  # a ConditionalGraph
+        if inputs:
+            raise BadInputError("a conditional graph is profiled as built: gl.profile(conditional, replays=...)")
+        events = profile_replays(target.launch, replays, show_progress=show_progress)
+        return build_profile(target.graph, events, name=name or f"conditional {target.name}",
+                             conditions=_conditions(replays, "launch() of the conditional graph; a body's nodes are "
+                                                    "timed only where CUDA reports the kernels it ran"))
     if hasattr(target, "replay") and hasattr(target, "graph"):  # a captured graph
         if inputs:
             raise BadInputError("a captured graph is profiled as captured: gl.profile(captured, replays=...)")

@@ -8,6 +8,7 @@ torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
 from graphlab.profile.api import capture_with_modules  # noqa: E402
+from graphlab.profile.match import BODY_NOT_REPORTED  # noqa: E402
 from graphlab.profile.modules import assign_modules  # noqa: E402
 from graphlab.studies.profile import EXPECTED, counted_model, what_if_check  # noqa: E402
 from graphlab.zoo import get_model  # noqa: E402
@@ -51,6 +52,7 @@ def test_a_graph_cache_is_profiled_bucket_by_bucket():
 # -- the what-if against a graph that really does half the work ------------------------------------------------
 def _checked(two_streams):
     out = what_if_check(two_streams)
+    print(f"\n[what-if] two_streams={two_streams}: {out}")
     assert "error" not in out, out
     assert out["predicted_span_us"] == pytest.approx(out["measured_span_us"], rel=0.10), out  # "mm1 2x faster"
     assert out["predicted_with_factor_us"] == pytest.approx(out["measured_span_us"], rel=0.10), out
@@ -64,3 +66,44 @@ def test_the_what_if_predicts_a_chain_whose_chosen_gemm_does_half_the_work():
 
 def test_the_what_if_predicts_a_graph_with_parallel_branches():
     assert not _checked(two_streams=True)["side_on_critical_path"]  # the shorter branch is off the path
+
+
+# -- graphs graphlab did not capture itself ----------------------------------------------------------------------
+def test_a_watched_torch_compile_graph_is_profiled_by_calling_the_compiled_function():
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)).cuda().eval()
+    compiled = torch.compile(model, mode="reduce-overhead")
+    x = torch.randn(8, 256, device="cuda")
+    with torch.no_grad():
+        with gl.watch() as seen:
+            for _ in range(3):
+                compiled(x)
+        watched = [g for g in seen if g.dot]
+        assert watched, [getattr(g, "dot_error", None) for g in seen]
+        with pytest.raises(gl.BadInputError, match="calling its library"):
+            gl.profile(watched[-1])
+        prof = gl.profile(watched[-1], call=lambda: compiled(x), replays=10)
+    print(f"\n[watched] {prof.name}: {[(n.node_id, n.label, n.median_us) for n in prof.nodes]}, "
+          f"unmatched {prof.unmatched}, extra {prof.extra_names}")
+    assert prof.replays == 10 and prof.matched_fraction >= 0.99, prof.unmatched
+    assert prof.span_us > 0
+
+
+def test_a_conditional_graph_is_profiled_with_the_body_that_ran_and_the_one_that_did_not():
+    x = torch.randn(256, 256, device="cuda")
+    out = torch.empty_like(x)
+    flag = torch.ones(1, dtype=torch.bool, device="cuda")
+    graph = gl.cond(flag, lambda: out.copy_(x @ x), lambda: out.copy_(torch.relu(x) * 2), name="profiled_if")
+    try:
+        prof = gl.profile(graph, replays=10)
+    finally:
+        graph.close()
+    cg = prof.graph
+    bodies = {g.id: g for g in cg.graphs if g.parent_node_id is not None}
+    print(f"\n[conditional] route {graph.route}: nodes {[(n.node_id, n.label, n.median_us) for n in prof.nodes]}, "
+          f"unmatched {prof.unmatched}, bodies {sorted(bodies)}")
+    timed = {n.node_id for n in prof.nodes if n.median_us is not None}
+    body_nodes = {gid: {n.node_id for n in g.nodes if n.kind.value == "kernel"} for gid, g in bodies.items()}
+    ran = [gid for gid, ids in body_nodes.items() if ids and ids <= timed]
+    assert len(ran) >= 1, body_nodes  # the THEN body's kernels were reported and timed
+    not_ran = [ids for gid, ids in body_nodes.items() if gid not in ran]
+    assert all(ids <= set(prof.unmatched.get(BODY_NOT_REPORTED, ())) for ids in not_ran), prof.unmatched
