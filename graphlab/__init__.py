@@ -130,6 +130,8 @@ _LAZY: dict[str, str] = {
     "DynamicBatcher": "graphlab.serve.batcher",
     "serving_diagram": "graphlab.serve.figures",
     "plot_load_curves": "graphlab.serve.figures",
+    "plot_http_capacity": "graphlab.serve.figures",
+    "load_http_serving": "graphlab.serve.over_http",
     "plot_batch_sizes": "graphlab.serve.figures",
     "plot_stages": "graphlab.serve.figures",
     "plot_serving_timeline": "graphlab.serve.figures",

@@ -9,7 +9,8 @@
 #   http    a real uvicorn server process (python -m graphlab.serve) driven over sockets by
 #           graphlab loadtest --transport http                                   ~25 s     -> $OUT/loadtest_http/
 #   hey     bench/bench_serve_http.py: a bare Starlette app (the floor) and the service in each setting, your
-#           own model and pre-processing on the event loop, each its own process, driven by Debian's `hey`
+#           own model and a flood, each its own process, driven by Debian's `hey` (what `graphlab record
+#           --models serving_http` records, written here as a bench result instead)
 #           (HEY=path to its extracted binary)                                   ~100 s    -> $OUT/serve_http/
 #   inproc  graphlab loadtest --transport direct, graphs+batching only: the in-process capacity beside the
 #           HTTP one, in the same lease                                          ~15 s     -> $OUT/loadtest_direct/
@@ -57,7 +58,7 @@ fi
 
 if [[ " $STEPS " == *" hey "* ]]; then
   timeout "${HEY_TIMEOUT:-150}" python3 bench/bench_serve_http.py --hey "${HEY:-hey}" --model gpt --device cuda \
-    --settings graphs+batching graphs eager --inline-variant --own --flood "${HEY_FLOOD:-512}" --duration-s "${HEY_SECONDS:-2}" \
+    --flood "${HEY_FLOOD:-512}" --duration-s "${HEY_SECONDS:-2}" \
     --out "$OUT/serve_http" 2>&1 | tee "$OUT/serve_http.log"
   [ "${PIPESTATUS[0]}" = 0 ] || RC=1
 fi

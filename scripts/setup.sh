@@ -4,7 +4,7 @@
 #
 #   GRAPHLAB_TORCH   the torch requirement to install (default: torch==2.13.0; on a GPU machine set it
 #                    to the CUDA build that matches your driver, or leave torch installed as it is)
-#   GRAPHLAB_BROWSER =1 also installs Chromium and the npm packages of the real-browser test
+#   GRAPHLAB_BROWSER =1 also installs Chromium and the npm packages of the real-browser test, and Debian's hey
 #   GRAPHLAB_RAY     =1 also installs the ray extra (Ray Serve, for tests/test_serve_ray.py; scripts/test.sh sets it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,7 @@ command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)
 if [ "${GRAPHLAB_BROWSER:-0}" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
   command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
+  command -v hey >/dev/null 2>&1 || need_apt+=(hey)  # the outside HTTP load generator (tests/test_serve_over_http.py)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== installing system packages: ${need_apt[*]}"

@@ -228,6 +228,7 @@ def test_notebook_09_runs_top_to_bottom_on_a_synthetic_recording(recorded, cpu_s
     write_recording(recorded / "h200" / "serving", name="serving", description="test fixture", provenance=_prov(),
                     graphs={}, results={"gpt": cpu_sweep.to_dict()})
     shutil.copytree(REPO / "data" / "recordings" / "h200" / "gpt", recorded / "h200" / "gpt")  # the real GPT sweep
+    shutil.copytree(REPO / "data" / "recordings" / "h200" / "serving_http", recorded / "h200" / "serving_http")
     monkeypatch.setenv("TQDM_DISABLE", "1")
     out = tmp_path / "executed"
     out.mkdir()

@@ -17,7 +17,8 @@ served_model (ServedModel: a model and its request protocol; the wrapped zoo mod
 ServedModels, resolve_model), api (gl.serve), batcher, worker, runners (eager / graph cache),
 postprocess, trace (timestamps), service (the pipeline), app (the ASGI app), http (uvicorn with deadlines
 and a bounded drain), metrics (/metrics), loadgen (open-loop generator), report (load points and
-sweeps), loadtest (the sweep and `graphlab loadtest`), figures (the diagram and the load curves, for
+sweeps), loadtest (the sweep and `graphlab loadtest`), external (servers in their own processes and `hey`),
+over_http (what an HTTP client sees, from the `serving_http` recording), figures (the diagram and the load curves, for
 notebooks). The recorder behind `graphlab record --models serving` is a study:
 `graphlab.studies.serving`.
 
@@ -28,4 +29,4 @@ names, and it never imports the notebook UI. Only `app` and `http` need starlett
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("config", "payload", "batcher", "trace", "report", "loadgen", "metrics")
+PURE = ("config", "payload", "batcher", "trace", "report", "loadgen", "metrics", "external", "over_http")

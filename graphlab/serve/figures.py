@@ -241,10 +241,31 @@ def plot_serving_timeline(result: LoadTest, setting: str, rate_rps: float | None
     return fig
 
 
+def plot_http_capacity(http: Any) -> Any:
+    """Throughput against p99 as `hey`'s clients grow (8..256), per server with a sweep (`gl.load_http_serving()`):
+    the floor (a bare app) and graphs+batching; the 50 ms p99 bound of the capacity drawn across."""
+    go = _go()
+    fig = go.Figure()
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for row in http.capacity_rows():
+        by_server.setdefault(row["server"], []).append(row)
+    for server, rows in by_server.items():
+        fig.add_trace(go.Scatter(x=[r["req/s"] for r in rows], y=[r["p99 ms"] for r in rows], mode="lines+markers+text",
+                                 name=server, text=[f"{r['clients']} clients" for r in rows], textposition="top center",
+                                 hovertemplate="%{text}: %{x:,.0f} req/s, p99 %{y:.1f} ms<extra>" + server + "</extra>"))
+    limit = http.conditions.get("p99_limit_ms", 50.0)
+    fig.add_hline(y=limit, line=dict(color="#AAAAAA", dash="dot"), annotation_text=f"p99 {limit:g} ms")
+    fig.update_xaxes(type="log", title_text="answered req/s (hey, closed loop; log)")
+    fig.update_yaxes(type="log", title_text="p99 ms (log)")
+    fig.update_layout(title=f"{http.model} over HTTP: throughput vs p99 as clients grow<br><sup>{http.source}</sup>",
+                      height=440, margin=dict(t=100), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
 def _source(result: LoadTest) -> str:
     gpu = result.conditions.get("gpu") or result.conditions.get("device") or "?"
     return f"{gpu}, {'recorded' if result.source != 'live' else 'live'}"
 
 
-__all__ = ["COLORS", "PipelineDiagram", "plot_batch_sizes", "plot_load_curves", "plot_serving_timeline",
+__all__ = ["COLORS", "PipelineDiagram", "plot_batch_sizes", "plot_http_capacity", "plot_load_curves", "plot_serving_timeline",
            "plot_stages", "serving_diagram"]

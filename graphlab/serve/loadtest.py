@@ -49,6 +49,8 @@ from graphlab.serve.service import InferenceService
 
 RECORDING = "serving"
 RECORD_COMMAND = "graphlab record --models serving"
+#: the recording of each transport's sweeps: over real sockets they come from the serving-over-HTTP study
+RECORDING_OF_TRANSPORT = {"direct": RECORDING, "asgi": RECORDING, "http": "serving_http"}
 DEFAULT_RATES: dict[str, tuple[float, ...]] = {
     "gpt": (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000),
     "resnet18": (100, 250, 500, 1000, 1500, 2000, 3000, 4000),
@@ -66,15 +68,17 @@ def recorded_key(model: str, transport: str = "direct") -> str:
 
 
 def recorded_loadtest(model: str = "gpt", gpu: str | None = None, transport: str = "direct") -> LoadTest:
-    """The sweep recorded for `model` on a GPU (`graphlab record --models serving`)."""
+    """The sweep recorded for `model` on a GPU (`graphlab record --models serving`, or `serving_http` for "http")."""
+    name = RECORDING_OF_TRANSPORT.get(transport, RECORDING)
+    command = f"graphlab record --models {name}"
     try:
-        rec = load_recording(RECORDING, gpu=gpu)
+        rec = load_recording(name, gpu=gpu)
     except RecordingError as exc:
-        raise RecordingError(f"{exc}. The serving load tests are recorded on a GPU by `{RECORD_COMMAND}`") from None
+        raise RecordingError(f"{exc}. The serving load tests are recorded on a GPU by `{command}`") from None
     key = recorded_key(model, transport)
     if key not in rec.result_names:
-        raise RecordingError(f"the {RECORDING!r} recording has no load test {key!r} (it has "
-                             f"{', '.join(rec.result_names) or 'none'}); record it with `{RECORD_COMMAND}`")
+        raise RecordingError(f"the {name!r} recording has no load test {key!r} (it has "
+                             f"{', '.join(rec.result_names) or 'none'}); record it with `{command}`")
     return LoadTest.from_dict(rec.results(key), source=rec.banner())
 
 
@@ -277,5 +281,5 @@ def loadtest_main(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["DEFAULT_RATES", "RECORDING", "RECORD_COMMAND", "loadtest_main", "recorded_differences", "recorded_key", "recorded_loadtest",
+__all__ = ["DEFAULT_RATES", "RECORDING", "RECORDING_OF_TRANSPORT", "RECORD_COMMAND", "loadtest_main", "recorded_differences", "recorded_key", "recorded_loadtest",
            "run_loadtest"]

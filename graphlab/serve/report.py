@@ -264,7 +264,7 @@ class LoadTest:
                 "pre_p50_us": p.stages_us.get("pre", {}).get("p50"),
                 "post_p50_us": p.stages_us.get("post", {}).get("p50"),
                 "gpu_busy_pct": p.gpu_busy_pct, "worker_starved_pct": p.worker_starved_pct,
-                "sustained": p.sustained,
+                "lag_p50_us": p.lag_us.get("p50"), "sustained": p.sustained,
             })
         return out
 

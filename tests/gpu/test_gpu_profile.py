@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
-from graphlab.profile.api import capture_with_modules  # noqa: E402
+from graphlab.profile.api import capture_with_modules, profile_replays  # noqa: E402
 from graphlab.profile.match import BODY_NOT_REPORTED  # noqa: E402
 from graphlab.profile.modules import assign_modules  # noqa: E402
 from graphlab.studies.profile import EXPECTED, counted_model, what_if_check  # noqa: E402
@@ -88,22 +88,30 @@ def test_a_watched_torch_compile_graph_is_profiled_by_calling_the_compiled_funct
     assert prof.span_us > 0
 
 
-def test_a_conditional_graph_is_profiled_with_the_body_that_ran_and_the_one_that_did_not():
+@pytest.mark.parametrize("route", ["child", "capture"])
+def test_a_conditional_graph_is_profiled_and_says_which_body_kernels_cuda_reported(route):
+    """On the H200 (driver 580.159, torch 2.11) the profiler reported no kernel that ran inside a conditional's body
+    (2026-12-02, route "child"): the set-condition kernel is timed, every body node is grouped under
+    BODY_NOT_REPORTED, and no other reason. Where a driver does report body kernels, they must be timed instead."""
     x = torch.randn(256, 256, device="cuda")
     out = torch.empty_like(x)
     flag = torch.ones(1, dtype=torch.bool, device="cuda")
-    graph = gl.cond(flag, lambda: out.copy_(x @ x), lambda: out.copy_(torch.relu(x) * 2), name="profiled_if")
+    graph = gl.cond(flag, lambda: out.copy_(x @ x), lambda: out.copy_(torch.relu(x) * 2), route=route,
+                    name=f"profiled_if_{route}")
+    trace: list = []
     try:
         prof = gl.profile(graph, replays=10)
+        profile_replays(graph.launch, 3, keep_trace=trace, show_progress=False)
     finally:
         graph.close()
     cg = prof.graph
-    bodies = {g.id: g for g in cg.graphs if g.parent_node_id is not None}
-    print(f"\n[conditional] route {graph.route}: nodes {[(n.node_id, n.label, n.median_us) for n in prof.nodes]}, "
-          f"unmatched {prof.unmatched}, bodies {sorted(bodies)}")
+    in_bodies = {n.id for g in cg.graphs if g.parent_node_id is not None for n in g.nodes if n.kind.value == "kernel"}
+    root_kernels = {n.id for n in cg.root.nodes if n.kind.value == "kernel"}
     timed = {n.node_id for n in prof.nodes if n.median_us is not None}
-    body_nodes = {gid: {n.node_id for n in g.nodes if n.kind.value == "kernel"} for gid, g in bodies.items()}
-    ran = [gid for gid, ids in body_nodes.items() if ids and ids <= timed]
-    assert len(ran) >= 1, body_nodes  # the THEN body's kernels were reported and timed
-    not_ran = [ids for gid, ids in body_nodes.items() if gid not in ran]
-    assert all(ids <= set(prof.unmatched.get(BODY_NOT_REPORTED, ())) for ids in not_ran), prof.unmatched
+    kernel_names = sorted({str(e.get("name", ""))[:60] for e in trace if e.get("cat") == "kernel"})
+    print(f"\n[conditional] route {graph.route}: timed {sorted(timed)}, body kernels {sorted(in_bodies)}, "
+          f"unmatched {prof.unmatched}; kernels in the trace: {kernel_names}")
+    assert root_kernels and root_kernels <= timed  # the set-condition kernel (and any root work) is timed
+    unreported = set(prof.unmatched.get(BODY_NOT_REPORTED, ()))
+    assert in_bodies <= timed | unreported, prof.unmatched  # every body kernel: timed, or said not reported
+    assert not (timed & unreported)

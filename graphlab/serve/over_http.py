@@ -1,0 +1,150 @@
+"""What an HTTP client sees of the service, read from the `serving_http` recording (`graphlab record --models
+serving_http`, made on a GPU with `hey` and real server processes: `graphlab.studies.serving_http`).
+
+Pure: standard library; pandas only inside the table methods. Measuring this takes several server processes and
+an outside load generator, so it is never re-run from a notebook cell: it is always the recording, and says so.
+
+    >>> http = gl.load_http_serving()          # doctest: +SKIP
+    >>> http.table()                           # per server: one client, 50 and 200 req/s, capacity   # doctest: +SKIP
+    >>> gl.plot_http_capacity(http)            # throughput vs p99 as clients grow                    # doctest: +SKIP
+    >>> gl.plot_load_curves(http.beside_in_process())   # open loop over HTTP beside in process       # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphlab.errors import RecordingError
+from graphlab.recordings import load_recording
+from graphlab.serve.report import LoadTest
+
+RECORDING = "serving_http"
+RECORD_COMMAND = f"graphlab record --models {RECORDING}"
+#: the servers in the order a reader compares them: the floor first
+ORDER = ("bare", "graphs", "graphs+batching", "eager", "own")
+LABELS = {"bare": "bare Starlette app (the floor)", "graphs": "graphs", "graphs+batching": "graphs+batching",
+          "eager": "eager", "own": "your own model (graphs+batching)"}
+
+
+@dataclass
+class HttpServing:
+    """The recorded HTTP measurements: `servers` (name -> hey runs, capacity, service counters), the flood, the
+    open-loop sweep over HTTP and the in-process one of the same run; `source` is the recording's banner."""
+
+    model: str
+    servers: dict[str, Any]
+    open_loop: LoadTest | None
+    in_process: LoadTest | None
+    source: str
+    conditions: dict[str, Any] = field(default_factory=dict)
+
+    def _named(self) -> list[str]:
+        return [s for s in ORDER if s in self.servers] + [s for s in self.servers if s not in ORDER and s != "flood"]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per server: p50/p99 ms of one client back to back, at 50 and at 200 req/s; capacity req/s."""
+        out = []
+        for name in self._named():
+            entry = self.servers[name]
+            row: dict[str, Any] = {"server": LABELS.get(name, name)}
+            for run, label in (("single", "1 client"), ("rate50", "50 req/s"), ("rate200", "200 req/s")):
+                latency = entry.get(run, {}).get("latency_ms", {})
+                row[f"{label} p50 ms"] = latency.get("p50")
+                row[f"{label} p99 ms"] = latency.get("p99")
+            row["1 client req/s"] = entry.get("single", {}).get("rps")
+            row["capacity req/s"] = entry.get("capacity_rps")
+            out.append(row)
+        return out
+
+    def table(self) -> Any:
+        """`rows` as a pandas DataFrame, indexed by server."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows()).set_index("server")
+
+    def capacity_rows(self) -> list[dict[str, Any]]:
+        """The concurrency sweeps: server, clients, req/s, p50 and p99 ms, share answered 200."""
+        return [{"server": LABELS.get(name, name), "clients": p["concurrency"], "req/s": p["rps"],
+                 "p50 ms": p["latency_ms"].get("p50"), "p99 ms": p["latency_ms"].get("p99"),
+                 "answered 200 %": 100.0 * p["ok_fraction"]}
+                for name in self._named() for p in self.servers[name].get("capacity_curve", [])]
+
+    def flood_rows(self) -> list[dict[str, Any]]:
+        """The flood: per HTTP status, how many and how fast they came back."""
+        flood = self.servers.get("flood", {}).get("flood", {})
+        rows = [{"status": status, "answers": s["count"], "p50 ms": s["p50_ms"], "p99 ms": s["p99_ms"],
+                 "max ms": s["max_ms"]} for status, s in flood.get("by_status", {}).items()]
+        if flood:
+            rows.append({"status": "none (lost)", "answers": flood.get("lost", 0), "p50 ms": None, "p99 ms": None,
+                         "max ms": None})
+        return rows
+
+    def flood_clients(self) -> int:
+        return int(self.servers.get("flood", {}).get("flood", {}).get("concurrency", 0))
+
+    def in_process_capacity_rps(self) -> float | None:
+        """The highest offered rate the in-process graphs+batching sustained in the same run."""
+        if self.in_process is None:
+            return None
+        knees = [k for k in self.in_process.knees().values() if k]
+        return max(knees) if knees else None
+
+    def goals(self) -> list[str]:
+        """The issue's HTTP goals against these figures, one line each (the GPT replay time is not in this
+        recording: the lines give the distance to the floor, and the reader adds the replay)."""
+        floor = self.servers.get("bare", {}).get("rate50", {}).get("latency_ms", {}).get("p50")
+        lines = []
+        for name in ("graphs", "graphs+batching"):
+            p50 = self.servers.get(name, {}).get("rate50", {}).get("latency_ms", {}).get("p50")
+            if floor is not None and p50 is not None:
+                lines.append(f"{name} at 50 req/s: p50 {p50:.1f} ms, {p50 - floor:+.1f} ms over the floor ({floor:.1f} ms)")
+        http = self.servers.get("graphs+batching", {}).get("capacity_rps")
+        inproc = self.in_process_capacity_rps()
+        if http and inproc:
+            lines.append(f"graphs+batching capacity over HTTP {http:,.0f} req/s (hey, closed loop) vs {inproc:,.0f} "
+                         f"req/s in process (open loop, same run): {http / inproc:.2f}x")
+        return lines
+
+    def beside_in_process(self) -> LoadTest:
+        """One LoadTest holding the open-loop sweep over HTTP and the in-process one, settings suffixed
+        " over HTTP" / " in process", for `gl.plot_load_curves`."""
+        parts = [(lt, suffix) for lt, suffix in ((self.open_loop, " over HTTP"), (self.in_process, " in process"))
+                 if lt is not None]
+        if not parts:
+            raise RecordingError(f"the {RECORDING!r} recording holds no load test; record it with `{RECORD_COMMAND}`")
+        first = parts[0][0]
+        merged = LoadTest(model=first.model, config=dict(first.config), conditions=dict(first.conditions),
+                          source=self.source)
+        for lt, suffix in parts:
+            for point in lt.points:
+                merged.points.append(type(point).from_dict({**point.to_dict(), "setting": point.setting + suffix}))
+        return merged
+
+    def __repr__(self) -> str:
+        return f"HttpServing({self.model}: {', '.join(self._named())}; {self.source})"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<p><i>{html.escape(self.source)}</i></p>" + self.table().to_html(float_format=lambda v: f"{v:,.1f}")
+
+
+def load_http_serving(gpu: str | None = None, root: str | None = None) -> HttpServing:
+    """The `serving_http` recording of this GPU (or `gpu`, e.g. "h200"; under `root`, default the shipped
+    recordings); RecordingError naming how to record it."""
+    try:
+        rec = load_recording(RECORDING, gpu=gpu, root=root)
+    except RecordingError as exc:
+        raise RecordingError(f"{exc}. Record it on a GPU with hey installed: `{RECORD_COMMAND}`") from None
+    hey = rec.results("hey")
+    model = str(hey.get("model", "gpt"))
+    names = rec.result_names
+    open_loop = LoadTest.from_dict(rec.results(f"{model}_http"), source=rec.banner()) \
+        if f"{model}_http" in names else None
+    in_process = LoadTest.from_dict(rec.results(f"{model}_direct"), source=rec.banner()) \
+        if f"{model}_direct" in names else None
+    return HttpServing(model=model, servers=dict(hey.get("servers", {})), open_loop=open_loop, in_process=in_process,
+                       source=rec.banner(), conditions={k: v for k, v in hey.items() if k != "servers"})
+
+
+__all__ = ["HttpServing", "LABELS", "ORDER", "RECORDING", "RECORD_COMMAND", "load_http_serving"]

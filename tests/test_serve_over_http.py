@@ -1,0 +1,121 @@
+"""What an HTTP client sees: servers in their own processes, `hey` against them, and the recording read back.
+
+The study runs for real here on the CPU (a bare app, the eager service, your own model, a flood; about 20 s on
+2 cores) with Debian's `hey` (`scripts/setup.sh` installs it); the shipped H200 recording is read back too."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import graphlab as gl
+from graphlab.recordings import load_recording, write_recording
+from graphlab.serve.external import ServerProcess, capacity_rps, find_hey, parse_hey, run_hey
+from graphlab.serve.over_http import load_http_serving
+
+HEY = find_hey()
+needs_hey = pytest.mark.skipif(HEY is None, reason="needs hey (apt-get install hey; scripts/setup.sh does it)")
+PROVENANCE = {"gpu": "CPU test", "driver": "none", "torch": "cpu", "cuda": "none", "graphlab_version": "0",
+              "git_commit": "0" * 40, "command": "pytest tests/test_serve_over_http.py", "date": "2026-12-02T00:00:00Z"}
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    pytest.importorskip("uvicorn")
+    if HEY is None:
+        pytest.skip("needs hey (apt-get install hey)")
+    from graphlab.studies.serving_http import measure
+
+    folder = tmp_path_factory.mktemp("serving_http")
+    return measure(folder, hey=HEY, model="mlp", device="cpu", settings=("eager",), duration_s=0.5,
+                   concurrency=(4, 16), capacity_for=("bare",), open_loop_rates=(20, 40), in_process_rates=(40,),
+                   flood_clients=64, batched_setting="eager+batching"), folder
+
+
+@needs_hey
+def test_every_server_answers_every_hey_request_and_the_flood_loses_none(measured):
+    results, _ = measured
+    servers = results["hey"]["servers"]
+    assert set(servers) == {"bare", "eager", "own", "flood"}
+    for name in ("bare", "eager", "own"):
+        for run in ("single", "rate50", "rate200"):
+            r = servers[name][run]
+            assert r["requests"] > 0 and r["ok_fraction"] == 1.0 and r["errors"] == 0, (name, run, r)
+            assert 0 < r["latency_ms"]["p50"] <= r["latency_ms"]["max"]  # hey leaves out p99 under 100 answers
+        # SIGTERM: graphlab's service exits 0 after its bounded drain; plain uvicorn re-raises the signal when done
+        assert servers[name]["exit_code"] == (-15 if name == "bare" else 0), name
+    assert servers["bare"]["capacity_rps"] == capacity_rps(servers["bare"]["capacity_curve"]) > 0
+    flood = servers["flood"]["flood"]
+    assert flood["lost"] == 0 and set(flood["by_status"]) <= {"200", "503"}
+    counters = servers["flood"]["service"]["counters"]
+    assert counters["accepted"] == counters["answered_ok"] == flood["by_status"]["200"]["count"]
+
+
+@needs_hey
+def test_the_results_name_no_path_of_the_machine(measured):
+    results, folder = measured
+    text = json.dumps(results)
+    assert str(folder) not in text and str(HEY) not in text and sys.executable not in text
+
+
+@needs_hey
+def test_the_recording_reads_back_as_tables_figures_and_load_curves(measured, tmp_path):
+    results, _ = measured
+    write_recording(tmp_path / "cpu" / "serving_http", name="serving_http", description="CPU test",
+                    provenance=PROVENANCE, graphs={}, results=results)
+    http = load_http_serving(gpu="cpu", root=str(tmp_path))
+    table = http.table()
+    assert list(table.index) == ["bare Starlette app (the floor)", "eager", "your own model (graphs+batching)"]
+    assert table.loc["eager", "50 req/s p50 ms"] == results["hey"]["servers"]["eager"]["rate50"]["latency_ms"]["p50"]
+    assert [r["clients"] for r in http.capacity_rows()] == [4, 16]
+    assert {r["status"] for r in http.flood_rows()} >= {"200", "none (lost)"}
+    both = http.beside_in_process()
+    assert set(both.settings()) == {"eager over HTTP", "eager+batching in process"}
+    assert http.open_loop.conditions["transport"] == "http"
+    fig = gl.plot_http_capacity(http)
+    assert "recorded" in fig.layout.title.text.lower()
+    assert "recorded" in gl.plot_load_curves(both).layout.title.text.lower()
+
+
+def test_the_shipped_h200_recording_holds_the_floor_the_settings_and_the_flood():
+    try:
+        load_recording("serving_http", gpu="h200")
+    except gl.RecordingError:
+        pytest.skip("the serving_http recording is not shipped yet")
+    http = load_http_serving(gpu="h200")
+    names = set(http.servers)
+    assert {"bare", "graphs", "graphs+batching", "eager", "own", "flood"} <= names
+    assert http.servers["graphs+batching"]["capacity_rps"] > 0 and http.in_process_capacity_rps()
+    assert len(http.goals()) == 3 and "Recorded on NVIDIA H200" in http.source
+    flood = http.servers["flood"]["flood"]
+    assert flood["lost"] == 0 and set(flood["by_status"]) <= {"200", "503"}
+
+
+def test_parse_hey_reads_a_summary_and_its_errors():
+    text = ("Summary:\n  Total:\t2.0 secs\n  Slowest:\t0.0100 secs\n  Fastest:\t0.0001 secs\n  Average:\t0.0010 secs\n"
+            "  Requests/sec:\t1000.5\n\nLatency distribution:\n  50%% in 0.0009 secs\n  99%% in 0.0050 secs\n\n"
+            "Status code distribution:\n  [200]\t1990 responses\n  [503]\t5 responses\n\n"
+            "Error distribution:\n  [5]\tPost \"http://127.0.0.1:1/v1/infer\": EOF\n")
+    out = parse_hey(text)
+    assert out["rps"] == 1000.5 and out["latency_ms"]["p50"] == 0.9 and out["latency_ms"]["max"] == 10.0
+    assert out["status"] == {"200": 1990, "503": 5} and out["errors"] == 5 and out["requests"] == 2000
+    assert out["ok_fraction"] == pytest.approx(0.995)
+
+
+def test_a_server_that_exits_before_it_is_ready_is_a_clear_error(tmp_path):
+    with pytest.raises(gl.ConfigurationError, match="exited 3 before it was ready"):
+        with ServerProcess([sys.executable, "-c", "import sys; print('no such model'); sys.exit(3)"],
+                           tmp_path / "log.txt"):
+            pass
+
+
+def test_hey_refuses_a_run_without_clients(tmp_path):
+    with pytest.raises(gl.BadInputError, match="at least 1 client"):
+        run_hey("hey", "http://127.0.0.1:1/v1/infer", tmp_path / "b.json", concurrency=0, duration_s=1.0)
+
+
+def test_no_recording_is_an_error_that_says_how_to_record_it(tmp_path):
+    with pytest.raises(gl.RecordingError, match="graphlab record --models serving_http"):
+        load_http_serving(gpu="h200", root=str(tmp_path))
