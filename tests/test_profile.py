@@ -188,6 +188,14 @@ def test_replays_are_cut_out_of_a_chrome_trace_by_launch_correlation():
     replays = replays_from_chrome(trace)
     assert [[e.name for e in r] for r in replays] == [["k", "Memset (Device)"], ["k"]]
     assert replays[1][0].grid == (1, 1, 1) and replays[0][1].bytes == 64
+    # a conditional body's kernels come without the launch's correlation: "by_time" gives them to their replay
+    by_time = replays_from_chrome({"traceEvents": trace["traceEvents"] + [
+        {"ph": "X", "cat": "kernel", "name": "body", "ts": 70, "dur": 2, "args": {"correlation": 99}},
+        {"ph": "X", "cat": "kernel", "name": "before any replay", "ts": 1, "dur": 1, "args": {"correlation": 98}}]},
+        uncorrelated="by_time")
+    assert [[e.name for e in r] for r in by_time] == [["k", "Memset (Device)", "other"], ["k", "body"]]
+    with pytest.raises(gl.BadInputError, match="'drop' or 'by_time'"):
+        replays_from_chrome(trace, uncorrelated="guess")
 
 
 def test_matching_a_recorded_dot_against_events_made_from_it_shuffled_within_levels():

@@ -134,10 +134,12 @@ def capture_with_modules(model: Any, *inputs: Any, **capture_options: Any) -> tu
 
 # -- replays under the profiler ------------------------------------------------------------------------------------
 def profile_replays(replay: Callable[[], Any], replays: int, *, warmup: int = 3,
-                    show_progress: bool = True, keep_trace: list[Any] | None = None) -> list[list[GpuEvent]]:
+                    show_progress: bool = True, keep_trace: list[Any] | None = None,
+                    uncorrelated: str = "drop") -> list[list[GpuEvent]]:
     """Run `replay()` `replays` times under torch.profiler (after `warmup` unprofiled calls); the GPU events of
     every graph launch, one list per launch. `keep_trace`, a list, receives the trace's GPU and CUDA API events
-    as the profiler wrote them (the recordings keep one, for the parser's tests)."""
+    as the profiler wrote them (the recordings keep one, for the parser's tests). `uncorrelated`: see
+    `replays_from_chrome` ("by_time" for conditional graphs, whose body kernels carry no launch's correlation)."""
     if replays < 1:
         raise BadInputError(f"replays must be at least 1, got {replays}")
     for _ in range(warmup):
@@ -163,7 +165,7 @@ def profile_replays(replay: Callable[[], Any], replays: int, *, warmup: int = 3,
     if keep_trace is not None:
         keep_trace.extend(e for e in data.get("traceEvents", []) if isinstance(e, dict) and e.get("cat") in
                           ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver"))
-    return replays_from_chrome(data)
+    return replays_from_chrome(data, uncorrelated=uncorrelated)
 
 
 def _conditions(replays: int, how: str) -> dict[str, Any]:
@@ -228,7 +230,7 @@ def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str
     if hasattr(target, "launch") and hasattr(target, "branches") and hasattr(target, "graph"):  # a ConditionalGraph
         if inputs:
             raise BadInputError("a conditional graph is profiled as built: gl.profile(conditional, replays=...)")
-        events = profile_replays(target.launch, replays, show_progress=show_progress)
+        events = profile_replays(target.launch, replays, show_progress=show_progress, uncorrelated="by_time")
         return build_profile(target.graph, events, name=name or f"conditional {target.name}",
                              conditions=_conditions(replays, "launch() of the conditional graph; a body's nodes are "
                                                     "timed only where CUDA reports the kernels it ran"))

@@ -102,9 +102,15 @@ def event_from_chrome(event: dict[str, Any]) -> GpuEvent | None:
     )
 
 
-def replays_from_chrome(trace: dict[str, Any]) -> list[list[GpuEvent]]:
+def replays_from_chrome(trace: dict[str, Any], uncorrelated: str = "drop") -> list[list[GpuEvent]]:
     """The GPU events of every graph replay in a Chrome trace: one list per `cudaGraphLaunch`, in launch order,
     each list sorted by start time.
+
+    `uncorrelated`: what to do with GPU events whose correlation id is no launch's. "drop" (default) leaves them
+    out. "by_time" gives each to the last replay whose first event started at or before it: right only when the
+    replays ran one at a time with nothing else on the GPU (`gl.profile` synchronizes after each). On the H200
+    (driver 580.159, torch 2.11) the kernels inside a conditional node's body come this way: CUPTI reports them,
+    but not under the launch's correlation id.
 
     Raises:
         BadInputError: the trace is not a dict with `traceEvents`, or holds no `cudaGraphLaunch`.
@@ -112,6 +118,8 @@ def replays_from_chrome(trace: dict[str, Any]) -> list[list[GpuEvent]]:
     if not isinstance(trace, dict) or not isinstance(trace.get("traceEvents"), list):
         raise BadInputError("not a Chrome trace: expected a JSON object with a 'traceEvents' list "
                             "(torch.profiler's export_chrome_trace writes one)")
+    if uncorrelated not in ("drop", "by_time"):
+        raise BadInputError(f"uncorrelated must be 'drop' or 'by_time', got {uncorrelated!r}")
     launches: list[tuple[float, int]] = []
     gpu: dict[int, list[GpuEvent]] = {}
     for raw in trace["traceEvents"]:
@@ -127,7 +135,16 @@ def replays_from_chrome(trace: dict[str, Any]) -> list[list[GpuEvent]]:
             gpu.setdefault(event.correlation, []).append(event)
     if not launches:
         raise BadInputError("the trace holds no cudaGraphLaunch: profile graph replays (CPU and CUDA activities)")
-    return [sorted(gpu.get(corr, []), key=lambda e: e.start_us) for _, corr in sorted(launches)]
+    replays = [sorted(gpu.pop(corr, []), key=lambda e: e.start_us) for _, corr in sorted(launches)]
+    if uncorrelated == "by_time":
+        firsts = [(r[0].start_us, i) for i, r in enumerate(replays) if r]
+        for event in sorted((e for events in gpu.values() for e in events), key=lambda e: e.start_us):
+            owner = max((i for start, i in firsts if start <= event.start_us), default=None)
+            if owner is not None:
+                replays[owner].append(event)
+        for r in replays:
+            r.sort(key=lambda e: e.start_us)
+    return replays
 
 
 __all__ = ["GPU_CATEGORIES", "GRAPH_LAUNCH", "NODE_ID_ARGS", "GpuEvent", "event_from_chrome", "replays_from_chrome"]
