@@ -6,11 +6,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from test_diff import renumber
 
 import graphlab as gl
 from graphlab.errors import BadInputError
 from graphlab.graph.diff import diff, modules_text
-from test_diff import renumber
 
 
 def ids(*indexes: int) -> list[str]:
@@ -75,7 +75,8 @@ def test_rows_summary_and_html_show_the_module():
 
 
 def test_modules_text_keeps_long_lists_short():
-    assert modules_text([f"blocks.{i}.fc" for i in range(12)]) == "blocks.0.fc, blocks.1.fc, blocks.2.fc, ... (12 modules)"
+    twelve = [f"blocks.{i}.fc" for i in range(12)]
+    assert modules_text(twelve) == "blocks.0.fc, blocks.1.fc, blocks.2.fc, ... (12 modules)"
 
 
 def test_a_profile_like_result_brings_its_own_modules():
@@ -117,3 +118,17 @@ def test_gpt_batch_1_vs_64_pairs_only_nodes_of_one_module(gpt_profiles):
     # batch 1's CUTLASS GEMM + split-K of each MLP output layer: the CUTLASS one is removed in its own module
     assert rows[("removed", "gemm 64x64 (CUTLASS)")] == [f"blocks.{i}.mlp.2" for i in range(3)]
     assert "[in head]" in d.summary()
+
+
+def test_the_drawing_and_the_inspector_take_the_modules_too(gpt_profiles):
+    from graphlab.ui.diff_inspector import inspect_diff
+    from graphlab.viz.diff_drawing import render_diff
+
+    b1, b64 = gpt_profiles
+    truth = gl.diff(b1, b64)
+    assert truth.has_modules and not gl.diff(b1.graph, b64.graph).has_modules
+    assert render_diff(b1, b64).diff.modules == truth.modules  # a profile drawn brings its modules
+    assert inspect_diff(b1, b64).result.modules == truth.modules
+    given = (dict(truth.modules[0]), dict(truth.modules[1]))
+    assert render_diff(b1.graph, b64.graph, modules=given).diff.modules == truth.modules
+    assert inspect_diff(b1.graph, b64.graph, modules=given).result.modules == truth.modules

@@ -5,10 +5,31 @@ Layer 0 (pure): standard library only.
 Nodes are matched along each graph's topological order by a weighted longest common subsequence:
 a pair counts most when the full signatures agree (kind, family, short name), less when kind and
 family agree (the same cuBLAS GEMM slot picking another tile), least when only the kind does
-(cuBLAS at batch 1, CUTLASS at batch 8). A matched pair whose
+(cuBLAS at batch 1, CUTLASS at batch 8); two kernels of different families never pair. A matched pair whose
 kernel name, grid, block, shared memory or bytes differ is "changed"; unmatched nodes are
 "removed" (only in `a`) or "added" (only in `b`). Bodies of matched child-graph and conditional
 nodes are compared the same way.
+
+Modules: where the module that launched a node is known on both sides (`modules=`, or `gl.profile` results
+diffed), two nodes of different modules never pair (never "same" or "changed"), and two of the same module
+(the same set of module paths) count ten times as much as a pair whose module is not known on both sides, so
+a node pairs within its module first.
+
+Fusions ("fused"): torch.compile runs one Triton kernel where eager PyTorch runs several. After the alignment,
+take each stretch of unpaired nodes between two pairs (or a pair and the start or end of the graph). It is one
+fusion when all of these hold:
+
+1. one side (either: `a` or `b`) holds exactly one node F and the other side N >= 2 nodes (the run:
+   consecutive in topological order), and every one of them is a kernel;
+2. if F's module and the modules of every node of the run are known, they decide: a fusion exactly when the
+   run's modules together are F's modules (the same set of paths), whatever F's name;
+3. otherwise F is a Triton kernel named as inductor names fusions (`triton_<kind>_fused_<ops>_<n>`, e.g.
+   `triton_poi_fused_add_gelu_0`), and, when F's module is known, no node of the run comes from a module
+   that F's do not list.
+
+A fusion's nodes get status "fused" (`NodeMatch.fused_with` names the other side) and one row: "fused: these
+N nodes -> this one". Stretches with several nodes on both sides stay removed and added: which of them fused
+into which is not decided by guessing.
 
     >>> from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
     >>> def one(grid): return CudaGraph((Graph("g", (Node("g_n0", "g", 0, NodeKind.KERNEL,
@@ -19,6 +40,7 @@ nodes are compared the same way.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
@@ -26,7 +48,7 @@ from graphlab.errors import BadInputError
 from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.graph.structure import analyze, signature
 
-SAME, CHANGED, ADDED, REMOVED = "same", "changed", "added", "removed"
+SAME, CHANGED, ADDED, REMOVED, FUSED = "same", "changed", "added", "removed", "fused"
 
 # fields compared on a matched pair, with how to print them
 _COMPARED: tuple[tuple[str, str], ...] = (
@@ -47,20 +69,25 @@ class NodeMatch:
     """One row of the node-level mapping: a node of `a`, of `b`, or a matched pair.
 
     Attributes:
-        a_id, b_id: node ids in `a` and `b` (None for added / removed nodes).
-        status: "same", "changed", "added" or "removed".
-        changes: for "changed", one "field old -> new" text per differing field.
+        a_id, b_id: node ids in `a` and `b` (None for added / removed nodes, and for both sides of a fusion:
+            one NodeMatch per node).
+        status: "same", "changed", "added", "removed" or "fused".
+        changes: for "changed", one "field old -> new" text per differing field; for "fused", how the fusion
+            was recognised ("a Triton fusion" or "same modules").
+        fused_with: for "fused", the node ids on the other side: the one fused kernel for a node of the run,
+            the whole run for the fused kernel.
     """
 
     a_id: str | None
     b_id: str | None
     status: str
     changes: tuple[str, ...] = ()
+    fused_with: tuple[str, ...] = ()
 
     @property
     def kernel_changed(self) -> bool:
-        """True when another kernel (or node type) ran, not just another grid, block or size."""
-        return any(c.startswith(("name ", "kernel ", "type ")) for c in self.changes)
+        """True when another kernel (or node type) ran, not just another grid, block or size (a fusion too)."""
+        return self.status == FUSED or any(c.startswith(("name ", "kernel ", "type ")) for c in self.changes)
 
 
 @dataclass(frozen=True)
@@ -127,6 +154,30 @@ class GraphDiff:
         return self._with(REMOVED)
 
     @property
+    def fused(self) -> list[NodeMatch]:
+        """Every node of both sides in a fusion (see `fused_groups` for them grouped)."""
+        return self._with(FUSED)
+
+    def fused_groups(self) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """(node ids in `a`, node ids in `b`) of every fusion, in graph order: N ids on one side, one on the other."""
+        groups: dict[tuple[tuple[str, ...], tuple[str, ...]], None] = {}
+        for m in self.fused:
+            groups.setdefault(self.fusion_of(m))
+        return list(groups)
+
+    def fusion_of(self, m: NodeMatch) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(node ids in `a`, node ids in `b`) of the fusion a "fused" match belongs to."""
+        if m.status != FUSED:
+            raise BadInputError(f"fusion_of takes a fused match, not a {m.status!r} one")
+        if m.a_id is not None:
+            if len(m.fused_with) > 1:  # the fused kernel is this node of a
+                return (m.a_id,), m.fused_with
+            return self._by_b[m.fused_with[0]].fused_with, m.fused_with
+        if len(m.fused_with) > 1:
+            return m.fused_with, (m.b_id,)  # type: ignore[return-value]
+        return (m.fused_with[0],), self._by_a[m.fused_with[0]].fused_with
+
+    @property
     def identical(self) -> bool:
         """True when every node matched and nothing about any pair changed."""
         return all(m.status == SAME for m in self.matches)
@@ -137,7 +188,11 @@ class GraphDiff:
         return {k: (ca.get(k, 0), cb.get(k, 0)) for k in dict.fromkeys([*ca, *cb])}
 
     def count_by_status(self) -> dict[str, int]:
-        return {s: len(self._with(s)) for s in (SAME, CHANGED, ADDED, REMOVED)}
+        """Nodes (of both sides together) by status; "fused" only when some nodes were fused."""
+        counts = {s: len(self._with(s)) for s in (SAME, CHANGED, ADDED, REMOVED, FUSED)}
+        if not counts[FUSED]:
+            del counts[FUSED]
+        return counts
 
     def module_of_a(self, node_id: str) -> tuple[str, ...]:
         """The module path(s) that launched a node of `a`; () when not known."""
@@ -165,11 +220,20 @@ class GraphDiff:
         label), `kernel_changed` (another kernel ran, not just another launch shape), `count` (how
         many nodes share this exact row; 12 for a GEMM that changed in each of 12 layers),
         `a_ids` / `b_ids` and `modules` (the modules of the row's nodes, each once, in order; empty when
-        not known). With `group=False` every node gets its own row (count 1).
+        not known). A fusion is one row, status "fused": `a` / `b` the labels of its nodes joined by " + ",
+        `count` how many fusions share it. With `group=False` every node (every fusion) gets its own row
+        (count 1).
         """
         rows: dict[Hashable, dict[str, Any]] = {}
+        fusions_seen: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
         for i, m in enumerate(self.matches):
             if m.status == SAME and not include_same:
+                continue
+            if m.status == FUSED:
+                fusion = self.fusion_of(m)
+                if fusion not in fusions_seen:
+                    fusions_seen.add(fusion)
+                    self._add_fusion_row(rows, fusion, m.changes, i if not group else None)
                 continue
             na = self.a.node(m.a_id) if m.a_id else None
             nb = self.b.node(m.b_id) if m.b_id else None
@@ -185,8 +249,27 @@ class GraphDiff:
             key: Hashable = tuple(row.values()) if group else i
             if key not in rows:
                 rows[key] = {**row, "count": 0, "a_ids": [], "b_ids": [], "modules": []}
-            _add_to_row(rows[key], [m.a_id] if m.a_id else [], [m.b_id] if m.b_id else [], self._module_text(m))
+            _add_to_row(rows[key], [m.a_id] if m.a_id else [], [m.b_id] if m.b_id else [], [self._module_text(m)])
         return list(rows.values())
+
+    def _add_fusion_row(self, rows: dict[Hashable, dict[str, Any]], fusion: tuple[tuple[str, ...], tuple[str, ...]],
+                        how: tuple[str, ...], index: int | None) -> None:
+        """One row for a fusion: the run's labels joined by " + " on its side, the fused kernel on the other."""
+        a_ids, b_ids = fusion
+        row = {
+            "status": FUSED,
+            "kind": NodeKind.KERNEL.value,
+            "a": " + ".join(_label(self.a.node(nid)) for nid in a_ids),
+            "b": " + ".join(_label(self.b.node(nid)) for nid in b_ids),
+            "detail": f"{len(a_ids)} -> {len(b_ids)} kernels" + (f", {how[0]}" if how else ""),
+            "kernel_changed": True,
+        }
+        key: Hashable = tuple(row.values()) if index is None else index
+        if key not in rows:
+            rows[key] = {**row, "count": 0, "a_ids": [], "b_ids": [], "modules": []}
+        modules = [", ".join(self.module_of_a(nid)) for nid in a_ids] + [", ".join(self.module_of_b(nid))
+                                                                            for nid in b_ids]
+        _add_to_row(rows[key], list(a_ids), list(b_ids), modules)
 
     def summary(self) -> str:
         """A plain-text report: counts by kind, then one line per (grouped) difference, with its modules when known."""
@@ -200,10 +283,10 @@ class GraphDiff:
         for row in self.rows():
             times = f" x{row['count']}" if row["count"] > 1 else ""
             where = f" [in {modules_text(row['modules'])}]" if row["modules"] else ""
-            if row["status"] == CHANGED:
+            if row["status"] in (CHANGED, FUSED):
                 what = f"{row['a']} -> {row['b']}" if row["a"] != row["b"] else row["a"]
                 detail = f" ({row['detail']})" if row["detail"] else ""
-                lines.append(f"  changed{times}: {what}{detail}{where}")
+                lines.append(f"  {row['status']}{times}: {what}{detail}{where}")
             else:
                 lines.append(f"  {row['status']}{times}: {row['a'] or row['b']}{where}")
         return "\n".join(lines)
@@ -212,7 +295,12 @@ class GraphDiff:
         c = self.count_by_status()
         if self.identical:
             return f"identical ({c[SAME]} nodes)"
-        return f"{c[CHANGED]} changed, {c[ADDED]} added, {c[REMOVED]} removed, {c[SAME]} same"
+        groups = self.fused_groups()
+        fusions = ""
+        if groups:  # "2 fused (4 -> 2 nodes)": two fusions, four nodes of a standing for two of b
+            fusions = (f", {len(groups)} fused ({sum(len(x) for x, _ in groups)} -> "
+                       f"{sum(len(y) for _, y in groups)} nodes)")
+        return f"{c[CHANGED]} changed, {c[ADDED]} added, {c[REMOVED]} removed{fusions}, {c[SAME]} same"
 
     def __str__(self) -> str:
         return self.summary()
@@ -246,12 +334,13 @@ class GraphDiff:
         return head + counts + table
 
 
-def _add_to_row(row: dict[str, Any], a_ids: list[str], b_ids: list[str], module: str) -> None:
+def _add_to_row(row: dict[str, Any], a_ids: list[str], b_ids: list[str], modules: list[str]) -> None:
     row["count"] += 1
     row["a_ids"] += a_ids
     row["b_ids"] += b_ids
-    if module and module not in row["modules"]:
-        row["modules"].append(module)
+    for module in modules:
+        if module and module not in row["modules"]:
+            row["modules"].append(module)
 
 
 def modules_text(modules: list[str], shown: int = 3) -> str:
@@ -286,10 +375,9 @@ def diff(a: CudaGraph, b: CudaGraph, *, names: tuple[str, str] | None = None,
         BadInputError: `modules` is not a pair, names a node its graph does not have, or gives a
             module that is not a path or a list of paths.
     """
-    given = _module_pair(modules)
-    side_modules = tuple(_modules_of(given[i], _graph_of(obj), side) if given[i] is not None
-                         else _modules_of(obj, _graph_of(obj), side) if _carries_modules(obj) else {}
-                         for i, (obj, side) in enumerate(((a, "a"), (b, "b"))))
+    sources = module_sources(a, b, modules)
+    side_modules = tuple({} if source is None else _modules_of(source, _graph_of(obj), side)
+                         for source, obj, side in zip(sources, (a, b), ("a", "b")))
     a, b = _graph_of(a), _graph_of(b)
     if names is None:
         names = (_short_source(a.source, "a"), _short_source(b.source, "b"))
@@ -310,6 +398,14 @@ def _graph_of(obj: Any) -> Any:
     """`obj` itself, or the `CudaGraph` it holds in `.graph` (a CapturedGraph, a WatchedGraph, a Profile)."""
     inner = obj if isinstance(obj, CudaGraph) else getattr(obj, "graph", None)
     return inner if isinstance(inner, CudaGraph) else obj
+
+
+def module_sources(a: Any, b: Any, modules: tuple[Any, Any] | None) -> tuple[Any, Any]:
+    """Where each side's modules come from: the one given in `modules`, else `a` / `b` itself when it carries
+    them (a `gl.profile` result), else None. `render_diff` and the diff inspector pass this on to `diff`."""
+    given = _module_pair(modules)
+    return tuple(g if g is not None else obj if _carries_modules(obj) else None  # type: ignore[return-value]
+                 for g, obj in zip(given, (a, b)))
 
 
 def _module_pair(modules: Any) -> tuple[Any, Any]:
@@ -360,8 +456,11 @@ def _diff_graphs(a: CudaGraph, b: CudaGraph, ga: Graph, gb: Graph, out: list[Nod
     seq_b = [b.node(nid) for nid in analyze(gb).order]
     pairs: list[tuple[Node | None, Node | None]] = []
     _align(seq_a, seq_b, pairs, mods_a, mods_b)
-    for na, nb in pairs:
-        if na is None:
+    fused = _fused_stretches(pairs, mods_a, mods_b)
+    for index, (na, nb) in enumerate(pairs):
+        if index in fused:
+            out.append(fused[index])
+        elif na is None:
             out.append(NodeMatch(None, nb.id, ADDED))  # type: ignore[union-attr]
         elif nb is None:
             out.append(NodeMatch(na.id, None, REMOVED))
@@ -370,6 +469,62 @@ def _diff_graphs(a: CudaGraph, b: CudaGraph, ga: Graph, gb: Graph, out: list[Nod
             out.append(NodeMatch(na.id, nb.id, CHANGED if changes else SAME, changes))
             for body_a, body_b in zip(na.body_graph_ids, nb.body_graph_ids):
                 _diff_graphs(a, b, a.graph(body_a), b.graph(body_b), out, mods_a, mods_b)
+
+
+_TRITON_FUSED = re.compile(r"^triton_(?:[a-z]+_)?fused_")  # inductor's name for a fusion: triton_poi_fused_add_gelu_0
+
+
+def _stretches(pairs: list[tuple[Node | None, Node | None]]) -> list[tuple[int, int]]:
+    """(start, stop) of every maximal run of unpaired entries: between two pairs, or a pair and an end."""
+    out, start = [], None
+    for index, (na, nb) in enumerate(pairs + [(None, None)]):
+        unpaired = index < len(pairs) and (na is None or nb is None)
+        if unpaired and start is None:
+            start = index
+        elif not unpaired and start is not None:
+            out.append((start, index))
+            start = None
+    return out
+
+
+def _fused_stretches(pairs: list[tuple[Node | None, Node | None]], mods_a: Mapping[str, tuple[str, ...]],
+                     mods_b: Mapping[str, tuple[str, ...]]) -> dict[int, NodeMatch]:
+    """index in `pairs` -> its "fused" match, for every stretch where one kernel stands for a run of them."""
+    out: dict[int, NodeMatch] = {}
+    for start, stop in _stretches(pairs):
+        run_a = [na for na, _ in pairs[start:stop] if na is not None]
+        run_b = [nb for _, nb in pairs[start:stop] if nb is not None]
+        if len(run_a) == 1 and len(run_b) >= 2:
+            fused, run, fused_mods, run_mods = run_a[0], run_b, mods_a, mods_b
+        elif len(run_b) == 1 and len(run_a) >= 2:
+            fused, run, fused_mods, run_mods = run_b[0], run_a, mods_b, mods_a
+        else:
+            continue
+        how = _fused_how(fused, run, fused_mods.get(fused.id, ()), [run_mods.get(n.id, ()) for n in run])
+        if not how:
+            continue
+        run_ids = tuple(n.id for n in run)
+        for index in range(start, stop):
+            na, nb = pairs[index]
+            node = na if na is not None else nb
+            fused_with = run_ids if node is fused else (fused.id,)
+            out[index] = NodeMatch(na.id if na else None, nb.id if nb else None, FUSED, (how,), fused_with)
+    return out
+
+
+def _fused_how(fused: Node, run: list[Node], fused_modules: tuple[str, ...],
+               run_modules: list[tuple[str, ...]]) -> str:
+    """How the one kernel `fused` is known to do the work of the run of kernels `run` ("" when it is not):
+    the rule in the module docstring."""
+    if fused.kind is not NodeKind.KERNEL or any(n.kind is not NodeKind.KERNEL for n in run):
+        return ""
+    known = [set(m) for m in run_modules if m]
+    if fused_modules and len(known) == len(run):  # modules known on both sides: they decide
+        return "same modules" if set().union(*known) == set(fused_modules) else ""
+    if fused_modules and any(not m <= set(fused_modules) for m in known):
+        return ""  # a node of the run comes from a module the fused kernel does not
+    named = fused.family == "Triton" and _TRITON_FUSED.match(fused.name or fused.demangled_name or "")
+    return "a Triton fusion" if named else ""
 
 
 _KEYS: tuple[Callable[[Node], Hashable], ...] = (
@@ -517,4 +672,4 @@ def _short_source(source: str, fallback: str) -> str:
     return name if name and not name.startswith("<") else fallback
 
 
-__all__ = ["GraphDiff", "NodeMatch", "_COMPARED", "_KEYS", "diff", "modules_text"]
+__all__ = ["GraphDiff", "NodeMatch", "_COMPARED", "_KEYS", "diff", "module_sources", "modules_text"]
