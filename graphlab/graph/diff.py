@@ -10,26 +10,9 @@ kernel name, grid, block, shared memory or bytes differ is "changed"; unmatched 
 "removed" (only in `a`) or "added" (only in `b`). Bodies of matched child-graph and conditional
 nodes are compared the same way.
 
-Modules: where the module that launched a node is known on both sides (`modules=`, or `gl.profile` results
-diffed), two nodes of different modules never pair (never "same" or "changed"), and two of the same module
-(the same set of module paths) count ten times as much as a pair whose module is not known on both sides, so
-a node pairs within its module first.
-
-Fusions ("fused"): torch.compile runs one Triton kernel where eager PyTorch runs several. After the alignment,
-take each stretch of unpaired nodes between two pairs (or a pair and the start or end of the graph). It is one
-fusion when all of these hold:
-
-1. one side (either: `a` or `b`) holds exactly one node F and the other side N >= 2 nodes (the run:
-   consecutive in topological order), and every one of them is a kernel;
-2. if F's module and the modules of every node of the run are known, they decide: a fusion exactly when the
-   run's modules together are F's modules (the same set of paths), whatever F's name;
-3. otherwise F is a Triton kernel named as inductor names fusions (`triton_<kind>_fused_<ops>_<n>`, e.g.
-   `triton_poi_fused_add_gelu_0`), and, when F's module is known, no node of the run comes from a module
-   that F's do not list.
-
-A fusion's nodes get status "fused" (`NodeMatch.fused_with` names the other side) and one row: "fused: these
-N nodes -> this one". Stretches with several nodes on both sides stay removed and added: which of them fused
-into which is not decided by guessing.
+Where both sides know which module launched a node, modules decide what may pair; one kernel standing for a
+run of kernels on the other side (torch.compile's fusions) is reported as "fused". `diff`'s docstring has both
+rules.
 
     >>> from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
     >>> def one(grid): return CudaGraph((Graph("g", (Node("g_n0", "g", 0, NodeKind.KERNEL,
@@ -371,6 +354,27 @@ def diff(a: CudaGraph, b: CudaGraph, *, names: tuple[str, str] | None = None,
         A `GraphDiff`: `.rows()` for a table, `.summary()` for text, `.mapping()` and
         `.status_in_a/b(node_id)` for drawing; shows itself as an HTML table in Jupyter.
 
+    Modules: where the module that launched a node is known on both sides (`modules=`, or `gl.profile` results
+    diffed), two nodes of different modules never pair (never "same" or "changed"), and two of the same module
+    (the same set of module paths) count ten times as much as a pair whose module is not known on both sides, so
+    a node pairs within its module first.
+
+    Fusions ("fused"): torch.compile runs one Triton kernel where eager PyTorch runs several. After the alignment,
+    take each stretch of unpaired nodes between two pairs (or a pair and the start or end of the graph). It is one
+    fusion when all of these hold:
+
+    1. one side (either: `a` or `b`) holds exactly one node F and the other side N >= 2 nodes (the run:
+       consecutive in topological order), and every one of them is a kernel;
+    2. if F's module and the modules of every node of the run are known, they decide: a fusion exactly when the
+       run's modules together are F's modules (the same set of paths), whatever F's name;
+    3. otherwise F is a Triton kernel named as inductor names fusions (`triton_<kind>_fused_<ops>_<n>`, e.g.
+       `triton_poi_fused_add_gelu_0`), and, when F's module is known, no node of the run comes from a module
+       that F's do not list.
+
+    A fusion's nodes get status "fused" (`NodeMatch.fused_with` names the other side) and one row: "fused: these
+    N nodes -> this one". Stretches with several nodes on both sides stay removed and added: which of them fused
+    into which is not decided by guessing.
+
     Raises:
         BadInputError: `modules` is not a pair, names a node its graph does not have, or gives a
             module that is not a path or a list of paths.
@@ -515,7 +519,7 @@ def _fused_stretches(pairs: list[tuple[Node | None, Node | None]], mods_a: Mappi
 def _fused_how(fused: Node, run: list[Node], fused_modules: tuple[str, ...],
                run_modules: list[tuple[str, ...]]) -> str:
     """How the one kernel `fused` is known to do the work of the run of kernels `run` ("" when it is not):
-    the rule in the module docstring."""
+    the rule in `diff`'s docstring."""
     if fused.kind is not NodeKind.KERNEL or any(n.kind is not NodeKind.KERNEL for n in run):
         return ""
     known = [set(m) for m in run_modules if m]
