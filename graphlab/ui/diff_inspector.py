@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphlab.graph.diff import diff
+from graphlab.graph.diff import diff, module_sources
 from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, _DrawingWidget, as_cuda_graph
 from graphlab.viz.dag import GraphLike
 from graphlab.viz.diff_drawing import render_diff
@@ -18,8 +18,9 @@ class DiffInspector(_DrawingWidget):
     """Two graphs side by side, coloured by what changed (e.g. batch 1 vs batch 8 of one model).
 
     Grey: the same in both; pale yellow: the same kernel with another launch shape; yellow: another
-    kernel; mint: only in B (added); orange: only in A (removed). Clicking a node shows it and its counterpart,
-    whose outline lights up too. `result` holds the `GraphDiff` (`.rows()`, `.summary()`).
+    kernel; mint: only in B (added); orange: only in A (removed); light blue: fused (one kernel standing for a
+    run of kernels on the other side). Clicking a node shows it and its counterpart(s), whose outlines light up
+    too. `result` holds the `GraphDiff` (`.rows()`, `.summary()`). `modules`: as `gl.diff` takes it.
     Node ids in the drawing are "a-<node id>" and "b-<node id>".
     """
 
@@ -33,9 +34,11 @@ class DiffInspector(_DrawingWidget):
         collapse: bool = True,
         rankdir: str = "TB",
         export_dir: str | Path = DEFAULT_EXPORT_DIR,
+        modules: tuple[Any, Any] | None = None,
     ) -> None:
+        self.modules = module_sources(a, b, modules)
         self.a, self.b = as_cuda_graph(a), as_cuda_graph(b)
-        self.result = diff(self.a, self.b, names=names)
+        self.result = diff(self.a, self.b, names=names, modules=self.modules)
         self._setup(export_dir)
         na, nb = self.result.names
         super().__init__(mode="diff", title=title or f"{na} vs {nb}", collapse=collapse, rankdir=rankdir)
@@ -43,7 +46,8 @@ class DiffInspector(_DrawingWidget):
         self._start()
 
     def _draw(self) -> Any:
-        return render_diff(self.a, self.b, names=self.result.names, collapse=self.collapse, rankdir=self.rankdir)
+        return render_diff(self.a, self.b, names=self.result.names, collapse=self.collapse, rankdir=self.rankdir,
+                           modules=self.modules)
 
     def _json(self) -> str:
         import json
@@ -58,7 +62,8 @@ class DiffInspector(_DrawingWidget):
         rows = d.rows()
         return {
             "title": f"{na} vs {nb}",
-            "rows": [[status, counts[status]] for status in ("same", "changed", "added", "removed")]
+            "rows": [[status, counts[status]] for status in ("same", "changed", "added", "removed", "fused")
+                     if status in counts]
             + [["nodes", f"{len(self.a)} \u2192 {len(self.b)}"]],
             "tables": [
                 [f"nodes by kind ({na} \u2192 {nb})",
@@ -90,7 +95,7 @@ class DiffInspector(_DrawingWidget):
         out["status"] = match.status
         if match.status == "changed":  # the drawing's two shades of change
             out["status"] = "kernel changed" if kernel_changed else "launch changed"
-        out["note"] = {
+        out["note"] = self._fused_note(match) if match.status == "fused" else {
             "same": "The same in both graphs.",
             "changed": ("Changed (another kernel): " if kernel_changed else "Changed (same kernel, new launch shape): ")
             + "; ".join(match.changes),
@@ -98,19 +103,31 @@ class DiffInspector(_DrawingWidget):
             "removed": f"Only in {self.result.names[0]} (removed).",
         }[match.status]
         sides = []
-        for label, g, nid, prefix in ((self.result.names[0], self.a, match.a_id, "a-"),
-                                      (self.result.names[1], self.b, match.b_id, "b-")):
-            if nid is None:
-                continue
-            node = g.node(nid).to_dict()
-            node.pop("details", None)
-            node.pop("name", None)
-            sides.append({"title": label, **node})
-            other = prefix + nid
-            if other != node_id and other in self._drawn:
-                self.matches = [other]
+        a_ids, b_ids = self._pair_ids(match)
+        for label, g, nids, prefix in ((self.result.names[0], self.a, a_ids, "a-"),
+                                       (self.result.names[1], self.b, b_ids, "b-")):
+            for nid in nids:
+                node = g.node(nid).to_dict()
+                node.pop("details", None)
+                node.pop("name", None)
+                sides.append({"title": label, **node})
+                other = prefix + nid
+                if other != node_id and other in self._drawn:
+                    self.matches.append(other)
         out["sides"] = sides
         return out
+
+    def _pair_ids(self, match: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The node ids of `a` and of `b` a match puts side by side: a pair, one node, or a whole fusion."""
+        if match.status == "fused":
+            return self.result.fusion_of(match)
+        return (match.a_id,) if match.a_id else (), (match.b_id,) if match.b_id else ()
+
+    def _fused_note(self, match: Any) -> str:
+        a_ids, b_ids = self.result.fusion_of(match)
+        na, nb = self.result.names
+        how = f" ({match.changes[0]})" if match.changes else ""
+        return f"Fused{how}: {len(a_ids)} kernel(s) of {na} \u2192 {len(b_ids)} of {nb}."
 
     def __repr__(self) -> str:
         return f"<DiffInspector {self.title!r}: {self.result._headline()}>"

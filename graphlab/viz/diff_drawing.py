@@ -5,15 +5,15 @@
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
-from graphlab.graph.diff import GraphDiff, NodeMatch, diff
+from graphlab.graph.diff import GraphDiff, NodeMatch, diff, module_sources
 from graphlab.viz import style
 from graphlab.viz.banner import banner_text
 from graphlab.viz.dag import GraphLike
 from graphlab.viz.drawing import Drawing, _as_cudagraph, _new_digraph, _Options, _Painter
 
-_STATUS_RANK = {"same": 0, "launch changed": 1, "added": 2, "removed": 2, "kernel changed": 3}
+_STATUS_RANK = {"same": 0, "launch changed": 1, "added": 2, "removed": 2, "fused": 2, "kernel changed": 3}
 
 
 def render_diff(
@@ -24,17 +24,21 @@ def render_diff(
     collapse: bool = True,
     rankdir: str = "TB",
     legend: bool = True,
+    modules: tuple[Any, Any] | None = None,
 ) -> Drawing:
     """Draw two graphs side by side, coloured by what changed between them.
 
     Colours: grey = the same in both, yellow = matched but changed (another kernel, grid or
-    block), mint = only in `b` (added), orange = only in `a` (removed). A table node sums up node
-    counts by kind and the first differences (the drawing says how to list the rest:
+    block), mint = only in `b` (added), orange = only in `a` (removed), light blue = fused (one kernel
+    on one side standing for a run of kernels on the other; `gl.diff`'s docstring has the rule). A table
+    node sums up node counts by kind and the first differences (the drawing says how to list the rest:
     `print(gl.diff(a, b))`); `Drawing.diff` holds the full `GraphDiff`. Node ids
-    in the SVG are "a-<node id>" and "b-<node id>".
+    in the SVG are "a-<node id>" and "b-<node id>". `modules`: as `gl.diff` takes it (a `gl.profile`
+    result drawn brings its own).
     """
+    sources = module_sources(a, b, modules)
     a, b = _as_cudagraph(a, "render_diff()"), _as_cudagraph(b, "render_diff()")
-    d = diff(a, b, names=names)
+    d = diff(a, b, names=names, modules=sources)
     dot = _new_digraph(rankdir)
     drawn: list[str] = []
     collapsed = False
@@ -52,7 +56,8 @@ def render_diff(
                      fontsize="12")
             painter.paint(sub)
         drawn += [f"{side}-{nid}" for nid in painter.drawn]
-    entries = list(style.STATUS_COLORS.items()) if legend else []
+    entries = [(status, colour) for status, colour in style.STATUS_COLORS.items()
+               if status != "fused" or d.fused] if legend else []
     note = style.BLOCK_NOTE + "; it shows the biggest change among its repeats" if legend and collapsed else ""
     recorded = banner_text()  # recorded mode: say the graphs were recorded elsewhere
     title = f"{d.names[0]}  vs  {d.names[1]}" + (f", {recorded}" if recorded else "")

@@ -77,6 +77,7 @@ STATUS_COLORS: dict[str, str] = {
     "kernel changed": "#EEDD88",
     "added": "#44BB99",
     "removed": "#EE8866",
+    "fused": "#99DDFF",  # one kernel standing for a run of them on the other side (torch.compile vs eager)
 }
 BLOCK_NOTE = "xN box: a block drawn once that ran N times in a row"
 
