@@ -2,7 +2,8 @@
 //
 // Called by test_inspector_browser.py with one JSON argument:
 //   {base, token, notebook, screenshot, pick, search, search_cases, export, expand, open_only, warm_cells,
-//    clicks, timeout_ms, ...}
+//    clicks, heat_ids, timeout_ms, ...}
+// (heat_ids: node ids whose heat-map fill and outline to report, with the critical path and the legend)
 // (warm_cells: run that many first cells before timing the rest; clicks: that many more clicks, timed)
 // (open_only: open the notebook, report whether JupyterLab marked it changed, save it, stop)
 // It opens the notebook, runs every cell, waits for the first graphlab inspector to draw, clicks a
@@ -16,12 +17,47 @@ const times = {};
 const t0 = Date.now();
 const lap = (name, since) => { times[name] = Date.now() - since; };
 
+// A heat-map inspector (gl.inspect(graph, profile=prof)) as the page draws it: for each of `ids` the fill its
+// node's outline shape has (the SVG attribute and the computed colour) and its outline; which nodes carry the
+// `critical-path` class and how those and the others are outlined; the legend's labels in µs with their swatches.
+async function readHeat(inspector, ids) {
+  return inspector.evaluate((el, wanted) => {
+    const svg = el.querySelector("svg.gl-svg");
+    const look = (g) => {
+      const shape = g.querySelector("path, polygon, ellipse"); // the node's outline: the first shape drawn
+      const cs = getComputedStyle(shape);
+      return { fill_attr: shape.getAttribute("fill"), fill: cs.fill, stroke: cs.stroke, stroke_width: cs.strokeWidth };
+    };
+    const nodes = {};
+    for (const id of wanted) {
+      const g = svg.querySelector(`g.node[id="${CSS.escape(id)}"]`);
+      nodes[id] = g ? look(g) : null;
+    }
+    const styles = (gs) => gs.map((g) => ({ id: g.id, ...look(g) }));
+    const legend = [...svg.querySelectorAll("g.graph > text")]
+      .filter((t) => /^[\d.,]+ µs$/.test(t.textContent.trim()))
+      .map((t) => ({ label: t.textContent.trim(),
+        swatch: t.previousElementSibling?.previousElementSibling?.getAttribute("fill") || null }));
+    return {
+      nodes,
+      drawn: svg.querySelectorAll("g.node").length,
+      critical: styles([...svg.querySelectorAll("g.node.critical-path")]),
+      off_path: styles([...svg.querySelectorAll("g.node:not(.critical-path)")]),
+      legend,
+      legend_heading: [...svg.querySelectorAll("g.graph > text")].map((t) => t.textContent.trim())
+        .find((t) => t === "GPU time per replay") || null,
+      block_labels: [...svg.querySelectorAll("g.cluster.repeated-block text")].map((t) => t.textContent.trim())
+        .filter((t) => t.includes("µs")),
+    };
+  }, ids);
+}
+
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync"],
 });
-const result = { ok: false, console_errors: [], external_requests: [] };
+const result = { ok: false, console_errors: [], external_requests: [], browser: browser.version() };
 try { run: {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   page.setDefaultTimeout(timeout);
@@ -74,6 +110,7 @@ try { run: {
   result.errors_in_outputs = await page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count();
   result.tracebacks = await page.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']").allTextContents();
   result.inspectors = await page.locator(".gl-inspector").count();
+  if (args.heat_ids) result.heat = await readHeat(inspector, args.heat_ids); // before a click restyles a node
 
   await inspector.scrollIntoViewIfNeeded();
   const node = args.pick
@@ -140,6 +177,7 @@ try { run: {
     await page.waitForFunction((el) => el.querySelectorAll("g.gl-match").length > 0, await inspector.elementHandle());
     result.search_count_text = await inspector.locator(".gl-count").textContent();
     result.search_highlighted = await inspector.locator("g.gl-match").count();
+    result.search_matched = await inspector.locator("g.gl-match").evaluateAll((gs) => gs.map((g) => g.id));
     await box.press("Shift+Enter"); // selects the previous match: from none, the last one (far down)
     await page.waitForFunction((el) => el.querySelector("g.gl-match.gl-selected") !== null, await inspector.elementHandle());
     const picked = inspector.locator("g.gl-match.gl-selected");
