@@ -3,6 +3,7 @@ what-if, on synthetic DAGs with known answers and on traces recorded on the H200
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -279,6 +280,15 @@ def test_the_heat_map_colours_nodes_by_time_sums_repeats_and_outlines_the_critic
 
     scale = HeatScale.of(prof.heat())
     assert scale.position(prof.heat()[slow]) > scale.position(prof.heat()[fast])
+    # dark fills carry white text (black on dark red cannot be read), pale ones keep black
+    from graphlab.viz.style import is_dark
+
+    nodes = [line for line in src.splitlines() if "fillcolor=" in line and "id=graph_" in line]
+    white = [line for line in nodes if "fontcolor=white" in line]
+    assert white and len(white) < len(nodes)
+    for line in nodes:
+        fill = re.search(r'fillcolor="(#[0-9A-Fa-f]{6})"', line)[1]
+        assert ("fontcolor=white" in line) == is_dark(fill), line[:120]
 
 
 def test_the_inspector_shows_times_and_modules_and_searches_modules(rec):

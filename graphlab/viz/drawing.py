@@ -266,10 +266,13 @@ class _Painter:
         }
         if attrs["shape"] in _SLANTED:  # slanted shapes grow wide around their text: pad less
             attrs["margin"] = "0.02,0.01"
+        dark = opts.fill is not None and style.is_dark(attrs["fillcolor"])  # the heat map's slowest nodes
+        if dark:
+            attrs["fontcolor"] = "white"
         if node.kind is NodeKind.EMPTY:
             attrs.update(label="", width="0.18", height="0.18", fixedsize="true")
         else:
-            attrs["label"] = style.html_label(*style.label_lines(node))
+            attrs["label"] = style.html_label(*style.label_lines(node), on_dark=dark)
         if node.kind is NodeKind.MEM_FREE:
             attrs["style"] = "filled,dashed"
         if node.id == opts.selected:
@@ -414,7 +417,8 @@ def render(
             are drawn and the title says how many were left out (`Drawing.left_out`).
         heat: a `gl.profile` result (or a mapping node id -> µs): fill each node by its GPU time instead of its
             family (a log scale, legend in µs; a collapsed block's node shows the sum over its repeats and the
-            block's label its total), with the critical path outlined in blue when `critical` is on.
+            block's label its total), with the critical path outlined (the highlight colour, red-orange) when `critical` is on; labels on the
+            darkest fills are white.
         blocks: the graph's repeated blocks if found already (`find_repeated_blocks(graph,
             min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)`), so they are not searched for again.
 

@@ -13,7 +13,6 @@ from typing import Any, Mapping
 #: light to dark: white, pale yellow, orange, red, dark red (colour-blind-safe enough for one hue ramp)
 RAMP = ("#FFFFFF", "#FFF3B0", "#FDBE6B", "#F0703C", "#C0272D", "#7A0C14")
 NO_TIME_FILL = "#EEEEEE"
-CRITICAL_COLOR = "#1F4E9E"
 
 
 def _mix(a: str, b: str, t: float) -> str:
@@ -79,4 +78,4 @@ def plot_modules(profile: Any, depth: int | None = 2, top: int = 15) -> Any:
     return fig
 
 
-__all__ = ["CRITICAL_COLOR", "HeatScale", "NO_TIME_FILL", "RAMP", "heat_of", "plot_modules"]
+__all__ = ["HeatScale", "NO_TIME_FILL", "RAMP", "heat_of", "plot_modules"]

@@ -181,14 +181,29 @@ def _fallback_kernel_name(node: Node) -> str:
     return base.rsplit("::", 1)[-1] or text
 
 
-def html_label(main: str, detail: str, *, extra: str = "") -> str:
-    """A Graphviz HTML-like label: the name, then a smaller grey detail line."""
+def html_label(main: str, detail: str, *, extra: str = "", on_dark: bool = False) -> str:
+    """A Graphviz HTML-like label: the name, then a smaller grey detail line (light grey `on_dark` fills, where
+    the node's `fontcolor` is white)."""
+    grey = "#DDDDDD" if on_dark else "#444444"
     out = html.escape(main) if main else " "
     if detail:
-        out += f'<BR/><FONT POINT-SIZE="8" COLOR="#444444">{html.escape(detail)}</FONT>'
+        out += f'<BR/><FONT POINT-SIZE="8" COLOR="{grey}">{html.escape(detail)}</FONT>'
     if extra:
-        out += f'<BR/><FONT POINT-SIZE="8" COLOR="#444444"><I>{html.escape(extra)}</I></FONT>'
+        out += f'<BR/><FONT POINT-SIZE="8" COLOR="{grey}"><I>{html.escape(extra)}</I></FONT>'
     return f"<{out}>"
+
+
+def is_dark(color: str) -> bool:
+    """A "#RRGGBB" fill on which black text is hard to read (relative luminance under 0.3).
+
+        >>> is_dark("#7A0C14"), is_dark("#FFF3B0")
+        (True, False)
+    """
+    if not (isinstance(color, str) and len(color) == 7 and color.startswith("#")):
+        return False
+    r, g, b = (int(color[i:i + 2], 16) / 255.0 for i in (1, 3, 5))
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] < 0.3
 
 
 def tooltip(node: Node) -> str:
