@@ -119,3 +119,72 @@ def test_hey_refuses_a_run_without_clients(tmp_path):
 def test_no_recording_is_an_error_that_says_how_to_record_it(tmp_path):
     with pytest.raises(gl.RecordingError, match="graphlab record --models serving_http"):
         load_http_serving(gpu="h200", root=str(tmp_path))
+
+
+# -- the open-loop generator's own HTTP client ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def eager_server(tmp_path_factory):
+    pytest.importorskip("uvicorn")
+    folder = tmp_path_factory.mktemp("eager_server")
+    cmd = [sys.executable, "-m", "graphlab.serve", "--device", "cpu", "--model", "mlp", "--setting", "eager"]
+    with ServerProcess(cmd, folder / "server.log") as server:
+        yield server
+
+
+def _send(url, client, bodies):
+    from graphlab.serve.loadgen import HTTPTransport, run_in_fresh_loop
+
+    async def go():
+        send = HTTPTransport(url, client=client)
+        try:
+            return [await send(body) for body in bodies]
+        finally:
+            await send.aclose()
+
+    return run_in_fresh_loop(go)
+
+
+def test_the_raw_client_and_httpx_get_the_same_answers(eager_server):
+    pytest.importorskip("httptools")
+    bodies = [{"vectors": [[0.5] * 256], "top_k": 2}, {"vectors": "not a list"}, {"vectors": [[0.5] * 256]}]
+    raw, httpx_ = _send(eager_server.base_url, "raw", bodies), _send(eager_server.base_url, "httpx", bodies)
+    assert [s for s, _ in raw] == [s for s, _ in httpx_] == [200, 422, 200]
+    assert raw[0][1]["results"] == httpx_[0][1]["results"] and raw[1][1]["error"] == httpx_[1][1]["error"]
+
+
+def test_the_raw_client_keeps_its_schedule_in_an_open_loop(eager_server):
+    pytest.importorskip("httptools")
+    import random
+
+    from graphlab.serve.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
+
+    offsets = poisson_arrivals(100.0, 1.0, random.Random(1))
+
+    async def go():
+        send = HTTPTransport(eager_server.base_url, client="raw")
+        try:
+            return await run_open_loop(send, [{"vectors": [[0.1] * 256]}] * len(offsets), offsets, 30.0)
+        finally:
+            await send.aclose()
+
+    _, records = run_in_fresh_loop(go)
+    assert len(records) == len(offsets) and all(r.status == 200 for r in records)
+    assert all(r.scheduled_ns <= r.sent_ns <= r.done_ns for r in records)
+
+
+def test_the_raw_client_answers_status_0_when_no_server_listens():
+    pytest.importorskip("httptools")
+    from graphlab.serve.external import free_port
+
+    ((status, data),) = _send(f"http://127.0.0.1:{free_port()}", "raw", [{"vectors": [[0.0] * 256]}])
+    assert status == 0 and data["error"] == "connect_failed"
+
+
+def test_the_http_transport_refuses_a_bad_url_or_client():
+    from graphlab.serve.loadgen import HTTPTransport
+
+    pytest.importorskip("httptools")
+    with pytest.raises(gl.BadInputError, match="http://HOST:PORT"):
+        HTTPTransport("http://localhost", client="raw")
+    with pytest.raises(gl.BadInputError, match="'auto', 'raw' or 'httpx'"):
+        HTTPTransport("http://127.0.0.1:1", client="curl")

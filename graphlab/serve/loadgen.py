@@ -14,7 +14,8 @@ Transports (`send(body) -> (status, json)`):
 - `DirectTransport(service)`: calls `InferenceService.infer` in this process: the pipeline alone.
 - `ASGITransport(app)`: the Starlette app in this process through httpx.ASGITransport: the same HTTP
   app and JSON, no sockets.
-- `HTTPTransport(url)`: httpx over a real socket to a uvicorn server (another process).
+- `HTTPTransport(url)`: real sockets to a uvicorn server (another process): keep-alive connections written by
+  hand and parsed by httptools where installed (a fraction of httpx's cost per request), else httpx.
 
     >>> from graphlab.serve.loadgen import LoadSpec, poisson_arrivals
     >>> import random
@@ -22,12 +23,13 @@ Transports (`send(body) -> (status, json)`):
     >>> 900 < len(times) < 1100, times == sorted(times)
     (True, True)
 
-Pure Python plus httpx (only for the two HTTP transports, imported there).
+Pure Python plus httpx or httptools (only for the HTTP transports, imported there).
 """
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import random
 import string
 import threading
@@ -38,7 +40,7 @@ from typing import Any, Awaitable, Callable
 from graphlab.clock import timestamp_ns
 from graphlab.timing.schedulers import start_arrival_clock
 from graphlab.cache.traces import poisson_arrivals  # one copy: request traces use it too
-from graphlab.errors import BadInputError, ServeError
+from graphlab.errors import BadInputError, ConfigurationError, ServeError
 
 Send = Callable[[dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]]
 #: rows per request -> weight: mostly single rows, a tail of larger requests (mean 2.0 rows)
@@ -179,8 +181,144 @@ def ASGITransport(app: Any) -> _HttpxTransport:
     return transport
 
 
-def HTTPTransport(url: str, max_connections: int = 1024) -> _HttpxTransport:
-    """httpx over real sockets to `url`; enough connections that the client itself never queues."""
+class _Connection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection; httptools parses the answers; one request at a time."""
+
+    def __init__(self, parser_class: Any) -> None:
+        self.transport: Any = None
+        self.parser = parser_class(self)
+        self.waiter: asyncio.Future[tuple[int, bytes]] | None = None
+        self.body: list[bytes] = []
+        self.status = 0
+        self.closed = False
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self.parser.feed_data(data)
+        except Exception as exc:  # noqa: BLE001 - a malformed answer fails this request, never the generator
+            self._fail(ConnectionError(f"bad HTTP answer: {exc}"))
+            self.transport.close()
+
+    def on_headers_complete(self) -> None:
+        self.status = self.parser.get_status_code()
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        body, self.body = b"".join(self.body), []
+        if not self.parser.should_keep_alive():
+            self.closed = True
+            self.transport.close()
+        if waiter is not None and not waiter.done():
+            waiter.set_result((self.status, body))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._fail(ConnectionError(f"connection closed{f': {exc}' if exc else ''}"))
+
+    def _fail(self, exc: Exception) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(exc)
+
+
+class _RawHTTPTransport:
+    """POST /v1/infer over a pool of keep-alive sockets, written by hand and parsed by httptools (what uvicorn
+    parses with): about a tenth of httpx's client cost per request (`bench/bench_loadgen_http.py`), so one
+    process can offer thousands of requests a second. A failed connection answers status 0."""
+
+    name = "http"
+
+    def __init__(self, url: str, max_connections: int, parser_class: Any) -> None:
+        rest = url.split("://", 1)[-1].rstrip("/")
+        host, _, port = rest.partition(":")
+        if not host or not port.isdigit():
+            raise BadInputError(f"url must be http://HOST:PORT, got {url!r}")
+        self.host, self.port = host, int(port)
+        self.max_connections = max_connections
+        self._parser_class = parser_class
+        self._idle: list[_Connection] = []
+        self._open = 0
+        self._freed: asyncio.Condition | None = None
+        self._head = (f"POST /v1/infer HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                      "Content-Length: ").encode("ascii")
+
+    async def _connection(self) -> _Connection:
+        if self._freed is None:
+            self._freed = asyncio.Condition()
+        while True:
+            while self._idle:
+                conn = self._idle.pop()
+                if not conn.closed:
+                    return conn
+                self._open -= 1
+            if self._open < self.max_connections:
+                self._open += 1
+                try:
+                    _, conn = await asyncio.get_running_loop().create_connection(
+                        lambda: _Connection(self._parser_class), self.host, self.port)
+                except OSError:
+                    self._open -= 1
+                    raise
+                return conn
+            async with self._freed:
+                await self._freed.wait()
+
+    async def _release(self, conn: _Connection) -> None:
+        if conn.closed:
+            self._open -= 1
+        else:
+            self._idle.append(conn)
+        if self._freed is not None:
+            async with self._freed:
+                self._freed.notify()
+
+    async def __call__(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        payload = json.dumps(body).encode("utf-8")
+        try:
+            conn = await self._connection()
+        except OSError as exc:
+            return 0, {"error": "connect_failed", "detail": str(exc)}
+        conn.waiter = asyncio.get_running_loop().create_future()
+        conn.transport.write(self._head + str(len(payload)).encode("ascii") + b"\r\n\r\n" + payload)
+        try:
+            status, raw = await conn.waiter
+        except ConnectionError as exc:
+            conn.closed = True
+            await self._release(conn)
+            return 0, {"error": "connection_lost", "detail": str(exc)}
+        await self._release(conn)
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, {"error": "not_json", "detail": raw[:200].decode("utf-8", "replace")}
+
+    async def aclose(self) -> None:
+        for conn in self._idle:
+            conn.transport.close()
+        self._idle.clear()
+
+
+def HTTPTransport(url: str, max_connections: int = 1024, client: str = "auto") -> Any:
+    """Real sockets to `url`; enough connections that the client itself never queues.
+
+    client: "raw" (keep-alive sockets parsed by httptools: fast), "httpx", or "auto" (raw where httptools is
+    installed, else httpx)."""
+    if client not in ("auto", "raw", "httpx"):
+        raise BadInputError(f"client must be 'auto', 'raw' or 'httpx', got {client!r}")
+    if client != "httpx":
+        try:
+            from httptools import HttpResponseParser  # type: ignore[import-not-found]
+        except ImportError:
+            if client == "raw":
+                raise ConfigurationError("client='raw' needs httptools (the serve extra)") from None
+        else:
+            return _RawHTTPTransport(url, max_connections, HttpResponseParser)
     import httpx
 
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
