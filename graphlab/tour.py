@@ -54,22 +54,24 @@ def find_notebooks(names: Sequence[str] = ()) -> list[Path]:
 def fill_answers(nb: Any, answers: dict[str, str]) -> None:
     """Put `answers` (name -> Python source) into the notebook's exercise cells, in place.
 
-    An exercise cell is tagged `exercise` and starts its answer as `name = None  # hint`
+    `nb` is an nbformat notebook or the same as plain JSON (a dict whose cells' sources are strings or lists
+    of lines). An exercise cell is tagged `exercise` and starts its answer as `name = None  # hint`
     (`graphlab.ui.exercise`); that line becomes `name = <answer>`.
 
     Raises:
         BadInputError: an answer names no `name = None` line of an exercise cell.
     """
     left = dict(answers)
-    for cell in nb.cells:
+    for cell in nb["cells"]:
         if "exercise" not in cell.get("metadata", {}).get("tags", []):
             continue
-        lines = cell.source.splitlines()
+        source = cell["source"]
+        lines = ("".join(source) if isinstance(source, list) else source).splitlines()
         for i, line in enumerate(lines):
             match = _ANSWER_LINE.match(line)
             if match and match.group(1) in left:
                 lines[i] = f"{match.group(1)} = {left.pop(match.group(1))}"
-        cell.source = "\n".join(lines)
+        cell["source"] = "\n".join(lines)
     if left:
         raise BadInputError(f"no exercise cell starts {sorted(left)} as None: the notebook changed; update its answers")
 

@@ -41,6 +41,26 @@ def test_fill_answers_replaces_the_none_line_and_refuses_a_stale_name():
     assert nb.cells[0].source == "x = 3\ny = None" and nb.cells[1].source == "z = None"
     with pytest.raises(BadInputError, match="'z'"):
         fill_answers(nb, {"z": "1"})  # not in an exercise cell
+    raw = {"cells": [{"cell_type": "code", "metadata": {"tags": ["exercise"]}, "source": ["x = None  # hint\n", "y = 2"]}]}
+    fill_answers(raw, {"x": "3"})  # plain JSON, as scripts/run_notebooks_live.py reads it on a GPU machine
+    assert raw["cells"][0]["source"] == "x = 3\ny = 2"
+
+
+def test_the_live_runner_fills_the_answers_when_asked(tmp_path, capsys):
+    """scripts/run_notebooks_live.py --answers: the check cell judges the filled-in answer (here on the CPU)."""
+    pytest.importorskip("IPython")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_live", REPO / "scripts" / "run_notebooks_live.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("my_batches = None  # hint", metadata={"tags": ["exercise"]}),
+                nbformat.v4.new_code_cell("print('answer:', my_batches)")]
+    path = tmp_path / "09_serving.ipynb"
+    nbformat.write(nb, path)
+    assert runner.run(str(path), answers=True) == 0
+    assert "answer: [[3, 5], [2, 6], [1]]" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
