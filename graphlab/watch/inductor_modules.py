@@ -68,7 +68,7 @@ def _graph_module_of_payload() -> Any:
     """The fx.GraphModule that the running `trace_structured` call's payload prints, or None."""
     frame = sys._getframe(1)
     graph_module = getattr(getattr(torch, "fx", None), "GraphModule", None)
-    for _ in range(12):
+    for _ in range(40):
         if frame is None:
             return None
         if frame.f_code.co_name == "trace_structured" and "payload_fn" in frame.f_locals:
@@ -115,6 +115,8 @@ class KernelModuleRecorder:
         self._before: Any = None
         self._lock = threading.Lock()
         self.supported = False
+        self.graphs_seen = 0
+        self.mappings_seen = 0
 
     # -- the block --------------------------------------------------------------------------------------------
     def __enter__(self) -> KernelModuleRecorder:
@@ -170,6 +172,7 @@ class KernelModuleRecorder:
         if not isinstance(metadata, dict):
             return
         if "dynamo_output_graph" in metadata:
+            self.graphs_seen += 1
             gm = _graph_module_of_payload()
             if gm is None:
                 self._note("Dynamo's graph could not be read from its trace record: modules unknown")
@@ -180,6 +183,7 @@ class KernelModuleRecorder:
         artifact = metadata.get("artifact")
         if not (isinstance(artifact, dict) and artifact.get("name") == PROVENANCE_ARTIFACT):
             return
+        self.mappings_seen += 1
         payload = getattr(record, "payload", None)
         mapping = json.loads(payload) if isinstance(payload, str) and payload.strip() else {}
         if not mapping.get("cppCodeToPost"):
@@ -213,6 +217,10 @@ class KernelModuleRecorder:
             return None
         if self.notes:
             return "; ".join(self.notes)
+        if self.graphs_seen and not self.mappings_seen:
+            return (f"Dynamo compiled {self.graphs_seen} graph(s) but Inductor wrote no provenance mapping (a backend "
+                    "other than Inductor, or a torch whose FX graph cache serves compiles without it: try "
+                    "TORCHINDUCTOR_FX_GRAPH_CACHE=0)")
         return ("no torch.compile compile ran while the block was open (compiled before it opened, or served "
                 "from a cache that skips Inductor)")
 
