@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Iterator, Sequence, overload
 
 from graphlab.errors import BadInputError, GraphlabError, RecordingError, UnsupportedError
+from graphlab.watch.kernel_modules import node_modules
 
 #: the columns of `WatchedGraphs.rows()` / `to_pandas()`
 ROW_COLUMNS = ("index", "library", "role", "input_shapes", "nodes", "kernels", "capture_ms", "pool_bytes",
@@ -59,6 +60,10 @@ class WatchedGraph:
             for a shared pool also what warm-up and earlier graphs put there); None if unknown.
         dot: the DOT text (cudaGraphDebugDotPrint), or None with `dot_error` saying why.
         details: library specifics (CUDAGraph Trees: tree_graph_id, compile_id, static_inputs).
+        node_modules: torch.compile graphs: kernel node id -> the modules (dotted paths relative to the compiled
+            module) of the FX nodes Inductor fused into that kernel, read from Inductor's provenance record while
+            the watch was open (graphlab/watch/kernel_modules.py); None where not known, `node_modules_note` says
+            why, or how the nodes were matched ("by launch", "by name").
     """
 
     index: int
@@ -85,6 +90,8 @@ class WatchedGraph:
     keep_graph_asked: bool | None = None
     dot_error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    node_modules: dict[str, list[str]] | None = None
+    node_modules_note: str | None = None
     _torch_graph: Any = field(default=None, repr=False, compare=False)
     _parsed: Any = field(default=None, repr=False, compare=False)
 
@@ -249,6 +256,30 @@ class WatchSummary:
         return f"<b>Watched CUDA graphs</b>{head}<table><tr>{names}</tr>{cells}</table>"
 
 
+def _attribute(item: WatchedGraph, dot: str | None, launches: Any, reason: str | None) -> None:
+    """Fill a torch.compile capture's `node_modules` from the compiles a watch recorded; never raises."""
+    if "compile" not in item.library:
+        return
+    if not launches:
+        item.node_modules_note = reason or "no Inductor compile was recorded"
+        return
+    if not dot:
+        item.node_modules_note = "no DOT to match kernels in"
+        return
+    try:
+        if item.dot == dot:
+            parsed = item.graph
+        else:  # the watch keeps no DOT: read it once for the match
+            from graphlab.graph.dot_parser import parse_dot
+
+            parsed = parse_dot(dot, source="<watched>")
+        found, how = node_modules(parsed, launches)
+    except Exception as exc:  # attribution must never break watching
+        item.node_modules_note = f"could not match kernels to modules: {type(exc).__name__}: {exc}"
+        return
+    item.node_modules, item.node_modules_note = (found or None), how
+
+
 class WatchedGraphs(Sequence[WatchedGraph]):
     """The graphs a watch saw, in capture order: a read-only list that grows while the watch is open.
 
@@ -276,10 +307,15 @@ class WatchedGraphs(Sequence[WatchedGraph]):
                 return None
             data = dict(captured)
             graph = data.pop("torch_graph", None)
+            launches = data.pop("kernel_launches", None)
+            reason = data.pop("kernel_modules_reason", None)
+            dot = data.get("dot")
             if not self.keep_dot:
                 data["dot"] = None
                 data.setdefault("dot_error", "not kept (watch(keep_dot=False))")
             item = WatchedGraph.from_dict({**data, "index": len(self._items)})
+            if launches is not None or reason is not None:
+                _attribute(item, dot, launches, reason)
             try:
                 item._torch_graph = weakref.ref(graph) if graph is not None else None
             except TypeError:

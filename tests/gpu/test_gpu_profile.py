@@ -88,6 +88,47 @@ def test_a_watched_torch_compile_graph_is_profiled_by_calling_the_compiled_funct
     assert prof.span_us > 0
 
 
+class _NamedMLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.act, self.fc2 = torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def test_a_watched_torch_compile_graph_names_the_modules_each_triton_kernel_fuses():
+    """gl.watch records Inductor's provenance while torch.compile compiles; each Triton kernel node of the watched
+    graph lists the modules it fuses, and gl.profile's rows show them."""
+    torch._dynamo.reset()
+    model = _NamedMLP().cuda().eval()
+    compiled = torch.compile(model, mode="reduce-overhead")
+    x = torch.randn(8, 256, device="cuda")
+    with torch.no_grad():
+        with gl.watch() as watch_seen:
+            for _ in range(3):
+                compiled(x)
+        watched = [g for g in watch_seen if g.dot and g.kernels]
+        notes = [(g.index, g.role, g.node_modules_note) for g in watch_seen]
+        assert watched, f"no watched graph with kernels: {notes}"
+        g = watched[-1]
+        triton = [n for n in g.graph.kernels() if (n.name or "").startswith("triton_")]
+        found = {n.id: (n.name, (g.node_modules or {}).get(n.id)) for n in g.graph.kernels()}
+        said = f"notes {notes}; kernel nodes -> modules {found}"
+        print(f"\n[watched modules] {said}")
+        assert triton, f"no Triton kernel in the watched graph: {said}"
+        assert g.node_modules, f"the watched graph has no node_modules: {said}"
+        assert all(g.node_modules.get(n.id) for n in triton), f"a Triton kernel without modules: {said}"
+        listed = {m for n in triton for m in g.node_modules[n.id]}
+        assert listed <= {"fc1", "act", "fc2"} and "act" in listed, f"modules not the MLP's own: {said}"
+        prof = gl.profile(g, call=lambda: compiled(x), replays=5)
+    rows = {r["node"]: r for r in prof.rows()}
+    shown = {n.id: rows.get(n.id, {}).get("module") for n in triton}
+    print(f"[watched modules] profile rows: {shown}")
+    assert all(shown.values()), f"gl.profile rows without the modules: {shown}; {said}"
+    assert any("act" in v for v in shown.values()), shown
+
+
 @pytest.mark.parametrize("route", ["child", "capture"])
 def test_a_conditional_graph_is_profiled_with_the_body_that_ran_and_the_one_that_did_not(route):
     """On the H200 (driver 580.159, torch 2.11, 2026-12-02) CUPTI reports the kernels inside a conditional's body,
