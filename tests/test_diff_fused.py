@@ -173,3 +173,17 @@ def test_diff_inspector_shows_a_fusion_with_all_its_nodes():
     assert sorted(w.matches) == ["a-graph_1_node_1", "a-graph_1_node_2"]
     w.details_for("a-graph_1_node_2")
     assert sorted(w.matches) == ["a-graph_1_node_1", "b-graph_1_node_1"]
+
+
+def test_a_click_in_the_diff_inspector_sends_its_counterparts_to_the_page():
+    """`matches` is a synced traitlet: it reaches the page only when assigned (an in-place append never syncs;
+    the real-browser test caught one)."""
+    from graphlab.ui.diff_inspector import inspect_diff
+
+    w = inspect_diff(eager_mlp(), compiled_mlp(), names=("eager", "compiled"))
+    sent = []
+    w.observe(lambda change: sent.append(sorted(change["new"])), names="matches")
+    w.details_for("b-graph_1_node_1")
+    assert sent[-1] == ["a-graph_1_node_1", "a-graph_1_node_2"]
+    w.details_for("a-graph_1_node_2")
+    assert sent[-1] == ["a-graph_1_node_1", "b-graph_1_node_1"]

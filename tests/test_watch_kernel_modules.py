@@ -67,6 +67,17 @@ def test_provenance_becomes_launches_in_order_with_modules_in_graph_order():
         ("triton_per_fused_add_native_layer_norm_1", (ROOT, "norm")), ("triton_poi_orphan_4", ())]
 
 
+def test_a_post_grad_node_without_a_way_to_the_dynamo_graph_takes_its_own_module():
+    """Where `postToPre` leads nowhere (a torch that writes it empty, say), the post-grad graph's own
+    nn_module_stack names the module; where it leads somewhere, that wins."""
+    mapping = {"cppCodeToPost": {"triton_poi_fused_addmm_gelu_0:1": ["addmm", "mul", "erf"], "k_1:2": ["add"]},
+               "postToPre": {"add": ["x"]}}
+    post = {"addmm": "fc1", "mul": "act", "erf": "act", "add": "blocks.0"}
+    assert launches_from_provenance(mapping, {"x": ROOT}, post) == [
+        ("triton_poi_fused_addmm_gelu_0", ("fc1", "act")), ("k_1", (ROOT,))]
+    assert launches_from_provenance(mapping, {"x": ROOT}) == [("triton_poi_fused_addmm_gelu_0", ()), ("k_1", (ROOT,))]
+
+
 def test_provenance_of_another_shape_is_a_bad_input():
     for bad in ({}, {"cppCodeToPost": ["a"]}, [], "text"):
         with pytest.raises(BadInputError, match="provenance mapping"):

@@ -103,6 +103,7 @@ class DiffInspector(_DrawingWidget):
             "removed": f"Only in {self.result.names[0]} (removed).",
         }[match.status]
         sides = []
+        counterparts: list[str] = []
         a_ids, b_ids = self._pair_ids(match)
         for label, g, nids, prefix in ((self.result.names[0], self.a, a_ids, "a-"),
                                        (self.result.names[1], self.b, b_ids, "b-")):
@@ -113,7 +114,8 @@ class DiffInspector(_DrawingWidget):
                 sides.append({"title": label, **node})
                 other = prefix + nid
                 if other != node_id and other in self._drawn:
-                    self.matches.append(other)
+                    counterparts.append(other)
+        self.matches = counterparts  # assigned, never appended to: a traitlet syncs to the page only when set
         out["sides"] = sides
         return out
 

@@ -36,9 +36,12 @@ import torch
 
 from graphlab.watch.kernel_modules import Launch, innermost_module, kernel_modules, launches_from_provenance
 
-__all__ = ["PROVENANCE_ARTIFACT", "KernelModuleRecorder", "provenance_option", "record_kernel_modules"]
+__all__ = ["POST_GRAD_ARTIFACT", "PROVENANCE_ARTIFACT", "KernelModuleRecorder", "provenance_option", "record_kernel_modules"]
 
 PROVENANCE_ARTIFACT = "inductor_provenance_tracking_node_mappings"
+#: the graph entering Inductor's post-grad passes (a GraphModule in its record; most node names survive the passes
+#: into `cppCodeToPost`; a node a pass makes is not in it): the second way to a node's module
+POST_GRAD_ARTIFACT = "before_post_grad_graph"
 TRACE_LOGGER = "torch.__trace"
 
 
@@ -108,6 +111,7 @@ class KernelModuleRecorder:
         self.compiles: list[list[Launch]] = []
         self.notes: list[str] = []
         self._pre: dict[int, dict[str, str]] = {}  # thread -> the last Dynamo graph's {node: module}
+        self._post: dict[int, dict[str, str]] = {}  # thread -> the last post-grad graph's {node: module}
         self._handler = _Listen(self)
         self._logger: logging.Logger | None = None
         self._level: int | None = None
@@ -160,6 +164,7 @@ class KernelModuleRecorder:
                 setattr(trace, self._option, self._before)
         self._option = None
         self._pre.clear()
+        self._post.clear()
 
     # -- the records ------------------------------------------------------------------------------------------
     def _note(self, text: str) -> None:
@@ -181,6 +186,11 @@ class KernelModuleRecorder:
                 self._pre[record.thread or 0] = _pre_modules(gm)
             return
         artifact = metadata.get("artifact")
+        if isinstance(artifact, dict) and artifact.get("name") == POST_GRAD_ARTIFACT:
+            gm = _graph_module_of_payload()
+            if gm is not None:
+                self._post[record.thread or 0] = _pre_modules(gm)
+            return
         if not (isinstance(artifact, dict) and artifact.get("name") == PROVENANCE_ARTIFACT):
             return
         self.mappings_seen += 1
@@ -193,7 +203,7 @@ class KernelModuleRecorder:
         if pre is None:
             self._note("a provenance mapping came without a Dynamo graph before it: its kernels are not attributed")
             return
-        launches = launches_from_provenance(mapping, pre)
+        launches = launches_from_provenance(mapping, pre, self._post.pop(record.thread or 0, None))
         with self._lock:
             self.compiles.append(launches)
 

@@ -75,13 +75,16 @@ def _names(value: Any) -> list[str]:
     return []
 
 
-def launches_from_provenance(mapping: Mapping[str, Any], pre_modules: Mapping[str, str]) -> list[Launch]:
+def launches_from_provenance(mapping: Mapping[str, Any], pre_modules: Mapping[str, str],
+                             post_modules: Mapping[str, str] | None = None) -> list[Launch]:
     """Every kernel launch of one compile, in launch order, with the modules of the FX nodes it fuses.
 
     Args:
         mapping: the provenance artifact (its `cppCodeToPost` and `postToPre`).
         pre_modules: Dynamo graph node name -> module path (`innermost_module` of its `nn_module_stack`), in the
             graph's order; modules of a launch are listed in that order.
+        post_modules: the post-grad graph's node name -> module path (its nodes keep `nn_module_stack` through
+            AOTAutograd): used for a post-grad node that `postToPre` leads to no known Dynamo node.
 
     A kernel name keeps no ":handle" suffix. A launch whose nodes have no module known lists none.
 
@@ -99,15 +102,20 @@ def launches_from_provenance(mapping: Mapping[str, Any], pre_modules: Mapping[st
         key = str(key)
         handle = key.rsplit(":", 1)[-1] if _HANDLE.search(key) else ""
         keyed.append((int(handle) if handle else position, position, _HANDLE.sub("", key), _names(posts)))
+    post_modules = post_modules or {}
     launches: list[Launch] = []
     for _, _, name, posts in sorted(keyed):
         pres: list[str] = []
+        direct: list[str] = []
         for post in posts:
-            for pre in _names(post_to_pre.get(post, [])):
-                if pre in pre_modules and pre not in pres:
+            found = [pre for pre in _names(post_to_pre.get(post, [])) if pre in pre_modules]
+            for pre in found:
+                if pre not in pres:
                     pres.append(pre)
+            if not found and post_modules.get(post):
+                direct.append(post_modules[post])
         pres.sort(key=lambda p: order.get(p, len(order)))
-        modules = tuple(dict.fromkeys(pre_modules[p] for p in pres))
+        modules = tuple(dict.fromkeys([pre_modules[p] for p in pres] + direct))
         launches.append((name, modules))
     return launches
 
