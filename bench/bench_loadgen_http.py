@@ -23,7 +23,7 @@ from pathlib import Path
 from graphlab.serve.external import ServerProcess, bare_app_command
 from graphlab.serve.http import describe_stack
 from graphlab.serve.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
-from graphlab.stats import percentile
+from graphlab.serve.report import summarize_point
 
 BODY = {"texts": ["CUDA graphs replay kernels"], "top_k": 5}
 
@@ -38,15 +38,13 @@ def one(url: str, client: str, rate: float, seconds: float) -> dict:
         finally:
             await send.aclose()
 
-    _, records = run_in_fresh_loop(go)
-    ok = [r for r in records if r.status == 200]
-    lag = sorted(max(0, r.sent_ns - r.scheduled_ns) / 1000.0 for r in records if r.sent_ns)
-    latency = sorted((r.done_ns - r.scheduled_ns) / 1e6 for r in ok)
-    return {"client": client, "rate_rps": rate, "sent": len(records), "ok": len(ok),
-            "answered_rps": round(len(ok) / seconds, 1),
-            "lag_p50_us": round(percentile(lag, 50), 1), "lag_p99_us": round(percentile(lag, 99), 1),
-            "latency_p50_ms": round(percentile(latency, 50), 3) if latency else None,
-            "latency_p99_ms": round(percentile(latency, 99), 3) if latency else None}
+    start_ns, records = run_in_fresh_loop(go)
+    point = summarize_point(setting=client, offered_rps=rate, duration_s=seconds, transport="http",
+                            start_ns=start_ns, clients=records, batches=[])  # the load test's own summary
+    ms = {q: round(v / 1000.0, 3) for q, v in point.latency_us.items()}
+    return {"client": client, "rate_rps": rate, "sent": len(records), "ok": sum(r.status == 200 for r in records),
+            "answered_rps": point.achieved_rps, "lag_p50_us": point.lag_us.get("p50"),
+            "lag_p99_us": point.lag_us.get("p99"), "latency_p50_ms": ms.get("p50"), "latency_p99_ms": ms.get("p99")}
 
 
 def main() -> int:

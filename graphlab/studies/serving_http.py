@@ -91,7 +91,6 @@ def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
     `batched_setting` serves your own model and the flood (on a CPU: "eager+batching")."""
     python = sys.executable
     stack = describe_stack()
-    env = None
     raw: dict[str, str] = {}
     servers: dict[str, Any] = {}
     body = folder / f"body_{model}.json"
@@ -109,7 +108,7 @@ def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
     open_loop: Any = None
     for name, cmd in plan:
         clock = Stopwatch().start()
-        with ServerProcess(cmd, folder / f"server_{name.replace('+', '_')}.log", env=env) as server:
+        with ServerProcess(cmd, folder / f"server_{name.replace('+', '_')}.log") as server:
             entry: dict[str, Any] = {"command": " ".join(server.command[1:])}
             if name == "flood":
                 entry["flood"] = run_flood(hey, server.url, body, concurrency=flood_clients, duration_s=duration_s)

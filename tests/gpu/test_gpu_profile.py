@@ -69,14 +69,21 @@ def test_the_what_if_predicts_a_graph_with_parallel_branches():
 
 
 # -- graphs graphlab did not capture itself ----------------------------------------------------------------------
-def test_a_watched_torch_compile_graph_is_profiled_by_calling_the_compiled_function():
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256)).cuda().eval()
-    compiled = torch.compile(model, mode="reduce-overhead")
+def _compiled_under_watch(model):
+    """`model` compiled with reduce-overhead and called 3 times (batch 8 x 256) inside gl.watch, without grad:
+    (the compiled function, its input, what the watch saw). Call it inside `torch.no_grad()`."""
+    compiled = torch.compile(model.cuda().eval(), mode="reduce-overhead")
     x = torch.randn(8, 256, device="cuda")
+    with gl.watch() as seen:
+        for _ in range(3):
+            compiled(x)
+    return compiled, x, seen
+
+
+def test_a_watched_torch_compile_graph_is_profiled_by_calling_the_compiled_function():
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256))
     with torch.no_grad():
-        with gl.watch() as seen:
-            for _ in range(3):
-                compiled(x)
+        compiled, x, seen = _compiled_under_watch(model)
         watched = [g for g in seen if g.dot]
         assert watched, [getattr(g, "dot_error", None) for g in seen]
         with pytest.raises(gl.BadInputError, match="calling its library"):
@@ -101,13 +108,8 @@ def test_a_watched_torch_compile_graph_names_the_modules_each_triton_kernel_fuse
     """gl.watch records Inductor's provenance while torch.compile compiles; each Triton kernel node of the watched
     graph lists the modules it fuses, and gl.profile's rows show them."""
     torch._dynamo.reset()
-    model = _NamedMLP().cuda().eval()
-    compiled = torch.compile(model, mode="reduce-overhead")
-    x = torch.randn(8, 256, device="cuda")
     with torch.no_grad():
-        with gl.watch() as watch_seen:
-            for _ in range(3):
-                compiled(x)
+        compiled, x, watch_seen = _compiled_under_watch(_NamedMLP())
         watched = [g for g in watch_seen if g.dot and g.kernels]
         notes = [(g.index, g.role, g.node_modules_note) for g in watch_seen]
         assert watched, f"no watched graph with kernels: {notes}"
