@@ -47,8 +47,8 @@ test_files() {  # test_files LIMIT_S BUDGET_S FILE...: each GPU test file once, 
 }
 
 case "$PHASE" in
-  timing)  # SKIP_TRAFFIC=1 leaves the traffic replay out; TESTS="tests/gpu/x.py ..." runs those test files after
-    step repro_check "${REPRO_LIMIT_S:-420}" env OUT="$OUT/repro" EXTRA_S="${EXTRA_S:-25}" \
+  timing)  # SKIP_REPRO=1, SKIP_CACHE=1, SKIP_TRAFFIC=1 leave a step out; TESTS="tests/gpu/x.py ..." runs those after
+    [ -z "${SKIP_REPRO:-}" ] && step repro_check "${REPRO_LIMIT_S:-420}" env OUT="$OUT/repro" EXTRA_S="${EXTRA_S:-25}" \
       MODELS="${MODELS:-mlp cnn gpt encoder resnet18}" bash scripts/gpu_repro_check.sh
     [ -z "${SKIP_CACHE:-}" ] && record cache 100 cache
     [ -z "${SKIP_TRAFFIC:-}" ] && record traffic 170 traffic
