@@ -94,7 +94,31 @@ def test_dot_nodes_get_their_own_launch_when_the_graph_runs_the_compile_in_order
     found, how = node_modules(graph, [COMPILE])
     assert how == "by launch"
     assert found == {"graph_1_node_1": ["blocks.0.fc1", "blocks.0.act"], "graph_1_node_3": ["blocks.0"],
-                     "graph_1_node_5": ["blocks.1.fc1", "blocks.1.act"], "graph_1_node_7": ["blocks.1", "norm"]}
+                     "graph_1_node_5": ["blocks.1.fc1", "blocks.1.act"], "graph_1_node_7": ["blocks.1", "norm"],
+                     # the cuBLAS kernels, each the extern gemm launched between the same two Triton kernels
+                     "graph_1_node_0": ["blocks.0.fc1"], "graph_1_node_2": ["blocks.0.fc2"],
+                     "graph_1_node_4": ["blocks.1.fc1"], "graph_1_node_6": ["blocks.1.fc2"]}
+
+
+SPLITK_REDUCE = "_Z21splitKreduce_kernelILi32ELi16EiffffLb1ELb1ELb0EEv18cublasSplitKParamsIT4_EPKT2_PKT3_PT5_"
+
+
+def test_library_kernels_between_inductors_take_the_launches_between_the_same_two():
+    # blocks.0.fc2's gemm runs as two cuBLAS kernels (split-K and its reduction); blocks.1.fc1's gemm is missing
+    # from the graph, so the stretch between ADD and the second GELU has no node; an extra kernel after NORM has
+    # no launch after NORM to take modules from
+    graph = gl.parse_dot(dot_of(GEMM, GELU, GEMM, SPLITK_REDUCE, ADD, GELU, GEMM, NORM, GEMM))
+    found, how = node_modules(graph, [COMPILE])
+    assert how == "by launch"
+    assert found["graph_1_node_0"] == ["blocks.0.fc1"]
+    assert found["graph_1_node_2"] == found["graph_1_node_3"] == ["blocks.0.fc2"]
+    assert found["graph_1_node_6"] == ["blocks.1.fc2"]
+    assert "graph_1_node_8" not in found
+    gap = [("extern_kernels.mm", ("a",)), ("extern_kernels.mm", ("b",)), (GELU, ("act",))]
+    two_for_three = gl.parse_dot(dot_of(GEMM, SPLITK_REDUCE, GEMM, GELU))  # 3 library kernels for 2 launches
+    assert node_modules(two_for_three, [gap])[0] == {
+        "graph_1_node_0": ["a", "b"], "graph_1_node_1": ["a", "b"], "graph_1_node_2": ["a", "b"],
+        "graph_1_node_3": ["act"]}
 
 
 def test_dot_nodes_fall_back_to_every_launch_of_their_name_for_part_of_a_compile():
@@ -172,7 +196,7 @@ def compiled():
     with record_kernel_modules() as first, torch.no_grad():
         torch.compile(mlp, backend="inductor")(x)
         torch.compile(net, backend="inductor")(x)
-    torch._dynamo.reset()  # Dynamo again, Inductor's output from its FX graph cache
+    torch._dynamo.reset()  # Dynamo and Inductor again (the recorder keeps the compile caches off)
     with record_kernel_modules() as again, torch.no_grad():
         torch.compile(net, backend="inductor")(x)
     torch._dynamo.reset()
@@ -194,10 +218,41 @@ def test_cpu_kernels_name_the_modules_they_fuse(compiled):
         "one C++ kernel serves both blocks, and the Sequential's GELU (a kernel name is per code, not per compile)"
 
 
-def test_a_warm_fx_graph_cache_attributes_the_same(compiled):
+def test_a_second_compile_of_the_same_model_attributes_the_same(compiled):
     first, again, _ = compiled
     assert again.reason is None, again.notes
     assert again.compiles == [first.compiles[1]]
+
+
+def test_another_model_of_the_same_shape_gets_its_own_modules_not_the_cached_compiles():
+    """Inductor's caches would hand the second model the first one's provenance, whose Dynamo node names
+    (input_1, ...) are not the second's (linear, ...): every module lost (seen on the H200 in a GPU test's
+    order). The recorder turns the caches off while it is open, and puts them back."""
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
+    import torch._inductor.config as inductor_config
+    from graphlab.watch.inductor_modules import record_kernel_modules
+
+    class Named(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.act, self.fc2 = nn.Linear(24, 40), nn.GELU(), nn.Linear(40, 24)
+
+        def forward(self, x):
+            return self.fc2(self.act(self.fc1(x)))
+
+    x = torch.randn(3, 24)
+    found = []
+    before = inductor_config.fx_graph_cache
+    for model in (nn.Sequential(nn.Linear(24, 40), nn.GELU(), nn.Linear(40, 24)), Named()):
+        torch._dynamo.reset()
+        with record_kernel_modules() as rec, torch.no_grad():
+            torch.compile(model.eval(), backend="inductor")(x)
+        found.append(rec.compiles)
+    torch._dynamo.reset()
+    assert [mods for _, mods in found[0][0]] == [("0",), ("1",), ("2",)], found
+    assert [mods for _, mods in found[1][0]] == [("fc1",), ("act",), ("fc2",)], found
+    assert inductor_config.fx_graph_cache == before
 
 
 def test_the_recorder_puts_inductors_option_and_the_trace_logger_back(compiled):

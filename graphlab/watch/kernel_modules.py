@@ -153,7 +153,15 @@ def node_modules(graph: Any, compiles: Iterable[Sequence[Launch]]) -> tuple[dict
     A kernel node is matched by its name (the DOT's function name, `Node.name`). When the graph's kernels of
     recorded names run in exactly the order one compile launched them, each node gets its own launch's modules
     ("by launch"); otherwise (a graph that holds part of a compile, a name several compiles used) each node gets
-    every module any launch of its name had ("by name"). Kernels Inductor did not name (cuBLAS, ATen) get none.
+    every module any launch of its name had ("by name").
+
+    Kernels Inductor did not write (cuBLAS for `extern_kernels.mm`, ATen's attention for
+    `aten._scaled_dot_product_efficient_attention`) carry a library's name, not the launch's. In a "by launch"
+    match they are placed by where they run: the kernel nodes between two of Inductor's own kernels (or before the
+    first, after the last) belong to the compile's other launches between the same two. One node per launch there:
+    each its own; otherwise (a library that runs two kernels for one call, e.g. a split-K GEMM and its reduction)
+    each node gets the modules of every launch in that stretch. A stretch with no other launch leaves its nodes
+    without modules.
 
     Returns:
         (node id -> module paths, how they were matched: "by launch", "by name" or "no kernel matched").
@@ -175,5 +183,35 @@ def node_modules(graph: Any, compiles: Iterable[Sequence[Launch]]) -> tuple[dict
     for launches in checked:
         mine = [launch for launch in launches if launch[0] in wanted]
         if [name for name, _ in mine] == names:
-            return {n.id: list(modules) for n, (_, modules) in zip(nodes, mine) if modules}, "by launch"
+            found = {n.id: list(modules) for n, (_, modules) in zip(nodes, mine) if modules}
+            found.update(_between_anchors(kernels_of(), wanted, launches))
+            return found, "by launch"
     return {n.id: list(by_name[n.name]) for n in nodes if by_name[n.name]}, "by name"
+
+
+def _stretches(items: Sequence[Any], is_anchor: Any) -> list[list[Any]]:
+    """The runs of items between anchors: before the first, between each two, after the last."""
+    runs: list[list[Any]] = [[]]
+    for item in items:
+        if is_anchor(item):
+            runs.append([])
+        else:
+            runs[-1].append(item)
+    return runs
+
+
+def _between_anchors(kernels: Sequence[Any], wanted: set[str], launches: Sequence[Launch]) -> dict[str, list[str]]:
+    """Modules for the kernel nodes Inductor did not name, from the launches between the same two named ones."""
+    node_runs = _stretches(kernels, lambda n: getattr(n, "name", None) in wanted)
+    launch_runs = _stretches(launches, lambda launch: launch[0] in wanted)
+    found: dict[str, list[str]] = {}
+    for nodes, others in zip(node_runs, launch_runs):
+        if not nodes or not others:
+            continue
+        if len(nodes) == len(others):
+            found.update({n.id: list(modules) for n, (_, modules) in zip(nodes, others) if modules})
+            continue
+        union = list(dict.fromkeys(m for _, modules in others for m in modules))
+        if union:
+            found.update({n.id: list(union) for n in nodes})
+    return found
