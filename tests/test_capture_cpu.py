@@ -11,7 +11,7 @@ import torch
 
 from conftest import FIXTURES
 from graphlab.graph.dot_parser import parse_dot
-from graphlab.errors import BadInputError, GPUUnavailableError, GraphlabError, UnsupportedError
+from graphlab.errors import BadInputError, ConfigurationError, GPUUnavailableError, GraphlabError, UnsupportedError
 from graphlab.capture import api as cap
 from graphlab.capture import cell as cell_capture
 from graphlab.capture import tensors
@@ -314,8 +314,12 @@ def test_record_without_gpu_exits_2_with_one_line(capsys):
 def test_record_git_commit_prefers_the_environment_then_git(monkeypatch):
     from graphlab.studies import record
 
-    monkeypatch.setenv("GRAPHLAB_GIT_COMMIT", "abc123")
-    assert record.git_commit() == "abc123"  # a GPU machine's copy may carry a stale .git: the caller knows better
+    full = "a19b70a4cd087c50d9f097083a41a991bca9958e"
+    monkeypatch.setenv("GRAPHLAB_GIT_COMMIT", full)
+    assert record.git_commit() == full  # a GPU machine's copy may carry a stale .git: the caller knows better
+    monkeypatch.setenv("GRAPHLAB_GIT_COMMIT", "a19b70a")  # a short hash: refused, before any GPU time is spent
+    with pytest.raises(ConfigurationError, match="not a full commit hash"):
+        record.git_commit()
     monkeypatch.delenv("GRAPHLAB_GIT_COMMIT")
     monkeypatch.setattr(record.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(OSError("no git")))
     assert record.git_commit() == "unknown"

@@ -65,9 +65,18 @@ def recorders() -> dict[str, ModuleType]:
 
 def git_commit() -> str:
     """$GRAPHLAB_GIT_COMMIT when set (a copy of the tree on a GPU machine may carry a stale .git: seen on the lent
-    H200), else the checkout's commit, else "unknown"."""
-    if os.environ.get("GRAPHLAB_GIT_COMMIT"):
-        return os.environ["GRAPHLAB_GIT_COMMIT"]
+    H200), else the checkout's commit, else "unknown".
+
+    Raises:
+        ConfigurationError: $GRAPHLAB_GIT_COMMIT is not a full 40-digit hash (a short one cannot be checked later,
+            and the recording's provenance test refuses it): raised before any GPU time is spent.
+    """
+    given = os.environ.get("GRAPHLAB_GIT_COMMIT", "").strip()
+    if given:
+        if len(given) != 40 or any(c not in "0123456789abcdef" for c in given.lower()):
+            raise ConfigurationError(f"GRAPHLAB_GIT_COMMIT={given!r} is not a full commit hash: give "
+                                     "GRAPHLAB_GIT_COMMIT=$(git rev-parse HEAD)")
+        return given.lower()
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
