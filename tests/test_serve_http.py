@@ -264,6 +264,33 @@ def test_a_flood_at_many_times_capacity_is_answered_200_or_503_at_once_with_boun
         srv.stop()
 
 
+def test_a_refusal_for_overload_closes_its_connection_so_a_retry_queues_behind_waiting_clients():
+    """A 503 for a full service says `Connection: close` and closes: a client that retries at once connects
+    again, behind the connections the kernel already holds, instead of taking the event loop's next turn from
+    them. (Kept open, a 512-client flood of immediate retries left early requests unread for up to 2 s.)"""
+    srv = Server("--setting", "graphs", "--max-pending", "1", "--idle-timeout-ms", "60000", sleep_ms=1500)
+    try:
+        holder = srv.connection(30)
+        holder.request("POST", "/v1/infer", body=json.dumps({"inputs": [ROW]}),
+                       headers={"Content-Type": "application/json"})  # accepted: holds the only place 1.5 s
+        time.sleep(0.3)
+        body = json.dumps({"inputs": [ROW]}).encode()
+        with socket.create_connection(("127.0.0.1", srv.port)) as sock:
+            sock.sendall(b"POST /v1/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            data, waited = _read_all(sock, 20)
+        head = data.split(b"\r\n\r\n", 1)[0].lower()
+        assert data.startswith(b"HTTP/1.1 503") and b"retry-after: 1" in head, data
+        assert b"connection: close" in head, head
+        assert waited < 10, f"the server kept the refused connection open ({waited:.1f} s until the read gave up)"
+        r = holder.getresponse()
+        assert r.status == 200, r.read()
+        r.read()
+        holder.close()
+    finally:
+        srv.stop()
+
+
 def test_sigterm_answers_what_it_accepted_refuses_the_rest_and_ends_in_bounded_time():
     srv = Server("--setting", "graphs+batching", "--shutdown-timeout-ms", "4000", sleep_ms=300)
     idle = socket.create_connection(("127.0.0.1", srv.port))  # an idle client must not hold the shutdown

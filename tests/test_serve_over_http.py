@@ -31,15 +31,20 @@ def measured(tmp_path_factory):
     folder = tmp_path_factory.mktemp("serving_http")
     return measure(folder, hey=HEY, model="mlp", device="cpu", settings=("eager",), duration_s=0.5,
                    concurrency=(4, 16), capacity_for=("bare",), open_loop_rates=(20, 40), in_process_rates=(40,),
-                   flood_clients=64, batched_setting="eager+batching"), folder
+                   flood_clients=64, batched_setting="eager+batching", handoff=("eager",)), folder
 
 
 @needs_hey
 def test_every_server_answers_every_hey_request_and_the_flood_loses_none(measured):
     results, _ = measured
     servers = results["hey"]["servers"]
-    assert set(servers) == {"bare", "eager", "own", "flood"}
-    for name in ("bare", "eager", "own"):
+    assert set(servers) == {"bare", "eager", "eager, hand-off", "own", "flood"}
+    # the A/B of the worker finishing batches itself: hey's one client at a time, so the worker finished every
+    # batch itself, except with --no-finish-inline
+    assert "--no-finish-inline" in servers["eager, hand-off"]["command"]
+    assert servers["eager, hand-off"]["service"]["batches_finished_by_worker"] == 0
+    assert servers["eager"]["service"]["batches_finished_by_worker"] > 0
+    for name in ("bare", "eager", "eager, hand-off", "own"):
         for run in ("single", "rate50", "rate200"):
             r = servers[name][run]
             assert r["requests"] > 0 and r["ok_fraction"] == 1.0 and r["errors"] == 0, (name, run, r)
@@ -67,7 +72,9 @@ def test_the_recording_reads_back_as_tables_figures_and_load_curves(measured, tm
                     provenance=PROVENANCE, graphs={}, results=results)
     http = load_http_serving(gpu="cpu", root=str(tmp_path))
     table = http.table()
-    assert list(table.index) == ["bare Starlette app (the floor)", "eager", "your own model (graphs+batching)"]
+    assert list(table.index) == ["bare Starlette app (the floor)", "eager",
+                                 "eager, every batch to the post thread (--no-finish-inline)",
+                                 "your own model (graphs+batching)"]
     assert table.loc["eager", "50 req/s p50 ms"] == results["hey"]["servers"]["eager"]["rate50"]["latency_ms"]["p50"]
     assert [r["clients"] for r in http.capacity_rows()] == [4, 16]
     assert {r["status"] for r in http.flood_rows()} >= {"200", "none (lost)"}

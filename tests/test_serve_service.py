@@ -324,3 +324,51 @@ def test_small_requests_are_pre_processed_inline_and_answer_the_same_as_through_
                 s.infer_sync({"vectors": [[float("nan")] + [0.0] * 255]})
             assert s.wait_idle(5) and s.pending == 0
     assert answers[0] == answers[1]
+
+
+def test_the_worker_finishes_a_batch_itself_when_nothing_else_waits_and_hands_off_under_load():
+    """finish_inline: one request at a time is post-processed on the GPU worker's own thread (no hand-off, one
+    thread wake-up fewer); with batches waiting, the worker hands them to the post-processing pool and goes on
+    launching; finish_inline=False always hands off. The answers are the same."""
+    vectors = _vectors(1)
+    answers, threads_by_mode = [], {}
+    for inline in (True, False):
+        runner = GatedRunner()
+        with InferenceService(_config(setting="graphs", finish_inline=inline), runner=runner).start() as service:
+            seen: list[str] = []
+            answer_of = service.model.answer
+
+            def answer(host, requests, _answer_of=answer_of, _seen=seen):
+                _seen.append(threading.current_thread().name)
+                return _answer_of(host, requests)
+
+            service.model.answer = answer
+            for _ in range(3):  # one at a time: nothing else waits
+                answers.append(service.infer_sync({"vectors": vectors, "top_k": 3})["results"])
+            alone = service.stats()["batches_finished_by_worker"]
+            runner.gate.clear()  # hold the worker on a batch while five more queue behind it
+
+            async def burst():
+                tasks = [asyncio.create_task(service.infer({"vectors": _vectors(1, i)})) for i in range(6)]
+                await asyncio.sleep(0.2)
+                runner.gate.set()
+                return await asyncio.gather(*tasks)
+
+            burst_answers = _run(burst())
+            stats = service.stats()
+        threads_by_mode[inline] = seen
+        assert len(burst_answers) == 6 and stats["counters"]["answered_ok"] == 9
+        if inline:
+            assert alone == 3 and all(name.startswith("graphlab-gpu-worker") for name in seen[:3]), seen
+            handed = stats["counters"]["batches"] - stats["batches_finished_by_worker"]
+            assert handed >= 1, f"a batch with others queued behind it must go to the pool: {stats}"
+            assert any(name.startswith("graphlab-post") for name in seen[3:]), seen
+        else:
+            assert alone == 0 and stats["batches_finished_by_worker"] == 0
+            assert all(name.startswith("graphlab-post") for name in seen), seen
+    assert answers[:3] == answers[3:], "the same answers whoever finishes the batch"
+
+
+def test_finish_inline_must_be_a_bool():
+    with pytest.raises(GraphlabError, match="finish_inline must be True or False"):
+        _config(finish_inline="yes")

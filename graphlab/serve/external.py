@@ -193,23 +193,49 @@ def run_hey(binary: str, url: str, body_file: Path, *, concurrency: int, duratio
 
 def run_flood(binary: str, url: str, body_file: Path, *, concurrency: int, duration_s: float) -> dict[str, Any]:
     """`hey -o csv` at `concurrency` clients: per status, how many and how fast (a refusal must come at once);
-    "lost": requests hey counted with no status (a connection error or timeout)."""
+    "lost": requests hey counted with no status (a connection error or timeout).
+
+    Each status also says where its slowest requests spent their time, from hey's own columns: `connect_*` is
+    "DNS+dialup" (opening the TCP connection: 0 on a kept-alive one; a connection the kernel's listen queue
+    dropped is retried by the client's TCP after 1 s, then 3 s), `wait_*` is "Response-delay" (request written
+    -> first byte of the answer: the server), and `slow_connects` counts connections that took over 0.5 s.
+    """
     cmd = [*_hey_command(binary, url, body_file, concurrency, duration_s), "-o", "csv", url]
     text = subprocess.run(cmd, capture_output=True, text=True, timeout=duration_s + 60).stdout
-    by_status: dict[str, list[float]] = {}
+    return parse_hey_csv(text, {"concurrency": concurrency, "duration_s": duration_s, "command": " ".join(cmd)})
+
+
+def parse_hey_csv(text: str, head: dict[str, Any] | None = None) -> dict[str, Any]:
+    r"""hey's `-o csv` lines (response-time, DNS+dialup, DNS, request-write, response-delay, response-read,
+    status-code, offset; seconds) -> counts and percentiles per status (see `run_flood`).
+
+        >>> csv = "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
+        >>> out = parse_hey_csv(csv + "1.0040,1.0010,0,0,0.0020,0,200,0.1\n0.0020,0,0,0,0.0019,0,503,0.2\n")
+        >>> out["by_status"]["200"]["connect_max_ms"], out["by_status"]["200"]["slow_connects"], out["lost"]
+        (1001.0, 1, 0)
+    """
+    columns: dict[str, list[list[float]]] = {}
     lost = 0
     for line in text.splitlines()[1:]:
         parts = line.split(",")
         if len(parts) >= 7 and parts[6].strip().isdigit():
-            by_status.setdefault(parts[6].strip(), []).append(float(parts[0]) * 1000.0)
+            try:
+                total, connect, wait = (float(parts[i]) * 1000.0 for i in (0, 1, 4))
+            except ValueError:
+                lost += 1
+                continue
+            columns.setdefault(parts[6].strip(), []).append([total, connect, wait])
         elif line.strip():
             lost += 1
-    out: dict[str, Any] = {"concurrency": concurrency, "duration_s": duration_s, "command": " ".join(cmd),
-                           "by_status": {}, "lost": lost}
-    for status, ms in sorted(by_status.items()):
-        ms.sort()
-        out["by_status"][status] = {"count": len(ms), "p50_ms": round(percentile(ms, 50), 3),
-                                    "p99_ms": round(percentile(ms, 99), 3), "max_ms": round(ms[-1], 3)}
+    out: dict[str, Any] = {**(head or {}), "by_status": {}, "lost": lost}
+    for status, rows in sorted(columns.items()):
+        total, connect, wait = (sorted(r[i] for r in rows) for i in range(3))
+        out["by_status"][status] = {"count": len(rows), "p50_ms": round(percentile(total, 50), 3),
+                                    "p99_ms": round(percentile(total, 99), 3), "max_ms": round(total[-1], 3),
+                                    "connect_p99_ms": round(percentile(connect, 99), 3),
+                                    "connect_max_ms": round(connect[-1], 3),
+                                    "wait_p99_ms": round(percentile(wait, 99), 3), "wait_max_ms": round(wait[-1], 3),
+                                    "slow_connects": sum(1 for c in connect if c > 500.0)}
     return out
 
 
@@ -228,4 +254,4 @@ def capacity_rps(curve: Sequence[dict[str, Any]], p99_limit_ms: float = P99_LIMI
 
 
 __all__ = ["BARE_APP", "CONCURRENCY", "HEY_ENV", "OK_LIMIT", "P99_LIMIT_MS", "ServerProcess", "bare_app_command",
-           "capacity_rps", "find_hey", "free_port", "parse_hey", "run_flood", "run_hey"]
+           "capacity_rps", "find_hey", "free_port", "parse_hey", "parse_hey_csv", "run_flood", "run_hey"]
