@@ -336,3 +336,31 @@ def test_the_capture_hooks_record_each_modules_nodes(monkeypatch):
     with pytest.raises(BadInputError, match="nn.Module"):
         with api.record_modules(lambda x: x):
             pass
+
+
+def test_a_collapsed_block_is_filled_by_the_mean_of_its_repeats_not_their_sum(rec):
+    """The node drawn for a collapsed block's repeats stands for N nodes: filled by their sum it would be the
+    darkest node of the graph and stretch the scale past every real node. Its fill is the mean of its repeats
+    on the same scale as the others; the block's label gives the total."""
+    from graphlab.viz.heat import HeatScale
+
+    prof = gl.profile.recorded("gpt b1")
+    times = prof.heat()
+    drawing = gl.render(prof.graph, heat=prof)
+    assert drawing.collapsed, "the zoo GPT's three blocks are collapsed by default"
+    block = next(b for b in drawing.blocks if b.id in drawing.collapsed)
+    means = {}
+    for position, rep_id in enumerate(block.representative):
+        same = [rep[position] for rep in block.node_ids if rep[position] in times]
+        if same:
+            means[rep_id] = sum(times[n] for n in same) / len(same)
+    assert len(means) >= 3
+    hidden = {n for rep in block.node_ids[1:] for n in rep} - set(block.representative)
+    scale = HeatScale.of({n: t for n, t in {**times, **means}.items() if n not in hidden})
+    assert scale.high_us <= max(times.values()), "no drawn node is hotter than the hottest real node"
+    src = drawing.source
+    for rep_id, mean in means.items():
+        line = next(line for line in src.splitlines() if re.search(rf'\bid="?{rep_id}"?[\s\]]', line))
+        fill = re.search(r'fillcolor="(#[0-9A-Fa-f]{6})"', line)[1]
+        assert fill.upper() == scale.color(mean).upper(), (rep_id, fill, scale.color(mean), mean)
+    assert f"{sum(times.get(n, 0.0) for rep in block.node_ids for n in rep):,.1f} µs in all" in src

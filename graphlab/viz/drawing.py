@@ -416,9 +416,9 @@ def render(
             `MAX_DRAWN_NODES`, 2,000; None: no limit). Past it, the first nodes in topological order
             are drawn and the title says how many were left out (`Drawing.left_out`).
         heat: a `gl.profile` result (or a mapping node id -> µs): fill each node by its GPU time instead of its
-            family (a log scale, legend in µs; a collapsed block's node shows the sum over its repeats and the
-            block's label its total), with the critical path outlined (the highlight colour, red-orange) when `critical` is on; labels on the
-            darkest fills are white.
+            family (a log scale, legend in µs; a collapsed block's node is filled by the mean over its repeats,
+            its block's label gives their total), with the critical path outlined (the highlight colour,
+            red-orange) when `critical` is on; labels on the darkest fills are white.
         blocks: the graph's repeated blocks if found already (`find_repeated_blocks(graph,
             min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)`), so they are not searched for again.
 
@@ -467,14 +467,19 @@ def render(
 
 
 def _heat_fill(painter: _Painter, opts: _Options, heat: Any, critical: bool) -> tuple[HeatScale, frozenset[str]]:
-    """Fill by time: a collapsed block's drawn node carries the sum over its repeats; the critical path's drawn
+    """Fill by time: a collapsed block's drawn node stands for the same node of every repeat and is filled by
+    their mean, on the same scale as every other node (its block's label gives the sum: filled by the sum, a
+    12-layer block would be the darkest node and push the rest of the graph to pale); the critical path's drawn
     nodes are outlined (in the highlight colour, as `critical-path` in the SVG's classes)."""
     times = heat_of(heat)
     shown = dict(times)
+    repeats = dict.fromkeys(times, 1)
     for hidden, rep in painter.rep.items():
         if hidden in times:
             shown[rep] = shown.get(rep, 0.0) + times[hidden]
-    scale = HeatScale.of(shown)
+            repeats[rep] = repeats.get(rep, 0) + 1
+    shown = {nid: total / repeats.get(nid, 1) for nid, total in shown.items() if nid not in painter.rep}
+    scale = HeatScale.of(shown)  # over what is drawn: a hidden repeat's own time sets no end of the legend
     opts.fill = lambda node: scale.color(shown.get(node.id))
     on_path: frozenset[str] = frozenset()
     if critical and hasattr(heat, "critical_path"):

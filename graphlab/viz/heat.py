@@ -1,8 +1,9 @@
 """Heat-map colours for a profiled graph: each node filled by its GPU time, a legend in µs, and the plotly
 "time by module" bar chart.
 
-Pure (plotly only inside `plot_modules`). `render(graph, heat=profile)` uses `HeatScale` for the fill, sums a
-collapsed block's repeats onto the node drawn for them, and outlines the critical path.
+Pure (plotly only inside `plot_modules`). `render(graph, heat=profile)` uses `HeatScale` for the fill, fills the
+node drawn for a collapsed block's repeats by their mean (the block's label gives the sum), and outlines the
+critical path.
 """
 from __future__ import annotations
 

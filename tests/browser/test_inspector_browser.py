@@ -286,11 +286,13 @@ def _heat_expectations(gl):  # type: ignore[no-untyped-def]
         mode._current = before
     heat = prof.heat()
     drawn = [n for n in inspector.drawn_ids if n not in inspector._facts.blocks]
-    shown: dict[str, float] = {}
+    summed: dict[str, list[float]] = {}
     for node_id, us in heat.items():
         where = inspector.details_for(node_id)["drawn_as"]
         if where:
-            shown[where] = shown.get(where, 0.0) + us
+            summed.setdefault(where, []).append(us)
+    # a node drawn for a collapsed block's repeats is filled by their mean (its block's label gives the sum)
+    shown = {where: sum(times) / len(times) for where, times in summed.items()}
     timed = [n for n in drawn if n in shown]
     critical = {inspector.details_for(n)["drawn_as"] for n in prof.critical_path().node_ids} - {""}
     inspector.search = HEAT_SEARCH
