@@ -364,3 +364,23 @@ def test_a_collapsed_block_is_filled_by_the_mean_of_its_repeats_not_their_sum(re
         fill = re.search(r'fillcolor="(#[0-9A-Fa-f]{6})"', line)[1]
         assert fill.upper() == scale.color(mean).upper(), (rep_id, fill, scale.color(mean), mean)
     assert f"{sum(times.get(n, 0.0) for rep in block.node_ids for n in rep):,.1f} µs in all" in src
+
+
+def test_a_copy_the_driver_runs_as_a_kernel_is_the_copy_nodes_time():
+    """Inside a conditional body the H200's driver (580) ran a device-to-device copy node as a kernel,
+    `memcpy32_post`, reported with no size: it was left over as an extra event and the copy node unmatched.
+    It is the copy node's event; any other unknown kernel stays extra."""
+    from graphlab.profile.match import BY_COPY_KERNEL
+
+    a, b = _kernel(0, "void k_a<float>(float*)"), _kernel(2, "void k_b<float>(float*)")
+    copy = Node("g_n1", "g", 1, NodeKind.MEMCPY, copy_bytes=4096)
+    cg = _graph([a, copy, b], [("g_n0", "g_n1"), ("g_n1", "g_n2")])
+    events = [_event(a, 0, 1), GpuEvent("memcpy32_post", "kernel", 2, 0.5, grid=(1, 1, 1), block=(256, 1, 1),
+                                        correlation=1), _event(b, 3, 1)]
+    m = match_replay(cg, events)
+    assert m.by_node == {"g_n0": [0], "g_n1": [1], "g_n2": [2]} and not m.extra and not m.unmatched
+    assert m.matched_by["g_n1"] == BY_COPY_KERNEL
+    assert build_profile(cg, [events], name="copy").node("g_n1").median_us == 0.5
+    stranger = [events[0], GpuEvent("some_other_kernel", "kernel", 2, 0.5, correlation=1), events[2]]
+    m = match_replay(cg, stranger)
+    assert m.extra == [1] and "g_n1" in m.unmatched

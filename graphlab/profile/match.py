@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from graphlab.graph.kernel_names import function_path
@@ -27,6 +27,11 @@ TIMED_KINDS = (NodeKind.KERNEL, NodeKind.MEMCPY, NodeKind.MEMSET)
 
 #: how a node was matched
 BY_NODE_ID, BY_SIGNATURE, BY_LOOSE_NAME, OUT_OF_ORDER = "node id", "signature", "function name", "out of DAG order"
+BY_COPY_KERNEL = "copy run as a kernel"
+
+#: the kernels the driver runs a copy node as where it cannot use a copy engine (seen on the H200, driver 580,
+#: for the device-to-device copy inside a conditional body: `memcpy32_post`): reported as a kernel, with no size
+DRIVER_COPY_KERNEL = re.compile(r"^memcpy\d*_[a-z]+$")
 
 #: why a node has no time
 NO_GPU_WORK = "no GPU work of its own ({kind} node)"
@@ -152,10 +157,17 @@ def _reason(node: Node, in_body: bool) -> str:
     return NO_KERNEL_EVENT if node.kind is NodeKind.KERNEL else NO_COPY_EVENT.format(kind=node.kind.value)
 
 
+def is_copy_kernel(event: GpuEvent) -> bool:
+    """A kernel event that is the driver running a copy node (`DRIVER_COPY_KERNEL`)."""
+    return event.kind == "kernel" and bool(DRIVER_COPY_KERNEL.match(event.name.strip()))
+
+
 def match_replay(cg: CudaGraph, events: Iterable[GpuEvent], dag: Dag | None = None) -> ReplayMatch:
-    """Give each event of one replay to a node of `cg` (see the module docstring)."""
+    """Give each event of one replay to a node of `cg` (see the module docstring). A driver copy kernel
+    (`memcpy32_post`) is offered to the copy nodes, as a copy of unknown size (`BY_COPY_KERNEL`)."""
     dag = dag or Dag(cg)
     evs = sorted(events, key=lambda e: e.start_us)
+    copy_kernels = {i for i, e in enumerate(evs) if is_copy_kernel(e)}
     result = ReplayMatch(events=evs)
     nodes = {nid: cg.node(nid) for nid in dag.order}
     timed = {nid for nid, n in nodes.items() if n.kind in TIMED_KINDS}
@@ -214,6 +226,8 @@ def match_replay(cg: CudaGraph, events: Iterable[GpuEvent], dag: Dag | None = No
         return (loose, BY_LOOSE_NAME) if loose is not None else None
 
     for index, event in enumerate(evs):
+        if index in copy_kernels:
+            event = replace(event, kind=NodeKind.MEMCPY.value, bytes=None)
         key = bucket_key(event.kind, event_name_keys(event)[1] if event.kind == "kernel" else "")
         if event.node_id is not None:  # a real node id: the low 32 bits are the node's id in its graph
             hinted = [nid for nid in by_index.get(event.node_id & 0xFFFFFFFF, ())
@@ -226,7 +240,7 @@ def match_replay(cg: CudaGraph, events: Iterable[GpuEvent], dag: Dag | None = No
             heapq.heappop(heap)
         found = best(heap, event) if heap else None
         if found is not None:
-            take(found[0], index, found[1])
+            take(found[0], index, BY_COPY_KERNEL if index in copy_kernels else found[1])
             continue
         found = best(unplaced.get(key, []), event)
         if found is not None:
@@ -243,6 +257,6 @@ def match_replay(cg: CudaGraph, events: Iterable[GpuEvent], dag: Dag | None = No
     return result
 
 
-__all__ = ["BODY_NOT_REPORTED", "BY_LOOSE_NAME", "BY_NODE_ID", "BY_SIGNATURE", "Dag", "HOST_NODE", "NO_COPY_EVENT",
-           "NO_GPU_WORK", "NO_KERNEL_EVENT", "OUT_OF_ORDER", "ReplayMatch", "TIMED_KINDS", "event_name_keys", "fits",
-           "match_replay", "node_name_keys"]
+__all__ = ["BODY_NOT_REPORTED", "BY_COPY_KERNEL", "BY_LOOSE_NAME", "BY_NODE_ID", "BY_SIGNATURE", "DRIVER_COPY_KERNEL",
+           "Dag", "HOST_NODE", "NO_COPY_EVENT", "NO_GPU_WORK", "NO_KERNEL_EVENT", "OUT_OF_ORDER", "ReplayMatch",
+           "TIMED_KINDS", "event_name_keys", "fits", "is_copy_kernel", "match_replay", "node_name_keys"]
