@@ -12,7 +12,8 @@ import pytest
 
 import graphlab as gl
 from graphlab.recordings import load_recording, write_recording
-from graphlab.serve.external import ServerProcess, capacity_rps, find_hey, parse_hey, run_hey
+from graphlab.serve.external import (TCP_COUNTERS, ServerProcess, capacity_rps, find_hey, parse_hey, parse_hey_csv,
+                                     run_hey, tcp_counters)
 from graphlab.serve.over_http import load_http_serving
 
 HEY = find_hey()
@@ -31,20 +32,15 @@ def measured(tmp_path_factory):
     folder = tmp_path_factory.mktemp("serving_http")
     return measure(folder, hey=HEY, model="mlp", device="cpu", settings=("eager",), duration_s=0.5,
                    concurrency=(4, 16), capacity_for=("bare",), open_loop_rates=(20, 40), in_process_rates=(40,),
-                   flood_clients=64, batched_setting="eager+batching", handoff=("eager",)), folder
+                   flood_clients=64, batched_setting="eager+batching"), folder
 
 
 @needs_hey
 def test_every_server_answers_every_hey_request_and_the_flood_loses_none(measured):
     results, _ = measured
     servers = results["hey"]["servers"]
-    assert set(servers) == {"bare", "eager", "eager, hand-off", "own", "flood"}
-    # the A/B of the worker finishing batches itself: hey's one client at a time, so the worker finished every
-    # batch itself, except with --no-finish-inline
-    assert "--no-finish-inline" in servers["eager, hand-off"]["command"]
-    assert servers["eager, hand-off"]["service"]["batches_finished_by_worker"] == 0
-    assert servers["eager"]["service"]["batches_finished_by_worker"] > 0
-    for name in ("bare", "eager", "eager, hand-off", "own"):
+    assert set(servers) == {"bare", "eager", "own", "flood"}
+    for name in ("bare", "eager", "own"):
         for run in ("single", "rate50", "rate200"):
             r = servers[name][run]
             assert r["requests"] > 0 and r["ok_fraction"] == 1.0 and r["errors"] == 0, (name, run, r)
@@ -54,6 +50,10 @@ def test_every_server_answers_every_hey_request_and_the_flood_loses_none(measure
     assert servers["bare"]["capacity_rps"] == capacity_rps(servers["bare"]["capacity_curve"]) > 0
     flood = servers["flood"]["flood"]
     assert flood["lost"] == 0 and set(flood["by_status"]) <= {"200", "503"}
+    for status in flood["by_status"].values():  # where the slowest spent their time: connecting, or waiting
+        assert 0 <= status["connect_p99_ms"] <= status["connect_max_ms"] <= status["max_ms"] + 1
+        assert 0 <= status["wait_p99_ms"] <= status["wait_max_ms"] <= status["max_ms"] + 1
+    assert set(flood["kernel"]) == {"somaxconn", *TCP_COUNTERS}
     counters = servers["flood"]["service"]["counters"]
     assert counters["accepted"] == counters["answered_ok"] == flood["by_status"]["200"]["count"]
 
@@ -72,9 +72,7 @@ def test_the_recording_reads_back_as_tables_figures_and_load_curves(measured, tm
                     provenance=PROVENANCE, graphs={}, results=results)
     http = load_http_serving(gpu="cpu", root=str(tmp_path))
     table = http.table()
-    assert list(table.index) == ["bare Starlette app (the floor)", "eager",
-                                 "eager, every batch to the post thread (--no-finish-inline)",
-                                 "your own model (graphs+batching)"]
+    assert list(table.index) == ["bare Starlette app (the floor)", "eager", "your own model (graphs+batching)"]
     assert table.loc["eager", "50 req/s p50 ms"] == results["hey"]["servers"]["eager"]["rate50"]["latency_ms"]["p50"]
     assert [r["clients"] for r in http.capacity_rows()] == [4, 16]
     assert {r["status"] for r in http.flood_rows()} >= {"200", "none (lost)"}
@@ -109,6 +107,24 @@ def test_parse_hey_reads_a_summary_and_its_errors():
     assert out["rps"] == 1000.5 and out["latency_ms"]["p50"] == 0.9 and out["latency_ms"]["max"] == 10.0
     assert out["status"] == {"200": 1990, "503": 5} and out["errors"] == 5 and out["requests"] == 2000
     assert out["ok_fraction"] == pytest.approx(0.995)
+
+
+def test_hey_csv_gives_each_status_its_connect_and_wait_times_and_counts_the_rest_as_lost():
+    head = "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
+    rows = ["0.0300,0.0000,0,0.0001,0.0290,0.0001,200,0.01", "1.0450,1.0200,0,0.0001,0.0240,0.0001,200,0.02",
+            "2.0100,0.0010,0,0.0001,2.0050,0.0001,503,0.03", "Post http://x: EOF", "0.5,x,0,0,0.5,0,200,0.1"]
+    out = parse_hey_csv(head + "\n".join(rows) + "\n", {"concurrency": 2})
+    ok, refused = out["by_status"]["200"], out["by_status"]["503"]
+    assert out["concurrency"] == 2 and out["lost"] == 2  # a line without a status, a line with a bad number
+    assert ok["count"] == 2 and ok["max_ms"] == 1045.0 and ok["connect_max_ms"] == 1020.0 and ok["slow_connects"] == 1
+    assert refused["wait_max_ms"] == 2005.0 and refused["slow_connects"] == 0  # the server kept it, not the kernel
+
+
+def test_tcp_counters_read_the_kernels_netstat_and_nothing_where_there_is_none():
+    text = ("TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPSynRetrans TCPTimeouts\n"
+            "TcpExt: 0 12 14 3 5\nIpExt: InNoRoutes\nIpExt: 0\n")
+    assert tcp_counters(text) == {"ListenOverflows": 12, "ListenDrops": 14, "TCPSynRetrans": 3, "TCPTimeouts": 5}
+    assert tcp_counters("IpExt: InNoRoutes\nIpExt: 0\n") == {}
 
 
 def test_a_server_that_exits_before_it_is_ready_is_a_clear_error(tmp_path):

@@ -54,9 +54,6 @@ class ServeConfig:
             post-processing); one more gets HTTP 503 at once. This bounds memory under a flood.
         max_in_flight: batches launched on the GPU but not yet post-processed (2: the worker prepares the next
             batch while the GPU runs this one).
-        finish_inline: the GPU worker post-processes a batch itself when nothing else waits (no batch queued
-            or in flight): one thread wake-up fewer per request at low load; under load batches still go to
-            the post-processing pool, so the worker keeps launching. False: always the pool.
         preprocess_threads, postprocess_threads: thread pool sizes of the CPU stages; preprocess_threads=0
             runs pre-processing on the event loop itself (one thread hop fewer: for cheap pre-processing).
         inline_preprocess_max: a request whose tensors hold at most this many numbers (a short prompt, a
@@ -86,7 +83,6 @@ class ServeConfig:
     max_oversize_rows: int = 256
     max_pending: int = 512
     max_in_flight: int = 2
-    finish_inline: bool = True
     preprocess_threads: int = 4
     inline_preprocess_max: int = 4096
     postprocess_threads: int = 1
@@ -112,8 +108,6 @@ class ServeConfig:
         if not isinstance(self.inline_preprocess_max, int) or self.inline_preprocess_max < 0:
             raise BadInputError(f"inline_preprocess_max must be a non-negative integer (numbers per request), got "
                                 f"{self.inline_preprocess_max!r}")
-        if not isinstance(self.finish_inline, bool):
-            raise BadInputError(f"finish_inline must be True or False, got {self.finish_inline!r}")
         if not isinstance(self.preprocess_threads, int) or self.preprocess_threads < 0:
             raise BadInputError(f"preprocess_threads must be 0 (on the event loop) or more, got "
                                 f"{self.preprocess_threads!r}")

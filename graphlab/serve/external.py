@@ -201,8 +201,43 @@ def run_flood(binary: str, url: str, body_file: Path, *, concurrency: int, durat
     -> first byte of the answer: the server), and `slow_connects` counts connections that took over 0.5 s.
     """
     cmd = [*_hey_command(binary, url, body_file, concurrency, duration_s), "-o", "csv", url]
+    before = tcp_counters()
     text = subprocess.run(cmd, capture_output=True, text=True, timeout=duration_s + 60).stdout
-    return parse_hey_csv(text, {"concurrency": concurrency, "duration_s": duration_s, "command": " ".join(cmd)})
+    after = tcp_counters()
+    out = parse_hey_csv(text, {"concurrency": concurrency, "duration_s": duration_s, "command": " ".join(cmd)})
+    out["kernel"] = {"somaxconn": _read_int(SOMAXCONN),
+                     **{name: (after[name] - before[name]) if name in before and name in after else None
+                        for name in TCP_COUNTERS}}
+    return out
+
+
+#: the kernel's TCP counters a flood can move (/proc/net/netstat, machine-wide; "ListenOverflows": a connection
+#: completed its handshake while the server's accept queue was full, so the kernel dropped it and the client's
+#: TCP retries after 1 s, 3 s, ...; "TCPSynRetrans": SYNs sent again)
+TCP_COUNTERS = ("ListenOverflows", "ListenDrops", "TCPSynRetrans", "TCPTimeouts")
+SOMAXCONN = "/proc/sys/net/core/somaxconn"
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        return int(Path(path).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def tcp_counters(text: str | None = None) -> dict[str, int]:
+    """`TCP_COUNTERS` from /proc/net/netstat (or `text` in its format); {} where the machine has none."""
+    if text is None:
+        try:
+            text = Path("/proc/net/netstat").read_text()
+        except OSError:
+            return {}
+    lines = text.splitlines()
+    for names, values in zip(lines, lines[1:]):
+        if names.startswith("TcpExt:") and values.startswith("TcpExt:"):
+            found = dict(zip(names.split()[1:], values.split()[1:]))
+            return {name: int(found[name]) for name in TCP_COUNTERS if found.get(name, "").isdigit()}
+    return {}
 
 
 def parse_hey_csv(text: str, head: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -253,5 +288,6 @@ def capacity_rps(curve: Sequence[dict[str, Any]], p99_limit_ms: float = P99_LIMI
     return max(good, default=0.0)
 
 
-__all__ = ["BARE_APP", "CONCURRENCY", "HEY_ENV", "OK_LIMIT", "P99_LIMIT_MS", "ServerProcess", "bare_app_command",
-           "capacity_rps", "find_hey", "free_port", "parse_hey", "parse_hey_csv", "run_flood", "run_hey"]
+__all__ = ["BARE_APP", "CONCURRENCY", "HEY_ENV", "OK_LIMIT", "P99_LIMIT_MS", "SOMAXCONN", "ServerProcess",
+           "TCP_COUNTERS", "bare_app_command", "capacity_rps", "find_hey", "free_port", "parse_hey", "parse_hey_csv",
+           "run_flood", "run_hey", "tcp_counters"]

@@ -24,14 +24,6 @@ RECORD_COMMAND = f"graphlab record --models {RECORDING}"
 ORDER = ("bare", "graphs", "graphs+batching", "eager", "own")
 LABELS = {"bare": "bare Starlette app (the floor)", "graphs": "graphs", "graphs+batching": "graphs+batching",
           "eager": "eager", "own": "your own model (graphs+batching)"}
-#: a setting measured again with `--no-finish-inline` is named "<setting>, hand-off" (the serving_http study)
-HANDOFF_SUFFIX = ", hand-off"
-
-
-def _label(name: str) -> str:
-    if name.endswith(HANDOFF_SUFFIX):
-        return f"{name[:-len(HANDOFF_SUFFIX)]}, every batch to the post thread (--no-finish-inline)"
-    return LABELS.get(name, name)
 
 
 @dataclass
@@ -47,16 +39,14 @@ class HttpServing:
     conditions: dict[str, Any] = field(default_factory=dict)
 
     def _named(self) -> list[str]:
-        bases = [s for s in ORDER if s in self.servers]
-        bases += [s for s in self.servers if s not in ORDER and s != "flood" and not s.endswith(HANDOFF_SUFFIX)]
-        return [n for s in bases for n in (s, s + HANDOFF_SUFFIX) if n in self.servers]
+        return [s for s in ORDER if s in self.servers] + [s for s in self.servers if s not in ORDER and s != "flood"]
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per server: p50/p99 ms of one client back to back, at 50 and at 200 req/s; capacity req/s."""
         out = []
         for name in self._named():
             entry = self.servers[name]
-            row: dict[str, Any] = {"server": _label(name)}
+            row: dict[str, Any] = {"server": LABELS.get(name, name)}
             for run, label in (("single", "1 client"), ("rate50", "50 req/s"), ("rate200", "200 req/s")):
                 latency = entry.get(run, {}).get("latency_ms", {})
                 row[f"{label} p50 ms"] = latency.get("p50")
@@ -74,7 +64,7 @@ class HttpServing:
 
     def capacity_rows(self) -> list[dict[str, Any]]:
         """The concurrency sweeps: server, clients, req/s, p50 and p99 ms, share answered 200."""
-        return [{"server": _label(name), "clients": p["concurrency"], "req/s": p["rps"],
+        return [{"server": LABELS.get(name, name), "clients": p["concurrency"], "req/s": p["rps"],
                  "p50 ms": p["latency_ms"].get("p50"), "p99 ms": p["latency_ms"].get("p99"),
                  "answered 200 %": 100.0 * p["ok_fraction"]}
                 for name in self._named() for p in self.servers[name].get("capacity_curve", [])]
@@ -108,10 +98,6 @@ class HttpServing:
             p50 = self.servers.get(name, {}).get("rate50", {}).get("latency_ms", {}).get("p50")
             if floor is not None and p50 is not None:
                 lines.append(f"{name} at 50 req/s: p50 {p50:.1f} ms, {p50 - floor:+.1f} ms over the floor ({floor:.1f} ms)")
-                before = self.servers.get(name + HANDOFF_SUFFIX, {}).get("rate50", {}).get("latency_ms", {}).get("p50")
-                if before is not None:
-                    lines.append(f"  the same with every batch handed to the post thread: p50 {before:.1f} ms "
-                                 f"({p50 - before:+.1f} ms for the worker finishing batches itself)")
         http = self.servers.get("graphs+batching", {}).get("capacity_rps")
         inproc = self.in_process_capacity_rps()
         if http and inproc:
@@ -161,4 +147,4 @@ def load_http_serving(gpu: str | None = None, root: str | None = None) -> HttpSe
                        source=rec.banner(), conditions={k: v for k, v in hey.items() if k != "servers"})
 
 
-__all__ = ["HANDOFF_SUFFIX", "HttpServing", "LABELS", "ORDER", "RECORDING", "RECORD_COMMAND", "load_http_serving"]
+__all__ = ["HttpServing", "LABELS", "ORDER", "RECORDING", "RECORD_COMMAND", "load_http_serving"]

@@ -127,8 +127,7 @@ class InferenceService:
                           if self.config.preprocess_threads > 0 else _Inline())
         self._post_pool = ThreadPoolExecutor(self.config.postprocess_threads, thread_name_prefix="graphlab-post")
         self._worker = GPUWorker(self._batcher, self.runner, device=self.config.device, finish=self._finish_batch,
-                                 post_pool=self._post_pool, max_in_flight=self.config.max_in_flight,
-                                 finish_inline=self.config.finish_inline)
+                                 post_pool=self._post_pool, max_in_flight=self.config.max_in_flight)
         self._worker.start()
         try:
             self._worker.wait_ready(timeout_s)
@@ -385,7 +384,6 @@ class InferenceService:
                 "batch_rows": rows, "batch_buckets": buckets,
                 "runner": describe() if callable(describe) else {"runner": type(self.runner).__name__},
                 "warmup_s": round(self._worker.warmup_s, 3) if self._worker else None,
-                "batches_finished_by_worker": self._worker.finished_inline if self._worker else 0,
                 "config": self.config.to_dict()}
 
     def reset_stats(self) -> None:

@@ -6,10 +6,8 @@ For each batch the worker thread
   3. stacks the rows into pinned host memory and copies them to the device without blocking,
   4. calls the runner (eager model or graph cache) on its own stream,
   5. copies the scores back into pinned memory without blocking and records a CUDA event,
-  6. hands (batch, host scores, event) to the post-processing pool and goes back to 1; or, with
-     `finish_inline` when no other batch is queued or in flight, waits on the event and finishes the batch
-     itself (at low load a hand-off only adds a thread wake-up: nothing is waiting for the worker).
-Otherwise a post-processing thread waits on the event, not the worker. CUDA timing events around steps 3-5
+  6. hands (batch, host scores, event) to the post-processing pool and goes back to 1.
+A post-processing thread waits on the event, not the worker. CUDA timing events around steps 3-5
 give each batch's GPU time; host timestamps (time.monotonic_ns, one clock for every thread and
 process of the machine) give the rest of its timeline.
 
@@ -47,21 +45,16 @@ class GPUWorker:
             batch's scores are on the host (error set, scores None, when the batch failed).
         post_pool: where `finish` runs.
         max_in_flight: batches launched and not yet finished (bounds pinned memory and GPU queueing).
-        finish_inline: finish a batch on this thread when no other batch is queued or in flight.
     """
 
     def __init__(self, batcher: DynamicBatcher, runner: Any, *, device: str, finish: Finish, post_pool: Executor,
-                 max_in_flight: int = 2, finish_inline: bool = True, name: str = "graphlab-gpu-worker"):
+                 max_in_flight: int = 2, name: str = "graphlab-gpu-worker"):
         self.batcher = batcher
         self.runner = runner
         self.device_name = device
         self.finish = finish
         self.post_pool = post_pool
-        self.finish_inline = finish_inline
-        self.finished_inline = 0  # batches this thread finished itself (the rest went to the pool)
         self._slots = threading.Semaphore(max_in_flight)
-        self._in_flight = 0  # batches launched and not yet finished
-        self._in_flight_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._ready = threading.Event()
         self._error: Exception | None = None
@@ -157,16 +150,6 @@ class GPUWorker:
             except Exception as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
                 record.error = f"{type(exc).__name__}: {exc}"
                 host, sync, error = None, None, ServeError(f"inference failed on the GPU worker: {record.error}")
-            with self._in_flight_lock:
-                self._in_flight += 1
-                alone = self._in_flight == 1
-            if self.finish_inline and alone and len(self.batcher) == 0:
-                self.finished_inline += 1
-                try:
-                    self._done(batch, record, host, sync, error)
-                except Exception:  # noqa: BLE001 - as on the pool (whose future nobody reads): the worker goes on
-                    pass
-                continue
             try:
                 self.post_pool.submit(self._done, batch, record, host, sync, error)
             except RuntimeError:  # the pool is gone (shut down under us): answer this batch here, then stop
@@ -221,8 +204,6 @@ class GPUWorker:
         try:
             self.finish(batch, record, host, error)
         finally:
-            with self._in_flight_lock:
-                self._in_flight -= 1
             self._slots.release()
 
 

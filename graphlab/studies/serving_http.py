@@ -7,8 +7,6 @@ minutes on an H200:
 
   bare             a Starlette route that parses the JSON and answers a fixed JSON: uvicorn's and the client's cost
   graphs, graphs+batching, eager   the zoo GPT as `python -m graphlab.serve --setting ...`
-  graphs, hand-off; graphs+batching, hand-off   the same with `--no-finish-inline` (every batch handed to the
-                   post-processing thread, as before the worker finished batches itself): the change, A/B
   own              your own model through the CLI (`--model graphlab.studies.serving_http:own_model`)
   flood            graphs+batching with `--max-pending 64`, `FLOOD_CLIENTS` hey clients at once
 
@@ -37,15 +35,12 @@ from graphlab.serve.external import (CONCURRENCY, OK_LIMIT, P99_LIMIT_MS, Server
                                      capacity_rps, find_hey, run_flood, run_hey)
 from graphlab.serve.http import describe_stack
 from graphlab.serve.loadtest import run_loadtest
-from graphlab.serve.over_http import HANDOFF_SUFFIX
 from graphlab.serve.served_model import ServedModel
 
 RECORDING = "serving_http"
 MODEL = "gpt"
 SETTINGS = ("graphs", "graphs+batching", "eager")
 CAPACITY_FOR = ("bare", "graphs+batching")
-#: settings measured a second time with `--no-finish-inline`, right after the first (an A/B in one run)
-HANDOFF = ("graphs", "graphs+batching")
 #: open-loop rates over HTTP (the generator's raw client keeps its schedule to a few thousand req/s)
 OPEN_LOOP_RATES = (100, 250, 500, 1000, 2000, 3000, 4000)
 #: in process, up to past the knee (a setting stops climbing once it answers under 60 % of the offered rate)
@@ -91,8 +86,7 @@ def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
             settings: Sequence[str] = SETTINGS, duration_s: float = 2.0, concurrency: Sequence[int] = CONCURRENCY,
             capacity_for: Sequence[str] = CAPACITY_FOR, open_loop_rates: Sequence[float] = OPEN_LOOP_RATES,
             in_process_rates: Sequence[float] = IN_PROCESS_RATES, flood_clients: int = FLOOD_CLIENTS,
-            batched_setting: str = "graphs+batching", own: bool = True,
-            handoff: Sequence[str] = HANDOFF) -> dict[str, Any]:
+            batched_setting: str = "graphs+batching", own: bool = True) -> dict[str, Any]:
     """Run every server of the module docstring in turn (`folder` keeps their logs and the bodies); the results.
     `batched_setting` serves your own model and the flood (on a CPU: "eager+batching")."""
     python = sys.executable
@@ -105,10 +99,7 @@ def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
     own_body.write_text(json.dumps(BODIES["own"]), encoding="utf-8")
     serve = [python, "-m", "graphlab.serve", "--device", device]
     plan: list[tuple[str, list[str]]] = [("bare", bare_app_command(folder, stack, python))]
-    for s in settings:
-        plan.append((s, [*serve, "--model", model, "--setting", s]))
-        if s in handoff:
-            plan.append((s + HANDOFF_SUFFIX, [*serve, "--model", model, "--setting", s, "--no-finish-inline"]))
+    plan += [(s, [*serve, "--model", model, "--setting", s]) for s in settings]
     if own:
         plan.append(("own", [*serve, "--model", "graphlab.studies.serving_http:own_model", "--setting",
                              batched_setting]))
@@ -136,8 +127,7 @@ def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
                     open_loop.timelines.update(curve.timelines)
             if name != "bare":
                 stats = server.get_json("/v1/stats")
-                entry["service"] = {k: stats.get(k) for k in ("counters", "batch_rows", "runner", "warmup_s",
-                                                              "batches_finished_by_worker")}
+                entry["service"] = {k: stats.get(k) for k in ("counters", "batch_rows", "runner", "warmup_s")}
         entry["exit_code"] = server.exit_code
         entry["seconds"] = round(clock.stop(), 1)
         servers[name] = entry
@@ -173,4 +163,4 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     return folder
 
 
-__all__ = ["BODIES", "HANDOFF", "RECORDING", "measure", "own_model", "record"]
+__all__ = ["BODIES", "RECORDING", "measure", "own_model", "record"]
