@@ -1,0 +1,63 @@
+"""Where a batch's time goes inside the GPU worker, at 50 req/s and back to back (issue 25's probe).
+
+    python3 scripts/probes/worker_stages_probe.py OUT.json [cuda|cpu]
+
+Serves the zoo GPT in process (`graphs`, one request per batch) and sends 200 requests one at a time, first
+spaced 20 ms apart (50 req/s: the host idles between them), then back to back. From the service's own
+timestamps (`BatchRecord`, `RequestRecord`), per request: pre-processing, batch cut -> launch start, the
+worker's host launch (stack into pinned memory, copy in, runner, copy out, events), launch end -> scores on the
+host, post-processing; and from CUDA events the GPU span (copy in .. copy out) and the runner's replay alone.
+Medians and p90 per phase, written as JSON; nothing here is a recording.
+"""
+import json
+import sys
+import time
+
+from graphlab.serve.config import ServeConfig
+from graphlab.serve.service import InferenceService
+from graphlab.stats import percentile
+
+BODY = {"texts": ["CUDA graphs replay kernels"], "top_k": 5}
+
+
+def phases(service, since_ns):
+    batches = {b["batch_id"]: b for b in service.traces.batches(since_ns)}
+    rows = []
+    for r in service.traces.requests(since_ns):
+        b = batches.get(r["batch_id"])
+        if b is None or not b["launch_start_ns"]:
+            continue
+        rows.append({"pre_us": (r["pre_end_ns"] - r["pre_start_ns"]) / 1e3,
+                     "to_batch_us": (b["formed_ns"] - r["pre_end_ns"]) / 1e3,
+                     "cut_to_launch_us": (b["launch_start_ns"] - b["formed_ns"]) / 1e3,
+                     "host_launch_us": (b["launch_end_ns"] - b["launch_start_ns"]) / 1e3,
+                     "launch_end_to_done_us": (b["done_ns"] - b["launch_end_ns"]) / 1e3,
+                     "post_us": (b["post_end_ns"] - b["done_ns"]) / 1e3,
+                     "gpu_span_us": b["gpu_us"], "replay_us": b["compute_us"],
+                     "accepted_to_answered_us": (r["post_end_ns"] - r["accepted_ns"]) / 1e3})
+    out = {}
+    for key in rows[0] if rows else ():
+        values = sorted(row[key] for row in rows)
+        out[key] = {"p50": round(percentile(values, 50), 1), "p90": round(percentile(values, 90), 1)}
+    return {"requests": len(rows), "phases": out}
+
+
+def main(path, device="cuda"):
+    config = ServeConfig(model="gpt", setting="graphs", device=device)
+    result = {}
+    with InferenceService(config).start() as service:
+        for _ in range(50):
+            service.infer_sync(BODY)
+        for name, gap_s in (("50 req/s", 0.02), ("back to back", 0.0)):
+            since = time.monotonic_ns()
+            for _ in range(200):
+                service.infer_sync(BODY)
+                if gap_s:
+                    time.sleep(gap_s)
+            result[name] = phases(service, since)
+            print(name, json.dumps(result[name]), flush=True)
+    open(path, "w").write(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
