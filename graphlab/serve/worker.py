@@ -3,7 +3,8 @@
 For each batch the worker thread
   1. takes an in-flight slot (at most `max_in_flight` batches between launch and post-processing),
   2. asks the batcher for a batch (so a batch keeps growing while the GPU is busy with the last one),
-  3. stacks the rows into pinned host memory and copies them to the device without blocking,
+  3. stacks the rows into pinned host memory (the slot's own buffers, made once) and copies them to the
+     device without blocking,
   4. calls the runner (eager model or graph cache) on its own stream,
   5. copies the scores back into pinned memory without blocking and records a CUDA event,
   6. hands (batch, host scores, event) to the post-processing pool and goes back to 1.
@@ -19,6 +20,7 @@ On a CPU device the same loop runs without streams, pinned memory or events (CPU
 from __future__ import annotations
 
 import contextlib
+import queue
 import threading
 import time
 from concurrent.futures import Executor
@@ -54,7 +56,11 @@ class GPUWorker:
         self.device_name = device
         self.finish = finish
         self.post_pool = post_pool
-        self._slots = threading.Semaphore(max_in_flight)
+        # one _Slot per batch that may be in flight: its pinned buffers and CUDA events are made once and reused
+        # (a batch's slot goes back only after its copies finished, in _done)
+        self._free_slots: queue.SimpleQueue[_Slot] = queue.SimpleQueue()
+        for _ in range(max_in_flight):
+            self._free_slots.put(_Slot())
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._ready = threading.Event()
         self._error: Exception | None = None
@@ -133,45 +139,50 @@ class GPUWorker:
     def _serve(self, device: torch.device, stream: torch.cuda.Stream | None) -> None:
         while True:
             slot_wait_start = time.monotonic_ns()
-            self._slots.acquire()
+            slot = self._free_slots.get()
             batch = None
             while batch is None:
                 batch = self.batcher.get(timeout_s=POLL_S)
                 if batch is None and self.batcher.closed and len(self.batcher) == 0:
-                    self._slots.release()
+                    self._free_slots.put(slot)
                     return
             record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows, slot_wait_start,
                                  batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns,
                                  queue_depth=batch.queue_depth, pre_in_flight=batch.pre_in_flight)
             self._next_batch_id += 1
             try:
-                host, sync = self._launch(device, stream, batch, record)
+                host, sync = self._launch(device, stream, batch, record, slot)
                 error = None
             except Exception as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
+                if stream is not None:  # copies it queued may still read the slot's buffers: let them finish
+                    with contextlib.suppress(Exception):
+                        stream.synchronize()
                 record.error = f"{type(exc).__name__}: {exc}"
                 host, sync, error = None, None, ServeError(f"inference failed on the GPU worker: {record.error}")
             try:
-                self.post_pool.submit(self._done, batch, record, host, sync, error)
+                self.post_pool.submit(self._done, batch, record, host, sync, error, slot)
             except RuntimeError:  # the pool is gone (shut down under us): answer this batch here, then stop
-                self._done(batch, record, host, sync, error)
+                self._done(batch, record, host, sync, error, slot)
                 raise
 
     def _launch(self, device: torch.device, stream: torch.cuda.Stream | None, batch: Batch,
-                record: BatchRecord) -> tuple[torch.Tensor, Any]:
+                record: BatchRecord, slot: _Slot) -> tuple[torch.Tensor, Any]:
         record.launch_start_ns = time.monotonic_ns()
         per_request = [p.item.inputs for p in batch.items]
         cuda = stream is not None
-        device_inputs, keep = [], []
+        device_inputs = []
         events = None
         if cuda:
-            events = tuple(torch.cuda.Event(enable_timing=True) for _ in range(4))
+            events = slot.timing_events()
             events[0].record(stream)
         for position in range(len(per_request[0])):
             parts = [inputs[position] for inputs in per_request]
             if cuda:
-                staged = torch.empty((batch.rows, *parts[0].shape[1:]), dtype=parts[0].dtype, pin_memory=True)
-                torch.cat(parts, out=staged)
-                keep.append(staged)  # alive until the batch is done, whatever the host allocator does
+                staged = slot.pinned(("in", position), batch.rows, parts[0])
+                if len(parts) == 1:
+                    staged.copy_(parts[0])
+                else:
+                    torch.cat(parts, out=staged)
                 device_inputs.append(staged.to(device, non_blocking=True))
             else:
                 device_inputs.append(parts[0] if len(parts) == 1 else torch.cat(parts))
@@ -181,15 +192,16 @@ class GPUWorker:
         scores = self.runner(*device_inputs)
         if cuda:
             events[2].record(stream)
-            host = torch.empty(scores.shape, dtype=scores.dtype, pin_memory=True)
+            host = slot.pinned("out", scores.shape[0], scores)
             host.copy_(scores, non_blocking=True)
             events[3].record(stream)
         else:
             host = scores.detach().clone()
         record.launch_end_ns = time.monotonic_ns()
-        return host, (events, keep)
+        return host, (events,)
 
-    def _done(self, batch: Batch, record: BatchRecord, host: Any, sync: Any, error: BaseException | None) -> None:
+    def _done(self, batch: Batch, record: BatchRecord, host: Any, sync: Any, error: BaseException | None,
+              slot: _Slot) -> None:
         try:
             if error is None and sync is not None and sync[0] is not None:
                 events = sync[0]
@@ -204,7 +216,31 @@ class GPUWorker:
         try:
             self.finish(batch, record, host, error)
         finally:
-            self._slots.release()
+            self._free_slots.put(slot)  # its copies are done (or it failed): its buffers may be reused
+
+
+class _Slot:
+    """The reusable parts of one in-flight batch: pinned host buffers (by role, grown to the largest batch seen)
+    and four timing events, made once per slot instead of once per batch (docs/serving.md, "Inside the
+    worker"). A slot is reused only after its batch's copies are done."""
+
+    def __init__(self) -> None:
+        self._buffers: dict[Any, torch.Tensor] = {}
+        self._events: tuple[Any, ...] | None = None
+
+    def timing_events(self) -> tuple[Any, ...]:
+        if self._events is None:
+            self._events = tuple(torch.cuda.Event(enable_timing=True) for _ in range(4))
+        return self._events
+
+    def pinned(self, role: Any, rows: int, like: torch.Tensor) -> torch.Tensor:
+        """A pinned host tensor of `rows` rows shaped and typed as `like` past its first dimension: a view of
+        this slot's buffer for `role`, made (again) only when it is too small or of another shape or dtype."""
+        buf = self._buffers.get(role)
+        if buf is None or buf.shape[0] < rows or buf.shape[1:] != like.shape[1:] or buf.dtype != like.dtype:
+            buf = torch.empty((rows, *like.shape[1:]), dtype=like.dtype, pin_memory=True)
+            self._buffers[role] = buf
+        return buf[:rows]
 
 
 __all__ = ["GPUWorker"]

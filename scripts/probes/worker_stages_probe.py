@@ -7,13 +7,18 @@ spaced 20 ms apart (50 req/s: the host idles between them), then back to back. F
 timestamps (`BatchRecord`, `RequestRecord`), per request: pre-processing, batch cut -> launch start, the
 worker's host launch (stack into pinned memory, copy in, runner, copy out, events), launch end -> scores on the
 host, post-processing; and from CUDA events the GPU span (copy in .. copy out) and the runner's replay alone.
-Medians and p90 per phase, written as JSON; nothing here is a recording.
+Medians and p90 per phase, written as JSON; nothing here is a recording. Run now, it alternates the worker as it
+is (pinned buffers and events per in-flight slot, made once) with the launch as it was (made per batch), in
+rounds in one process, and prints the host launch and accepted -> answered p50 of each.
 """
 import json
 import sys
 import time
 
+import torch
+
 from graphlab.serve.config import ServeConfig
+from graphlab.serve.worker import GPUWorker
 from graphlab.serve.service import InferenceService
 from graphlab.stats import percentile
 
@@ -42,21 +47,55 @@ def phases(service, since_ns):
     return {"requests": len(rows), "phases": out}
 
 
-def main(path, device="cuda"):
+def _launch_allocating(self, device, stream, batch, record, slot):
+    """The worker's launch as it was before slots (2026-12-03 07:52): new pinned buffers and events per batch."""
+    record.launch_start_ns = time.monotonic_ns()
+    per_request = [p.item.inputs for p in batch.items]
+    events = tuple(torch.cuda.Event(enable_timing=True) for _ in range(4))
+    events[0].record(stream)
+    device_inputs, keep = [], []
+    for position in range(len(per_request[0])):
+        parts = [inputs[position] for inputs in per_request]
+        staged = torch.empty((batch.rows, *parts[0].shape[1:]), dtype=parts[0].dtype, pin_memory=True)
+        torch.cat(parts, out=staged)
+        keep.append(staged)
+        device_inputs.append(staged.to(device, non_blocking=True))
+    record.bucket = int(getattr(self.runner, "bucket_for", lambda n: n)(batch.rows))
+    events[1].record(stream)
+    scores = self.runner(*device_inputs)
+    events[2].record(stream)
+    host = torch.empty(scores.shape, dtype=scores.dtype, pin_memory=True)
+    host.copy_(scores, non_blocking=True)
+    events[3].record(stream)
+    record.launch_end_ns = time.monotonic_ns()
+    return host, (events, keep)
+
+
+def main(path, device="cuda", rounds=3):
+    """Each round: the worker as it is ("slots"), then as it was ("allocating"), 100 requests each way."""
     config = ServeConfig(model="gpt", setting="graphs", device=device)
-    result = {}
+    reuse = GPUWorker._launch
+    runs = {}
     with InferenceService(config).start() as service:
         for _ in range(50):
             service.infer_sync(BODY)
-        for name, gap_s in (("50 req/s", 0.02), ("back to back", 0.0)):
-            since = time.monotonic_ns()
-            for _ in range(200):
-                service.infer_sync(BODY)
-                if gap_s:
-                    time.sleep(gap_s)
-            result[name] = phases(service, since)
-            print(name, json.dumps(result[name]), flush=True)
-    open(path, "w").write(json.dumps(result, indent=1))
+        for _ in range(int(rounds)):
+            for variant, launch in (("slots", reuse), ("allocating", _launch_allocating)):
+                GPUWorker._launch = launch
+                for name, gap_s in (("50 req/s", 0.02), ("back to back", 0.0)):
+                    service.infer_sync(BODY)
+                    since = time.monotonic_ns()
+                    for _ in range(100):
+                        service.infer_sync(BODY)
+                        if gap_s:
+                            time.sleep(gap_s)
+                    got = phases(service, since)["phases"]
+                    runs.setdefault(f"{variant}, {name}", []).append(
+                        {k: got[k]["p50"] for k in ("host_launch_us", "accepted_to_answered_us")})
+        GPUWorker._launch = reuse
+    for key, values in runs.items():
+        print(key, json.dumps(values), flush=True)
+    open(path, "w").write(json.dumps(runs, indent=1))
 
 
 if __name__ == "__main__":

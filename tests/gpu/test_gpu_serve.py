@@ -261,3 +261,18 @@ def test_your_own_model_is_served_with_its_graphs_and_answers_as_eager():
         with pytest.raises(BadRequestError, match=r"inputs\[0\]\[0\] is NaN"):
             service.infer_sync({"inputs": [[float("nan")] + [0.0] * 63]})
         assert len(service.infer_sync({"inputs": [[0.0] * 64]})["outputs"]) == 1
+
+
+def test_a_slot_reuses_its_pinned_buffer_and_events_and_grows_when_it_must():
+    from graphlab.serve.worker import _Slot
+
+    slot = _Slot()
+    like = torch.zeros(3, 64, dtype=torch.long)
+    a = slot.pinned("in", 3, like)
+    b = slot.pinned("in", 2, like)
+    assert a.is_pinned() and b.shape == (2, 64) and b.data_ptr() == a.data_ptr()  # the same memory, reused
+    c = slot.pinned("in", 8, like)  # larger: made again
+    assert c.shape == (8, 64) and c.is_pinned()
+    d = slot.pinned("in", 8, torch.zeros(8, 3, dtype=torch.float32))  # another shape or dtype: made again
+    assert d.dtype == torch.float32 and d.shape == (8, 3)
+    assert slot.timing_events() is slot.timing_events()
