@@ -103,7 +103,7 @@ class GuardedApp:
                 self.service.count("refused_draining" if self.draining else "refused_admission")
                 what = "shutting down" if self.draining else f"full ({self.limit} requests inside)"
                 await _answer(counted_send, 503, error_body(OverloadedError(
-                    f"the service is {what}: retry later or on another replica")), close=True, retry=True)  # as below
+                    f"the service is {what}: retry later or on another replica")), close=True, retry=True)  # closed: see _infer
             elif path == INFER_PATH and scope.get("method") == "POST":
                 await self._infer(scope, receive, counted_send)
             else:
@@ -165,8 +165,8 @@ class GuardedApp:
         except ServeError as exc:
             # a 503 closes its connection: a client that retries at once must connect again and queue behind
             # the connections already waiting (kernel accept queue, first come first served), instead of taking
-            # the event loop's next turn from them (a 512-client flood on 2 cores: max 2 s -> 0.23 s, see
-            # FLOOD_FAIRNESS in docs/serving.md)
+            # the event loop's next turn from them (a 512-client flood on 2 cores: max 2 s -> 0.23 s; docs/serving.md,
+            # "A flood on the H200")
             await _answer(send, exc.status, error_body(exc), close=close or exc.status in (413, 503),
                           retry=exc.status == 503)
 

@@ -151,22 +151,23 @@ class GPUWorker:
                                  queue_depth=batch.queue_depth, pre_in_flight=batch.pre_in_flight)
             self._next_batch_id += 1
             try:
-                host, sync = self._launch(device, stream, batch, record, slot)
+                host, events = self._launch(device, stream, batch, record, slot)
                 error = None
             except Exception as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
                 if stream is not None:  # copies it queued may still read the slot's buffers: let them finish
                     with contextlib.suppress(Exception):
                         stream.synchronize()
                 record.error = f"{type(exc).__name__}: {exc}"
-                host, sync, error = None, None, ServeError(f"inference failed on the GPU worker: {record.error}")
+                host, events, error = None, None, ServeError(f"inference failed on the GPU worker: {record.error}")
             try:
-                self.post_pool.submit(self._done, batch, record, host, sync, error, slot)
+                self.post_pool.submit(self._done, batch, record, host, events, error, slot)
             except RuntimeError:  # the pool is gone (shut down under us): answer this batch here, then stop
-                self._done(batch, record, host, sync, error, slot)
+                self._done(batch, record, host, events, error, slot)
                 raise
 
     def _launch(self, device: torch.device, stream: torch.cuda.Stream | None, batch: Batch,
-                record: BatchRecord, slot: _Slot) -> tuple[torch.Tensor, Any]:
+                record: BatchRecord, slot: _Slot) -> tuple[torch.Tensor, tuple[Any, ...] | None]:
+        """Stack, copy in, run, copy out; (the host scores, the slot's timing events: None on a CPU)."""
         record.launch_start_ns = time.monotonic_ns()
         per_request = [p.item.inputs for p in batch.items]
         cuda = stream is not None
@@ -198,13 +199,12 @@ class GPUWorker:
         else:
             host = scores.detach().clone()
         record.launch_end_ns = time.monotonic_ns()
-        return host, (events,)
+        return host, events
 
-    def _done(self, batch: Batch, record: BatchRecord, host: Any, sync: Any, error: BaseException | None,
-              slot: _Slot) -> None:
+    def _done(self, batch: Batch, record: BatchRecord, host: Any, events: tuple[Any, ...] | None,
+              error: BaseException | None, slot: _Slot) -> None:
         try:
-            if error is None and sync is not None and sync[0] is not None:
-                events = sync[0]
+            if error is None and events is not None:
                 events[3].synchronize()
                 record.gpu_us = events[0].elapsed_time(events[3]) * 1000.0
                 record.compute_us = events[1].elapsed_time(events[2]) * 1000.0
