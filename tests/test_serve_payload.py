@@ -66,6 +66,19 @@ def test_tokenizer_is_bytes_plus_one_and_pads_right():
     assert last.tolist() == [1, 2]
 
 
+@pytest.mark.parametrize("vocab", [512, 257, 256, 100, 2])
+def test_encode_into_writes_the_ids_encode_gives(vocab):
+    # pre-processing writes ids with NumPy (encode_into); encode is the rule they must follow, byte by byte
+    import numpy as np
+    tok = ByteTokenizer(vocab)
+    for text in ["AB", "", "h\u00e9llo w\u00f6rld \u2211", "x" * 100, "\udcff", bytes(range(256)).decode("latin-1")]:
+        row = np.full(64, -7, dtype=np.int64)
+        row[:] = 0
+        n = tok.encode_into(text, row)
+        want = tok.encode(text)[:64]
+        assert n == len(want) and row[:n].tolist() == want and not row[n:].any()
+
+
 def test_image_checks_and_resize():
     limits = Limits(max_rows=2, max_image_side=512)
     with pytest.raises(BadRequestError, match=r"images\[0\].pixels_b64 has 4 characters; a 2x2 RGB image is 16"):

@@ -11,6 +11,12 @@ the worker stacks the rows of a batch into pinned memory and copies them over it
   side, kept uint8 (normalisation happens on the GPU, inside the graph).
 - vector: the numbers as float32.
 
+Text and vectors are built with NumPy and handed over as torch tensors that share its memory
+(`torch.from_numpy`): the same values as `torch.tensor` and indexing, for about a quarter of the host time
+(a 26-byte prompt: 4.4 vs 19.9 µs, a 256-float vector: 5.4 vs 16.8 µs, hot, on the 2-core CPU machine). On an
+idle H200 host, where every call is slow, the zoo GPT's pre-processing at 50 req/s took 99-115 µs instead of
+188-218, and `graphs` over HTTP answered about 0.2 ms sooner (docs/serving.md, "Inside the worker").
+
     >>> from graphlab.serve.preprocess import ByteTokenizer
     >>> tok = ByteTokenizer(vocab=512)
     >>> tok.encode("hi"), tok.decode_token(105)
@@ -23,6 +29,7 @@ import binascii
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from torch.nn import functional as F
 
@@ -41,6 +48,17 @@ class ByteTokenizer:
 
     def encode(self, text: str) -> list[int]:
         return [1 + (b % (self.vocab - 1)) for b in text.encode("utf-8", errors="surrogatepass")]
+
+    def encode_into(self, text: str, row: np.ndarray) -> int:
+        """Write the ids of `text` into `row` (an int64 array, left untouched past the text), cut at its
+        length; the number of ids written. The same ids as `encode`, without a Python int per byte."""
+        raw = np.frombuffer(text.encode("utf-8", errors="surrogatepass"), dtype=np.uint8)[: row.shape[0]]
+        ids = row[: raw.shape[0]]
+        ids[:] = raw  # uint8 -> int64
+        if self.vocab - 1 <= 255:  # a vocabulary smaller than a byte's range folds bytes over it
+            np.remainder(ids, self.vocab - 1, out=ids)
+        ids += 1
+        return int(raw.shape[0])
 
     def decode_token(self, token_id: int) -> str:
         """The text of one token id: the character of its byte (printable ASCII), else an escape like '\\x0a'."""
@@ -74,19 +92,17 @@ def preprocess(request: ParsedRequest, spec: ServedModelSpec) -> Prepared:
     elif spec.kind == "image":
         inputs = _images(request.items, spec)
     else:
-        inputs = (torch.tensor(request.items, dtype=torch.float32),)
+        inputs = (torch.from_numpy(np.array(request.items, dtype=np.float32)),)
     return Prepared(inputs, request.rows, request.top_k)
 
 
 def _tokenize(texts: tuple[str, ...], spec: ServedModelSpec) -> tuple[torch.Tensor, torch.Tensor]:
     tokenizer = ByteTokenizer(spec.classes)
-    ids = torch.zeros((len(texts), spec.seq_len), dtype=torch.int64)
-    last = torch.empty(len(texts), dtype=torch.int64)
-    for row, text in enumerate(texts):
-        tokens = tokenizer.encode(text)[: spec.seq_len]  # payload checks already refused longer prompts
-        ids[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.int64)
-        last[row] = len(tokens) - 1
-    return ids, last
+    ids = np.zeros((len(texts), spec.seq_len), dtype=np.int64)
+    last = np.empty(len(texts), dtype=np.int64)
+    for row, text in enumerate(texts):  # payload checks already refused longer prompts
+        last[row] = tokenizer.encode_into(text, ids[row]) - 1
+    return torch.from_numpy(ids), torch.from_numpy(last)
 
 
 def _images(images: tuple[dict[str, Any], ...], spec: ServedModelSpec) -> tuple[torch.Tensor]:
