@@ -396,3 +396,45 @@ def test_outputs_keep_their_container_type_and_only_the_real_rows(container, cop
         out = cache(x)
     assert type(out) is make
     assert out.logits.shape == (3, 5) and torch.equal(out.logits, x * 2) and torch.equal(out.hidden, x + 1)
+
+
+# -- from_host: the worker's launch (pinned host rows straight into the static inputs on a GPU) -----------------
+def test_from_host_answers_as_the_usual_call_and_counts_the_same():
+    model = rowwise()
+    usual = gl.GraphCache(model, buckets=[1, 2, 4, 8], backend="eager", max_size=None, device="cpu")
+    hosted = gl.GraphCache(model, buckets=[1, 2, 4, 8], backend="eager", max_size=None, device="cpu")
+    with torch.no_grad():
+        for n in [3, 4, 1, 3, 7, 8, 2, 12]:  # misses, hits, a smaller call after a larger one, the fallback
+            x = torch.randn(n, 8)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want, got = usual(x), hosted.from_host(x)
+            torch.testing.assert_close(got, want)
+            torch.testing.assert_close(got, model(x))
+    a, b = usual.stats(), hosted.stats()
+    assert (b.captures, b.hits, b.fallbacks) == (a.captures, a.hits, a.fallbacks) == (4, 3, 1)
+    assert {k: v.calls for k, v in b.per_bucket.items()} == {k: v.calls for k, v in a.per_bucket.items()}
+
+
+def test_from_host_refills_the_padding_a_larger_call_left():
+    seen = []
+
+    def spy(x):
+        seen.append(x.clone())
+        return x * 2
+
+    cache = gl.GraphCache(spy, buckets=[8], max_size=None, backend="eager", check_padding=False, device="cpu")
+    cache.from_host(torch.full((7, 2), 5.0))  # captured
+    cache.from_host(torch.full((2, 2), 3.0))  # the same graph, a new route (planned by the usual call)
+    cache.from_host(torch.full((7, 2), 4.0))
+    out = cache.from_host(torch.full((2, 2), 1.0))  # a known route: from_host's own path, after a larger call
+    assert (cache.stats().captures, cache.stats().hits) == (1, 3)
+    assert torch.equal(seen[-1][:2], torch.ones(2, 2)) and torch.equal(seen[-1][2:], torch.zeros(6, 2))
+    assert torch.equal(out, torch.full((2, 2), 2.0))
+
+
+def test_from_host_needs_to_know_the_device():
+    cache = gl.GraphCache(rowwise(), buckets=[1, 2], backend="eager", max_size=None)
+    with pytest.raises(BadInputError, match=r"from_host needs to know where the graphs live: make the cache with "
+                                            r"device="):
+        cache.from_host(torch.randn(1, 8))

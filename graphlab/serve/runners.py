@@ -1,8 +1,10 @@
 """What the GPU worker calls on a batch: the model eagerly, or the graph cache.
 
-A runner is any callable `runner(*device_inputs) -> scores` with two optional methods the worker
-uses when present: `bucket_for(rows)` (the padded size a batch runs at, for the statistics) and
-`warm_up()` (run once on the worker's thread and stream before the service takes traffic). The
+A runner is any callable `runner(*device_inputs) -> scores` with optional methods the worker uses
+when present: `bucket_for(rows)` (the padded size a batch runs at, for the statistics), `warm_up()`
+(run once on the worker's thread and stream before the service takes traffic) and
+`from_host(*pinned_inputs)` (the batch as the worker staged it in pinned host memory: the graph cache
+copies it straight into its static inputs, one device copy fewer than moving it first). The
 worker takes a runner by injection, so CPU tests can hand it a stand-in.
 
 - `EagerRunner`: the module at the batch's exact size (no padding, nothing captured). Warm-up calls
@@ -63,6 +65,11 @@ class CacheRunner:
 
     def __call__(self, *inputs: torch.Tensor) -> torch.Tensor:
         return self.cache(*inputs)
+
+    def from_host(self, *inputs: torch.Tensor) -> torch.Tensor:
+        """The batch staged in pinned host memory: copied straight into the graph's static inputs (the worker's
+        launch; `GraphCache.from_host`)."""
+        return self.cache.from_host(*inputs)
 
     def bucket_for(self, rows: int) -> int:
         bucket = self.cache.bucket_for(rows)

@@ -72,7 +72,8 @@ class RequestRecord:
 @dataclass
 class BatchRecord:
     """One batch's timeline and sizes. `gpu_us` spans copy-in, runner, copy-out (CUDA events); `compute_us`
-    the runner alone; both 0.0 on a CPU device. `pre_in_flight`: requests in pre-processing when the worker
+    the runner, its copy of the inputs to the device included (the graph cache copies them into its static
+    inputs); both 0.0 on a CPU device. `pre_in_flight`: requests in pre-processing when the worker
     started waiting for this batch."""
 
     batch_id: int

@@ -3,9 +3,10 @@
 For each batch the worker thread
   1. takes an in-flight slot (at most `max_in_flight` batches between launch and post-processing),
   2. asks the batcher for a batch (so a batch keeps growing while the GPU is busy with the last one),
-  3. stacks the rows into pinned host memory (the slot's own buffers, made once) and copies them to the
-     device without blocking,
-  4. calls the runner (eager model or graph cache) on its own stream,
+  3. stacks the rows into pinned host memory (the slot's own buffers, made once),
+  4. calls the runner (eager model or graph cache) on its own stream: the graph cache copies the pinned rows
+     straight into its graph's static inputs without blocking (`from_host`); the eager model gets them moved
+     to the device without blocking,
   5. copies the scores back into pinned memory without blocking and records a CUDA event,
   6. hands (batch, host scores, event) to the post-processing pool and goes back to 1.
 A post-processing thread waits on the event, not the worker. CUDA timing events around steps 3-5
@@ -171,26 +172,32 @@ class GPUWorker:
         record.launch_start_ns = time.monotonic_ns()
         per_request = [p.item.inputs for p in batch.items]
         cuda = stream is not None
-        device_inputs = []
+        inputs = []
         events = None
         if cuda:
             events = slot.timing_events()
             events[0].record(stream)
         for position in range(len(per_request[0])):
-            parts = [inputs[position] for inputs in per_request]
+            parts = [own[position] for own in per_request]
             if cuda:
                 staged = slot.pinned(("in", position), batch.rows, parts[0])
                 if len(parts) == 1:
                     staged.copy_(parts[0])
                 else:
                     torch.cat(parts, out=staged)
-                device_inputs.append(staged.to(device, non_blocking=True))
+                inputs.append(staged)
             else:
-                device_inputs.append(parts[0] if len(parts) == 1 else torch.cat(parts))
+                inputs.append(parts[0] if len(parts) == 1 else torch.cat(parts))
         record.bucket = int(getattr(self.runner, "bucket_for", lambda n: n)(batch.rows))
         if cuda:
             events[1].record(stream)
-        scores = self.runner(*device_inputs)
+            from_host = getattr(self.runner, "from_host", None)
+            if callable(from_host):  # the graph cache copies the pinned rows straight into its static inputs
+                scores = from_host(*inputs)
+            else:
+                scores = self.runner(*(x.to(device, non_blocking=True) for x in inputs))
+        else:
+            scores = self.runner(*inputs)
         if cuda:
             events[2].record(stream)
             host = slot.pinned("out", scores.shape[0], scores)
@@ -240,7 +247,7 @@ class _Slot:
         if buf is None or buf.shape[0] < rows or buf.shape[1:] != like.shape[1:] or buf.dtype != like.dtype:
             buf = torch.empty((rows, *like.shape[1:]), dtype=like.dtype, pin_memory=True)
             self._buffers[role] = buf
-        return buf[:rows]
+        return buf if buf.shape[0] == rows else buf[:rows]
 
 
 __all__ = ["GPUWorker"]

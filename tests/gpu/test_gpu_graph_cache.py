@@ -87,3 +87,27 @@ def test_a_graph_refuses_inputs_on_another_device_and_the_cache_falls_back_above
     with torch.no_grad(), pytest.warns(UserWarning, match="above the largest bucket"):
         out = cache(torch.randn(5, 8, device="cuda"))
     assert out.shape == (5, 8) and cache.stats().fallbacks == 1
+
+
+def test_from_host_copies_pinned_rows_into_the_graph_with_no_device_tensor_per_call():
+    zoo = get_model("mlp")
+    model = zoo.build()
+    cache = gl.GraphCache(model, buckets=[1, 2, 4, 8], max_size=None, copy_outputs=False, device="cuda")
+    with torch.no_grad():
+        for n in [3, 4, 1, 8, 2, 3]:  # new signatures (the usual call plans them), then a hit
+            (x,) = zoo.make_inputs(n, seed=n)
+            got = cache.from_host(x.cpu().pin_memory())
+            torch.testing.assert_close(got, model(x), rtol=1e-4, atol=1e-5)
+        hosts = [zoo.make_inputs(3, seed=100 + i)[0].cpu().pin_memory() for i in range(10)]
+        out = torch.empty(10, 3, *got.shape[1:], device="cuda")
+        torch.cuda.synchronize()
+        made = torch.cuda.memory_stats()["allocation.all.allocated"]
+        for i, host in enumerate(hosts):
+            out[i].copy_(cache.from_host(host))
+        torch.cuda.synchronize()
+        assert torch.cuda.memory_stats()["allocation.all.allocated"] == made  # no staging tensor on the device
+        for i, host in enumerate(hosts):
+            torch.testing.assert_close(out[i], model(host.cuda()), rtol=1e-4, atol=1e-5)
+        made = torch.cuda.memory_stats()["allocation.all.allocated"]
+        cache(hosts[0].cuda())  # the usual call, for contrast: the moved input is a new device tensor
+        assert torch.cuda.memory_stats()["allocation.all.allocated"] > made

@@ -276,3 +276,25 @@ def test_a_slot_reuses_its_pinned_buffer_and_events_and_grows_when_it_must():
     d = slot.pinned("in", 8, torch.zeros(8, 3, dtype=torch.float32))  # another shape or dtype: made again
     assert d.dtype == torch.float32 and d.shape == (8, 3)
     assert slot.timing_events() is slot.timing_events()
+
+
+def test_the_worker_hands_its_pinned_rows_to_the_graph_cache(gpt_graphs):
+    """The worker's launch: the pinned staging buffers go to GraphCache.from_host (copied straight into the
+    graph's static inputs), and a known size is a hit."""
+    cache = gpt_graphs.runner.cache
+    calls = []
+    original = cache.from_host
+
+    def spy(*inputs):
+        calls.append([(x.device.type, x.is_pinned(), tuple(x.shape)) for x in inputs])
+        return original(*inputs)
+
+    cache.from_host = spy
+    try:
+        gpt_graphs.infer_sync({"texts": PROMPTS[:4], "top_k": 5})  # bucket 4: a route warm-up already made
+        hits = cache.stats().hits
+        answer = gpt_graphs.infer_sync({"texts": PROMPTS[:4], "top_k": 5})
+    finally:
+        del cache.from_host
+    assert calls[-1] == [("cpu", True, (4, 64)), ("cpu", True, (4,))]
+    assert cache.stats().hits == hits + 1 and answer["batch"]["bucket"] == 4
