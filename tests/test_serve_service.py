@@ -324,3 +324,78 @@ def test_small_requests_are_pre_processed_inline_and_answer_the_same_as_through_
                 s.infer_sync({"vectors": [[float("nan")] + [0.0] * 255]})
             assert s.wait_idle(5) and s.pending == 0
     assert answers[0] == answers[1]
+
+
+# -- launch_inline: a request that finds the worker idle is launched by the thread that pre-processed it ---------
+def _inline_service(runner=None, **kw):
+    """A started `graphs` service whose worker takes inline launches on the CPU (on a GPU it does once warm)."""
+    service = InferenceService(_config(setting="graphs", **kw), runner=runner).start()
+    service._worker._where = (torch.device("cpu"), None)
+    return service
+
+
+def test_an_idle_worker_lets_the_caller_launch_and_the_answer_is_the_same():
+    vectors = _vectors(3)
+    with InferenceService(_config(setting="graphs", launch_inline=False)) as queued:
+        want = queued.infer_sync({"vectors": vectors, "top_k": 3})
+        queued._worker._where = (torch.device("cpu"), None)  # taken, but the config said no
+        queued.infer_sync({"vectors": vectors})
+        assert "launched_inline" not in queued.stats()["counters"]
+    service = _inline_service()
+    try:
+        caller = threading.get_ident()
+        got = service.infer_sync({"vectors": vectors, "top_k": 3})
+        (batch,) = service.traces.batches()
+        assert service.stats()["counters"]["launched_inline"] == 1 and batch["inline"] and batch["bucket"] == 4
+        assert got["results"] == want["results"] and got["batch"]["bucket"] == 4
+        assert threading.get_ident() == caller
+    finally:
+        service.close()
+
+
+def test_a_busy_worker_gets_the_request_through_the_queue_and_order_is_kept():
+    runner = GatedRunner()
+    service = _inline_service(runner)
+    try:
+        runner.gate.clear()
+        first: dict = {}
+        holder = threading.Thread(target=lambda: first.update(service.infer_sync({"vectors": _vectors(1, 1)})))
+        holder.start()  # launched inline on that thread, where the gate holds it (the launch lock with it)
+        deadline = time.monotonic() + 5
+        while runner.calls == 0 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        second: dict = {}
+        queued = threading.Thread(target=lambda: second.update(service.infer_sync({"vectors": _vectors(1, 2)})))
+        queued.start()
+        time.sleep(0.2)
+        assert not first and not second  # both wait for the gate: the second one in the worker's hands
+        runner.gate.set()
+        holder.join(10)
+        queued.join(10)
+        batches = sorted(service.traces.batches(), key=lambda b: b["batch_id"])
+        assert [b["inline"] for b in batches] == [True, False]
+        assert first["batch"]["id"] < second["batch"]["id"]
+        assert service.stats()["counters"]["launched_inline"] == 1 and service.pending == 0
+    finally:
+        runner.gate.set()
+        service.close()
+
+
+def test_a_failed_inline_launch_is_a_500_for_its_request_and_the_service_goes_on():
+    service = _inline_service(GatedRunner(fail_first=1))
+    try:
+        with pytest.raises(ServeError, match="simulated device failure"):
+            service.infer_sync({"vectors": _vectors(1)})
+        assert service.infer_sync({"vectors": _vectors(1)})["results"]
+        assert service.stats()["counters"]["launched_inline"] == 2
+    finally:
+        service.close()
+
+
+def test_launch_inline_applies_to_graphs_without_batching_only():
+    assert _config(setting="graphs").launches_inline
+    assert not _config(setting="graphs", launch_inline=False).launches_inline
+    for setting in ("eager", "graphs+batching", "eager+batching"):
+        assert not _config(setting=setting).launches_inline
+    with pytest.raises(GraphlabError, match="launch_inline must be True or False, got 'yes'"):
+        _config(launch_inline="yes")
