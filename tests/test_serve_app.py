@@ -103,11 +103,6 @@ def test_config_from_environment():
 
     with pytest.raises(GraphlabError, match="GRAPHLAB_SERVE_MAX_WAIT_US must be an integer"):
         config_from_env({"GRAPHLAB_SERVE_MAX_WAIT_US": "soon"})
-    assert config_from_env({}).launch_inline is True
-    assert config_from_env({"GRAPHLAB_SERVE_LAUNCH_INLINE": "0"}).launch_inline is False
-    assert config_from_env({"GRAPHLAB_SERVE_LAUNCH_INLINE": "True"}).launch_inline is True
-    with pytest.raises(GraphlabError, match="GRAPHLAB_SERVE_LAUNCH_INLINE must be 1 or 0"):
-        config_from_env({"GRAPHLAB_SERVE_LAUNCH_INLINE": "maybe"})
 
 
 # -- a real server on a free localhost port ------------------------------------------------------------

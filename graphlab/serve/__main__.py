@@ -37,8 +37,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-timeout-ms", type=int, default=5_000)
     parser.add_argument("--shutdown-timeout-ms", type=int, default=10_000)
     parser.add_argument("--preprocess-threads", type=int, default=4)
-    parser.add_argument("--no-launch-inline", dest="launch_inline", action="store_false",
-                        help="graphs: always hand a request to the GPU worker thread, even when it is idle")
     args = parser.parse_args(argv)
     try:
         import starlette  # noqa: F401
@@ -83,8 +81,7 @@ def _serve(args: argparse.Namespace) -> int:
                          max_wait_us=args.max_wait_us, max_pending=args.max_pending, oversize=args.oversize,
                          device=device, header_timeout_ms=args.header_timeout_ms,
                          body_timeout_ms=args.body_timeout_ms, idle_timeout_ms=args.idle_timeout_ms,
-                         shutdown_timeout_ms=args.shutdown_timeout_ms, preprocess_threads=args.preprocess_threads,
-                         launch_inline=args.launch_inline)
+                         shutdown_timeout_ms=args.shutdown_timeout_ms, preprocess_threads=args.preprocess_threads)
     service = InferenceService(config, model=served)
     stack = describe_stack()
     print(f"graphlab.serve: {served.name} ({args.setting}) on {device}, http://{args.host}:{args.port} "

@@ -304,10 +304,6 @@ def config_from_env(environ: dict[str, str] | None = None) -> ServeConfig:
             continue
         if name == "buckets":
             kwargs[name] = [int(v) for v in value.split(",")] if "," in value or value.isdigit() else value
-        elif spec.type in ("bool", bool):
-            if value.strip().lower() not in ("1", "0", "true", "false", "yes", "no"):
-                raise BadInputError(f"{ENV_PREFIX}{name.upper()} must be 1 or 0 (true or false), got {value!r}")
-            kwargs[name] = value.strip().lower() in ("1", "true", "yes")
         elif spec.type in ("int", int):
             try:
                 kwargs[name] = int(value)

@@ -72,10 +72,6 @@ class ServeConfig:
             process longer.
         drain_linger_ms: after SIGTERM, how long open connections stay so that a request already on its way
             gets a 503 (with `Connection: close`) rather than a closed socket.
-        launch_inline: "graphs" on a GPU: a request that finds the GPU worker idle (nothing queued, no launch
-            under way) is launched by the thread that pre-processed it, not handed to the worker thread: one
-            thread wake-up fewer at low load (docs/serving.md, "Inside the worker"). Ignored by the other
-            settings: an eager forward's host time is the work itself, and batching must wait for company.
     """
 
     model: str = "gpt"
@@ -99,7 +95,6 @@ class ServeConfig:
     idle_timeout_ms: int = 5_000
     shutdown_timeout_ms: int = 10_000
     drain_linger_ms: int = 300
-    launch_inline: bool = True
 
     def __post_init__(self) -> None:
         if self.setting not in SETTINGS:
@@ -125,8 +120,6 @@ class ServeConfig:
         if not isinstance(self.drain_linger_ms, int) or not 0 <= self.drain_linger_ms < self.shutdown_timeout_ms:
             raise BadInputError(f"drain_linger_ms must be an integer from 0 to below shutdown_timeout_ms "
                                 f"({self.shutdown_timeout_ms}), got {self.drain_linger_ms!r}")
-        if not isinstance(self.launch_inline, bool):
-            raise BadInputError(f"launch_inline must be True or False, got {self.launch_inline!r}")
         if not isinstance(self.max_wait_us, int) or self.max_wait_us < 0:
             raise BadInputError(f"max_wait_us must be a non-negative integer (microseconds), got {self.max_wait_us!r}")
         if self.max_oversize_rows < self.max_batch_size:
@@ -146,11 +139,6 @@ class ServeConfig:
     def batches_requests(self) -> bool:
         """True when the batcher merges queued requests into one batch (settings "...+batching")."""
         return SETTINGS[self.setting][1]
-
-    @property
-    def launches_inline(self) -> bool:
-        """True when a request may be launched by the thread that pre-processed it (`launch_inline`, "graphs")."""
-        return self.launch_inline and self.uses_graphs and not self.batches_requests
 
     @property
     def max_request_rows(self) -> int:

@@ -127,8 +127,7 @@ class InferenceService:
                           if self.config.preprocess_threads > 0 else _Inline())
         self._post_pool = ThreadPoolExecutor(self.config.postprocess_threads, thread_name_prefix="graphlab-post")
         self._worker = GPUWorker(self._batcher, self.runner, device=self.config.device, finish=self._finish_batch,
-                                 post_pool=self._post_pool, max_in_flight=self.config.max_in_flight,
-                                 launch_inline=self.config.launches_inline)
+                                 post_pool=self._post_pool, max_in_flight=self.config.max_in_flight)
         self._worker.start()
         try:
             self._worker.wait_ready(timeout_s)
@@ -304,13 +303,8 @@ class InferenceService:
             self._complete(record, callback, None, error)
             return
         record.pre_end_ns = time.monotonic_ns()
-        queued = _Queued(record, inputs, parsed, callback)
-        worker, waiting = self._worker, max(0, self._batcher.in_preprocessing - 1)
-        if worker is not None and worker.launch_now(queued, parsed.rows, waiting):
-            self._batcher.forget()  # launched by this thread (the worker was idle): it never enters the queue
-            return
         try:
-            self._batcher.put(queued, parsed.rows, expected=True)
+            self._batcher.put(_Queued(record, inputs, parsed, callback), parsed.rows, expected=True)
         except OverloadedError as exc:  # only when closed mid-way: close() waits for this pool, so never in practice
             self._complete(record, callback, None, exc)
 
@@ -331,8 +325,6 @@ class InferenceService:
         batch_record.post_end_ns = time.monotonic_ns()
         with self._lock:
             self.counters["batches"] += 1
-            if batch_record.inline:
-                self.counters["launched_inline"] += 1
             self.batch_rows[batch.rows] += 1
             self.batch_buckets[batch_record.bucket] += 1
         self.traces.add_batch(batch_record)

@@ -74,8 +74,7 @@ class BatchRecord:
     """One batch's timeline and sizes. `gpu_us` spans copy-in, runner, copy-out (CUDA events); `compute_us`
     the runner, its copy of the inputs to the device included (the graph cache copies them into its static
     inputs); both 0.0 on a CPU device. `pre_in_flight`: requests in pre-processing when the worker
-    started waiting for this batch. `inline`: launched by the thread that pre-processed its request, the
-    worker being idle (`ServeConfig.launch_inline`)."""
+    started waiting for this batch."""
 
     batch_id: int
     requests: int
@@ -94,7 +93,6 @@ class BatchRecord:
     queue_depth: int = 0
     pre_in_flight: int = 0
     error: str | None = None
-    inline: bool = False
 
 
 class TraceLog:

@@ -9,10 +9,6 @@ For each batch the worker thread
      to the device without blocking,
   5. copies the scores back into pinned memory without blocking and records a CUDA event,
   6. hands (batch, host scores, event) to the post-processing pool and goes back to 1.
-With `launch_inline` (graphs without batching, on a GPU), a request that finds the worker idle (nothing queued,
-no launch under way, a slot free) is launched by the thread that pre-processed it (`launch_now`: steps 3-6 for a
-one-request batch, on the worker's stream): the launch of a replay is about 0.1 ms of host time and returns
-before the GPU runs it, and the worker thread, asleep on an idle host, costs a wake-up to hand it to.
 A post-processing thread waits on the event, not the worker. CUDA timing events around steps 3-5
 give each batch's GPU time; host timestamps (time.monotonic_ns, one clock for every thread and
 process of the machine) give the rest of its timeline.
@@ -35,7 +31,7 @@ import torch
 
 from graphlab.clock import Stopwatch
 from graphlab.errors import ConfigurationError, ServeError
-from graphlab.serve.batcher import Batch, DynamicBatcher, Pending
+from graphlab.serve.batcher import Batch, DynamicBatcher
 from graphlab.serve.trace import BatchRecord
 
 POLL_S = 0.05
@@ -55,12 +51,8 @@ class GPUWorker:
     """
 
     def __init__(self, batcher: DynamicBatcher, runner: Any, *, device: str, finish: Finish, post_pool: Executor,
-                 max_in_flight: int = 2, launch_inline: bool = False, name: str = "graphlab-gpu-worker"):
+                 max_in_flight: int = 2, name: str = "graphlab-gpu-worker"):
         self.batcher = batcher
-        self.launch_inline = launch_inline
-        # whoever launches holds it: the worker thread, or a caller of launch_now (which never waits for it)
-        self._launch_lock = threading.Lock()
-        self._where: tuple[torch.device, Any] | None = None  # (device, stream) once warm, for launch_now
         self.runner = runner
         self.device_name = device
         self.finish = finish
@@ -118,8 +110,6 @@ class GPUWorker:
                 if stream is not None:
                     stream.synchronize()
                 self.warmup_s = warming.stop()
-                if stream is not None:
-                    self._where = (device, stream)
                 self._ready.set()
                 self._serve(device, stream)
         except Exception as exc:  # noqa: BLE001 - reported through wait_ready, or to every waiting request
@@ -127,23 +117,19 @@ class GPUWorker:
             if self._ready.is_set():
                 self._fail_the_rest(exc)
         finally:  # SystemExit and KeyboardInterrupt go on, but never leave wait_ready() waiting
-            self._where = None  # the loop is over: no more inline launches either
             self._ready.set()
 
     def _fail_the_rest(self, exc: BaseException) -> None:
         """The loop itself broke after warm-up: refuse new work, answer everything queued with the error."""
         self.batcher.close()
         error = ServeError(f"the GPU worker stopped: {type(exc).__name__}: {exc}")
-        self._where = None  # no more inline launches
         while True:
             batch = self.batcher.get(timeout_s=0)
             if batch is None:
                 return
-            with self._launch_lock:
-                record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows,
-                                     batch.wait_start_ns, batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns,
-                                     error=str(error))
-                self._next_batch_id += 1
+            record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows, batch.wait_start_ns,
+                                 batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns, error=str(error))
+            self._next_batch_id += 1
             self.finish(batch, record, None, error)
 
     @property
@@ -161,68 +147,24 @@ class GPUWorker:
                 if batch is None and self.batcher.closed and len(self.batcher) == 0:
                     self._free_slots.put(slot)
                     return
-            with self._launch_lock:
-                record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows, slot_wait_start,
-                                     batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns,
-                                     queue_depth=batch.queue_depth, pre_in_flight=batch.pre_in_flight)
-                self._next_batch_id += 1
-                host, events, error = self._launch_guarded(device, stream, batch, record, slot)
-            if not self._hand_off(batch, record, host, events, error, slot):
-                raise RuntimeError("the post-processing pool was shut down while the worker ran")
-
-    def launch_now(self, item: Any, rows: int, pre_in_flight: int = 0) -> bool:
-        """Launch `item` (a one-request batch of `rows` rows) on the calling thread if the worker is idle: warm,
-        on a GPU, nothing queued, no launch under way, an in-flight slot free. False (nothing done) otherwise:
-        then queue it. Never waits; the batch is post-processed as any other (`inline` set on its record)."""
-        where = self._where
-        if not self.launch_inline or where is None or not self._launch_lock.acquire(blocking=False):
-            return False
-        try:
-            if len(self.batcher) or self._where is None:
-                return False
-            try:
-                slot = self._free_slots.get_nowait()
-            except queue.Empty:
-                return False
-            now = time.monotonic_ns()
-            batch = Batch([Pending(item, rows, now)], rows, now, now, now, 0, pre_in_flight)
-            record = BatchRecord(self._next_batch_id, 1, rows, rows, now, now, now, now, pre_in_flight=pre_in_flight,
-                                 inline=True)
+            record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows, slot_wait_start,
+                                 batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns,
+                                 queue_depth=batch.queue_depth, pre_in_flight=batch.pre_in_flight)
             self._next_batch_id += 1
-            device, stream = where
-            if stream is None:  # CPU tests set _where by hand to run this path
-                with torch.no_grad():
-                    host, events, error = self._launch_guarded(device, stream, batch, record, slot)
-            else:
-                with torch.cuda.device(device), torch.cuda.stream(stream), torch.no_grad():
-                    host, events, error = self._launch_guarded(device, stream, batch, record, slot)
-        finally:
-            self._launch_lock.release()
-        self._hand_off(batch, record, host, events, error, slot)  # a pool gone: answered here (by _done)
-        return True
-
-    def _launch_guarded(self, device: torch.device, stream: Any, batch: Batch, record: BatchRecord,
-                        slot: _Slot) -> tuple[Any, Any, BaseException | None]:
-        """`_launch`, with a failure turned into the batch's error (its requests are answered with it)."""
-        try:
-            host, events = self._launch(device, stream, batch, record, slot)
-            return host, events, None
-        except Exception as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
-            if stream is not None:  # copies it queued may still read the slot's buffers: let them finish
-                with contextlib.suppress(Exception):
-                    stream.synchronize()
-            record.error = f"{type(exc).__name__}: {exc}"
-            return None, None, ServeError(f"inference failed on the GPU worker: {record.error}")
-
-    def _hand_off(self, batch: Batch, record: BatchRecord, host: Any, events: Any, error: BaseException | None,
-                  slot: _Slot) -> bool:
-        """To the post-processing pool; if the pool is gone (shut down under us), answer it here: False."""
-        try:
-            self.post_pool.submit(self._done, batch, record, host, events, error, slot)
-            return True
-        except RuntimeError:
-            self._done(batch, record, host, events, error, slot)
-            return False
+            try:
+                host, events = self._launch(device, stream, batch, record, slot)
+                error = None
+            except Exception as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
+                if stream is not None:  # copies it queued may still read the slot's buffers: let them finish
+                    with contextlib.suppress(Exception):
+                        stream.synchronize()
+                record.error = f"{type(exc).__name__}: {exc}"
+                host, events, error = None, None, ServeError(f"inference failed on the GPU worker: {record.error}")
+            try:
+                self.post_pool.submit(self._done, batch, record, host, events, error, slot)
+            except RuntimeError:  # the pool is gone (shut down under us): answer this batch here, then stop
+                self._done(batch, record, host, events, error, slot)
+                raise
 
     def _launch(self, device: torch.device, stream: torch.cuda.Stream | None, batch: Batch,
                 record: BatchRecord, slot: _Slot) -> tuple[torch.Tensor, tuple[Any, ...] | None]:

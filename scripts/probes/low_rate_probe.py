@@ -14,8 +14,7 @@ Not a recording. Two parts, each alternating its variants in rounds inside one r
 Variants: torch_pre (text pre-processing as at b243163: torch ops and indexing), numpy_post (softmax and top-k in
 NumPy), moved (the worker's launch before GraphCache.from_host: the pinned rows moved to the device, then copied
 into the graph's static inputs), pin1 / pin2 (every thread of the process on one core / on two, SMT siblings where
-the machine has them), queued (launch_inline off: every request handed to the worker thread), steps (the launch
-timed call by call; in process only). PROBE_INPROC and PROBE_HTTP
+the machine has them), steps (the launch timed call by call; in process only). PROBE_INPROC and PROBE_HTTP
 (comma-separated) pick what runs; a server's name is "bare" or "graphs", then its variants.
 """
 import json
@@ -187,8 +186,7 @@ def apply(variants):
 # -- in process ---------------------------------------------------------------------------------------------------
 #: run 1 (18:33, a prototype "direct" in place of today's launch): now, torch_pre, numpy_post, direct,
 #: direct+numpy_post, pin1, pin2, direct+numpy_post+pin1, steps
-#: run 2 (18:47): now, torch_pre, moved, torch_pre+moved, steps (before launch_inline)
-INPROC_VARIANTS = os.environ.get("PROBE_INPROC", "now,queued,torch_pre+moved+queued,steps").split(",")
+INPROC_VARIANTS = os.environ.get("PROBE_INPROC", "now,torch_pre,moved,torch_pre+moved,steps").split(",")
 KEYS = ("pre_us", "to_batch_us", "host_launch_us", "launch_end_to_done_us", "post_us", "replay_us",
         "accepted_to_answered_us")
 
@@ -207,7 +205,6 @@ def inproc(path, rounds=3):
         for r in range(int(rounds)):
             for variant in INPROC_VARIANTS:
                 apply(set(variant.split("+")))
-                service._worker.launch_inline = "queued" not in variant.split("+")
                 for name, gap_s in (("50 req/s", 0.02), ("back to back", 0.0)):
                     for _ in range(3):
                         service.infer_sync(BODY)
@@ -238,10 +235,9 @@ def inproc(path, rounds=3):
 
 # -- over HTTP ------------------------------------------------------------------------------------------------
 #: run 1 (18:33): bare, bare pin1, graphs, graphs torch_pre, graphs direct+numpy_post, graphs pin1, graphs pin2,
-#: graphs direct+numpy_post+pin1; run 2 (18:47): bare, graphs, graphs torch_pre+moved, graphs pin1
-HTTP_DEFAULT = "bare,graphs,graphs queued,graphs torch_pre+moved+queued"
+#: graphs direct+numpy_post+pin1
 HTTP_SERVERS = {name: "+".join(filter(None, ("bare" if name.startswith("bare") else "now", name.partition(" ")[2])))
-                for name in os.environ.get("PROBE_HTTP", HTTP_DEFAULT).split(",")}
+                for name in os.environ.get("PROBE_HTTP", "bare,graphs,graphs torch_pre+moved").split(",")}
 
 
 def _hey_csv(hey, url, body, qps, seconds):
@@ -290,8 +286,7 @@ def http(path, hey, rounds=3):
             order = order[r % len(order):] + order[: r % len(order)]
             for name in order:
                 for run, qps, seconds in (("rate50", 50, 2), ("single", None, 1)):
-                    got = _hey_csv(hey, servers[name].url, body, qps, seconds)
-                    results.setdefault(f"{name} | {run}", []).append(got)
+                    results.setdefault(f"{name} | {run}", []).append(_hey_csv(hey, servers[name].url, body, qps, seconds))
             print(f"round {r} done", flush=True)
         try:  # a diagnostic (PROBE_DMA=1): the kernel's PM QoS request keeps every CPU out of deep idle states
             if os.environ.get("PROBE_DMA") != "1":
@@ -307,9 +302,6 @@ def http(path, hey, rounds=3):
                         _hey_csv(hey, servers[name].url, body, 50, 2))
             qos.close()
             results["cpu_dma_latency"] = "held at 0 for the dma0 runs"
-        for name, proc in servers.items():
-            if not name.startswith("bare"):
-                results[f"{name} | counters"] = json.dumps(proc.get_json("/v1/stats")["counters"])
     finally:
         for proc in servers.values():
             proc.stop()
@@ -340,7 +332,7 @@ def server(variants, args):
         return 0
     apply(variants)
     from graphlab.serve.__main__ import main
-    return main([*args, "--no-launch-inline"] if "queued" in variants else args)
+    return main(args)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ import json
 import socket
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -299,21 +298,3 @@ def test_the_worker_hands_its_pinned_rows_to_the_graph_cache(gpt_graphs):
         del cache.from_host
     assert calls[-1] == [("cpu", True, (4, 64)), ("cpu", True, (4,))]
     assert cache.stats().hits == hits + 1 and answer["batch"]["bucket"] == 4
-
-
-def test_graphs_launched_by_the_caller_answer_as_the_worker_does():
-    """`graphs` with launch_inline (the default): an idle worker lets the pre-processing thread launch the replay
-    on the worker's stream; answers equal the worker's, under concurrency too (inline and queued launches mix)."""
-    prompts = [f"prompt {i} " * (1 + i % 5) for i in range(24)]
-    answers = {}
-    for inline in (True, False):
-        with InferenceService(ServeConfig(model="gpt", setting="graphs", device="cuda",
-                                          launch_inline=inline)) as service:
-            single = [service.infer_sync({"texts": PROMPTS[: n], "top_k": 5}) for n in (1, 3, 5)]
-            with ThreadPoolExecutor(8) as pool:
-                many = list(pool.map(lambda p: service.infer_sync({"texts": [p], "top_k": 5}), prompts))
-            answers[inline] = (single, many, service.stats()["counters"])
-    (single_in, many_in, counts_in), (single_q, many_q, counts_q) = answers[True], answers[False]
-    assert counts_in.get("launched_inline", 0) >= 3 and "launched_inline" not in counts_q
-    for a, b in zip(single_in + many_in, single_q + many_q):
-        _close_answers(a["results"], b["results"])
