@@ -1,6 +1,8 @@
 """Probe (issue 25): what would cut `graphs` at 50 req/s, where an idle host makes every step slow.
 
-Not a recording. Two parts, each alternating its variants in rounds inside one run so that they see the same host:
+Not a recording; its runs and what they showed are in docs/serving.md ("What moved the 50 req/s figure") and
+docs/gpu-validation.md (2026-12-03 18:33, 18:47, 18:56 at 44cd6ab with a `queued` variant for launch_inline, since
+reverted, and 19:04). Two parts, each alternating its variants in rounds inside one run so that they see the same host:
 
   inproc OUT_JSON [rounds]   the zoo GPT in process (`graphs`), 100 requests at 50 req/s and 100 back to back per
                              variant and round; per-stage p50 from the service's own timestamps (as
