@@ -15,7 +15,7 @@ Text and vectors are built with NumPy and handed over as torch tensors that shar
 (`torch.from_numpy`): the same values as `torch.tensor` and indexing, for about a quarter of the host time
 (a 26-byte prompt: 4.4 vs 19.9 µs, a 256-float vector: 5.4 vs 16.8 µs, hot, on the 2-core CPU machine). On an
 idle H200 host, where every call is slow, the zoo GPT's pre-processing at 50 req/s took 99-115 µs instead of
-188-218, and `graphs` over HTTP answered about 0.2 ms sooner (docs/serving.md, "Inside the worker").
+188-218, and `graphs` over HTTP answered about 0.2 ms sooner (docs/serving.md, "What moved the 50 req/s figure").
 
     >>> from graphlab.serve.preprocess import ByteTokenizer
     >>> tok = ByteTokenizer(vocab=512)

@@ -196,14 +196,12 @@ class GPUWorker:
                 scores = from_host(*inputs)
             else:
                 scores = self.runner(*(x.to(device, non_blocking=True) for x in inputs))
-        else:
-            scores = self.runner(*inputs)
-        if cuda:
             events[2].record(stream)
             host = slot.pinned("out", scores.shape[0], scores)
             host.copy_(scores, non_blocking=True)
             events[3].record(stream)
         else:
+            scores = self.runner(*inputs)
             host = scores.detach().clone()
         record.launch_end_ns = time.monotonic_ns()
         return host, events
