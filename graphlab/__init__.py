@@ -46,7 +46,9 @@ _LAZY: dict[str, str] = {
     # capture
     "capture": "graphlab.capture.api",
     "recorded_models": "graphlab.capture.offline",
-    "readable": "graphlab.ui.tables",
+    "readable": "graphlab.present",
+    "Table": "graphlab.present",
+    "Column": "graphlab.present",
     "estimate_launches": "graphlab.capture.offline",
     "capturing": "graphlab.capture.api",
     "CapturedGraph": "graphlab.capture.captured",

@@ -124,7 +124,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 def _cmd_tour(args: argparse.Namespace) -> int:
     from graphlab.tour import run_tour
 
-    return run_tour(out_dir=Path(args.out), notebooks=args.notebooks, timeout_s=args.timeout)
+    return run_tour(out_dir=Path(args.out), notebooks=args.notebooks, timeout_s=args.timeout, check=args.check)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -201,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tour", help="execute the tutorial notebooks and write executed copies")
     p.add_argument("--out", default="out/tour", help="folder for the executed notebooks (default out/tour)")
     p.add_argument("--timeout", type=int, default=600, help="per-cell timeout in seconds")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 when the output check finds anything a learner should not meet (raw reprs, NaN, "
+                        "keys as headers, unreadable figures, ...): graphlab.output_check")
     p.add_argument("notebooks", nargs="*", help="notebooks to run (default: all in notebooks/)")
     p.set_defaults(func=_cmd_tour)
     return parser

@@ -175,8 +175,12 @@ def notebook_html(nb: Any) -> str:
 _PLOTLY_MATHJAX = re.compile(r"""<script\s+src=["']https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^"']*["']\s*>\s*</script>""")
 
 
-def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600) -> int:
-    """Execute the notebooks in order; print one line each; return a process exit status."""
+def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600, check: bool = False) -> int:
+    """Execute the notebooks in order; print one line each, with what the output check found in it
+    (`graphlab.output_check`); return a process exit status (`check`: a finding fails the tour too)."""
+    from graphlab.env import has_cuda
+    from graphlab.output_check import notebook_problems
+
     out_dir.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TQDM_DISABLE", "1")  # progress bars are for people, not logs
     failures = 0
@@ -187,7 +191,12 @@ def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600)
             failures += 1
             print(f"FAIL {exc}", file=sys.stderr)
             continue
-        print(f"ok   {path.name} ({seconds:.1f} s) -> {out_dir / path.name}")
+        problems = notebook_problems(out_dir / path.name, recorded=not has_cuda())  # the notebooks set_mode("auto")
+        found = f"; output check: {len(problems)} finding(s)" if problems else "; output check: clean"
+        print(f"ok   {path.name} ({seconds:.1f} s{found}) -> {out_dir / path.name}")
+        for problem in problems:
+            print(f"       {problem}")
+        failures += bool(check and problems)
     return 1 if failures else 0
 
 

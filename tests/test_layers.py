@@ -25,9 +25,10 @@ FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "dist
 #: packages whose modules use torch (the rest draw, serve or show: they never import torch at all, or do at the top)
 TORCH_FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode", "profile")
 #: modules on the ground floor; every one of them imports without torch
-GROUND = ("errors", "env", "mode", "_version", "progress", "stats", "clock", "fresh_process", "recordings")
+GROUND = ("errors", "env", "mode", "_version", "progress", "stats", "clock", "fresh_process", "present", "recordings")
 #: the floor of every top-level module and package: imports point to a lower floor, or within a package
 FLOORS = {"errors": 0, "env": 0, "mode": 0, "_version": 0, "progress": 0, "stats": 0, "clock": 0, "fresh_process": 0,
+          "present": 0, "output_check": 9,
           "graph": 1, "recordings": 2, "zoo": 2, "capture": 3, "timing": 4, "cache": 4, "watch": 4, "conditional": 4,
           "distributed": 5, "decode": 5, "profile": 5, "viz": 6, "serve": 7, "ui": 7, "studies": 8,
           "about": 9, "cli": 9, "tour": 9, "__main__": 9, "__init__": 9}

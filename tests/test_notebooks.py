@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO
 
 from graphlab.env import has_cuda
+from graphlab.output_check import output_problems
 from graphlab.tour import execute_notebook, find_notebooks
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
@@ -51,7 +52,8 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
     errors = [o for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
     assert (tmp_path / path.with_suffix(".html").name).stat().st_size > 0
-    assert output_problems(executed, recorded=not has_cuda()) == []
+    problems = output_problems(executed, recorded=not has_cuda())
+    assert problems == [], f"{len(problems)} finding(s):\n" + "\n".join(problems)
     checks = [line for line in _lines(executed) if line.startswith(("Right", "Not yet", "Not answered yet"))]
     assert checks and all(line.startswith("Not answered yet") for line in checks), "exercises start unanswered"
 
@@ -63,60 +65,6 @@ def _text(value):
 def _lines(executed):
     return [line for c in executed["cells"] for o in c.get("outputs", [])
             for line in _text(o.get("text", "")).splitlines()]
-
-
-def output_problems(executed, recorded):
-    """What a reader should not meet in an executed notebook: raw dicts and tuples, object reprs, µs in
-    scientific notation, bytes as integers, cut cells, "(output output)", warnings that point into graphlab, and
-    (in recorded mode) a figure without the recorded banner. One line per problem, naming the cell."""
-    found = []
-    for i, cell in enumerate(executed["cells"]):
-        for out in cell.get("outputs", []):
-            data = out.get("data", {})
-            texts = [_text(out.get("text", ""))] + [_text(v) for k, v in data.items() if k.startswith("text/")]
-            plain = _text(data.get("text/plain", ""))
-            if out.get("output_type") == "execute_result" and set(data) == {"text/plain"} and \
-                    re.match(r"\s*(\{|\(|\[\(|\[\{)", plain):
-                found.append(f"cell {i}: a raw dict, tuple or list of them: {plain[:60]!r}")
-            if re.search(r"<[\w.]+ (object )?at 0x[0-9a-f]+>", plain) and "text/html" not in data:
-                found.append(f"cell {i}: an object repr instead of a table: {plain[:60]!r}")
-            for text in texts:
-                big = re.search(r"\d\.\d+e\+\d+", text)
-                if big:
-                    found.append(f"cell {i}: a number in scientific notation: {big[0]}")
-                if "(output output)" in text:
-                    found.append(f"cell {i}: '(output output)'")
-                if str(REPO) + "/" in text or re.search(r"/ipykernel_\d+/", text):
-                    found.append(f"cell {i}: a path of the machine that ran it (the docs site would show it)")
-                if re.search(r"graphlab/[\w/]+\.py:\d+: \w*Warning", text):
-                    found.append(f"cell {i}: a warning that points into graphlab, not the cell")
-            html = _text(data.get("text/html", ""))
-            if "<table" in html and (re.search(r"<th[^>]*>[^<]*_bytes</th>", html) or re.search(r">[^<]*\.\.\.</td>", html)
-                                      or "…</td>" in html):
-                found.append(f"cell {i}: a table with bytes as integers or cells cut short")
-            svg = _text(data.get("image/svg+xml", ""))
-            schematic = plain.startswith("PipelineDiagram(")  # a drawing of the service's parts, no measured data
-            if recorded and svg and not schematic and "recorded" not in svg.lower():
-                found.append(f"cell {i}: a drawing in recorded mode without the recorded banner: {plain[:60]!r}")
-            figure = data.get("application/vnd.plotly.v1+json")
-            if recorded and figure is not None:
-                title = figure.get("layout", {}).get("title", {})
-                title = title.get("text", "") if isinstance(title, dict) else str(title or "")
-                if "recorded" not in title.lower():
-                    found.append(f"cell {i}: a figure in recorded mode without the recorded banner: {title[:60]!r}")
-    return found
-
-
-def test_the_output_check_finds_what_it_looks_for():
-    cell = {"outputs": [
-        {"output_type": "execute_result", "data": {"text/plain": "{'a': 1}"}},
-        {"output_type": "stream", "name": "stdout", "text": "first pass 1.194974e+05 us (output output)"},
-        {"output_type": "display_data", "data": {"application/vnd.plotly.v1+json": {"layout": {"title": {"text": "x"}}},
-                                                  "text/html": "<table><th>pool_bytes</th></table>"}},
-        {"output_type": "stream", "name": "stderr", "text": "graphlab/cache/graph_cache.py:158: UserWarning: x"},
-        {"output_type": "stream", "name": "stderr", "text": "/tmp/ipykernel_7407/3421.py:2: UserWarning: x"}]}
-    problems = output_problems({"cells": [cell]}, recorded=True)
-    assert len(problems) == 7, problems
 
 
 def test_no_cell_changes_an_inspector_an_earlier_cell_showed():

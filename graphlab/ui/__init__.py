@@ -2,4 +2,4 @@
 Widgets over the pure graph model and recorded results; they never import the service."""
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("exercise", "tables")
+PURE = ("exercise",)
