@@ -4,8 +4,9 @@ One set of rules, so that no result type formats on its own:
 
 - **About three significant digits** (`number`): `0.0312`, `3.12`, `31.2`, `312`, `3,120`; counts as integers;
   an exact integer value without decimals (`48`, not `48.0`).
-- **Times with a unit that fits** (`duration`): µs up to 10,000 µs, ms up to 10,000 ms, then s. A table column
-  picks one unit for all its cells from its largest value, and says it in the header: "p50 (ms)".
+- **Times with a unit that fits** (`duration`): "312 µs", "5.83 ms", "10.6 s". A table column picks one unit for
+  all its cells from its largest value (µs below 10,000 µs, ms below 10,000 ms, then s) and says it in the header:
+  "p50 (ms)".
 - **Bytes in binary units** (`size`): "512 B", "384 KiB", "2.00 MiB", "1.50 GiB".
 - **Errors by their size** (`error`): "1.3e-6", never "1.3113021850585938e-06".
 - **Words, not keys**: `header("eager_p50_us")` is "eager p50" with the unit "µs"; `words("pool_keeper")` is
@@ -112,15 +113,17 @@ def time_unit(largest_us: float | None) -> tuple[str, float]:
 
 
 def duration(value_us: float | None) -> str:
-    """A time with the unit that fits it: "8.40 µs", "312 µs", "1,250 µs", "58.3 ms", "10.6 s".
+    """One time with the unit that fits it: µs below 1 ms, ms below 1 s, then s (a column of times picks one unit
+    for all its cells instead: `time_unit`).
 
-        >>> duration(5825.9), duration(1142547), duration(10562180), duration(0.5)
-        ('5,826 µs', '1,143 ms', '10.6 s', '0.500 µs')
+        >>> duration(8.4), duration(312.4), duration(5825.9), duration(1142547), duration(10562180)
+        ('8.40 µs', '312 µs', '5.83 ms', '1.14 s', '10.6 s')
     """
     if _missing(value_us):
         return DASH
-    unit, scale = time_unit(value_us)
-    return f"{number(value_us / scale)} {unit}"
+    magnitude = abs(value_us)
+    unit, scale = ("µs", 1.0) if magnitude < 1e3 else ("ms", 1e3) if magnitude < 1e6 else ("s", 1e6)
+    return f"{_fixed3(value_us / scale)} {unit}"
 
 
 def duration_in(value_us: float | None, unit: str) -> str:
@@ -533,7 +536,7 @@ def facts(pairs: Iterable[tuple[str, Any]] | Mapping[str, Any], *, title: str = 
         >>> print(facts([("nodes", 47), ("capture", duration(8100))]))
         what     value
         nodes    47
-        capture  8,100 µs
+        capture  8.10 ms
     """
     items = pairs.items() if isinstance(pairs, Mapping) else pairs
     rows = [{"what": words(str(k)), "value": v if isinstance(v, str) else _cell_text(v)} for k, v in items]

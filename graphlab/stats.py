@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
 from graphlab.errors import StatsError
+from graphlab.present import duration, size
 
 
 
@@ -139,25 +140,13 @@ def overhead_share_pct(busy_us: float, elapsed_us: float) -> float:
 
 
 def format_us(value_us: float) -> str:
-    """A latency with a sensible unit: "8.4 µs", "312 µs", "1.25 ms", "2.1 s"."""
-    if value_us < 10:
-        return f"{value_us:.2f} µs"
-    if value_us < 1000:
-        return f"{value_us:.1f} µs" if value_us < 100 else f"{value_us:.0f} µs"
-    if value_us < 1_000_000:
-        return f"{value_us / 1000:.2f} ms"
-    return f"{value_us / 1_000_000:.2f} s"
+    """A latency with a sensible unit: "8.40 µs", "312 µs", "1.25 ms", "2.10 s" (`present.duration`)."""
+    return duration(value_us)
 
 
 def format_bytes(value_bytes: float) -> str:
-    """A size in binary units: "512 B", "384.0 KiB", "2.00 MiB"."""
-    if value_bytes < 1024:
-        return f"{value_bytes:.0f} B"
-    if value_bytes < 1024**2:
-        return f"{value_bytes / 1024:.1f} KiB"
-    if value_bytes < 1024**3:
-        return f"{value_bytes / 1024**2:.2f} MiB"
-    return f"{value_bytes / 1024**3:.2f} GiB"
+    """A size in binary units: "512 B", "384 KiB", "2.00 MiB" (`present.size`)."""
+    return size(value_bytes)
 
 
 def describe(summary: Summary, spread_pct: float | None = None, runs: int | None = None) -> str:

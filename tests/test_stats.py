@@ -84,7 +84,7 @@ def test_formatting_picks_units():
     assert stats.format_us(312.0) == "312 µs"
     assert stats.format_us(1250.0) == "1.25 ms"
     assert stats.format_bytes(512) == "512 B"
-    assert stats.format_bytes(384 * 1024) == "384.0 KiB"
+    assert stats.format_bytes(384 * 1024) == "384 KiB"
     assert stats.format_bytes(2 * 1024**2) == "2.00 MiB"
 
 
