@@ -14,6 +14,7 @@ from typing import Any
 
 from graphlab.conditional.support import conditional_features
 from graphlab.env import _cuda_bindings_version, _dot_version, _driver_version, gpu_names, torch_graph_features
+from graphlab.present import facts, listing
 
 
 @dataclass
@@ -38,31 +39,54 @@ class Environment:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def __str__(self) -> str:
+    def rows(self) -> list[tuple[str, str]]:
+        """(what, value) pairs of the report, in words. A CPU-only machine's torch still ships the CUDA graph API
+        (`keep_graph`, `raw_cuda_graph`, ...): the report says the API is there and that nothing can use it here,
+        never that this machine has the feature."""
         # `conditional_nodes` only says that torch ships the torch.cond capture module (a CPU build does too);
         # whether a conditional node can be built here is the cond_* features, on their own line
-        plain = {k: v for k, v in self.graph_features.items() if not k.startswith("cond_") and k != "conditional_nodes"}
-        cond = {k[len("cond_"):]: v for k, v in self.graph_features.items() if k.startswith("cond_")}
-        feats = ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in plain.items()) or "n/a"
-        conds = (", ".join(f"{k}={'yes' if v else 'no'}" for k, v in cond.items())
-                 + ("" if any(cond.values()) else " (gl.conditional_support() says what each needs)")) if cond else "n/a"
-        rows = [
+        plain = [k for k, v in self.graph_features.items()
+                 if v and not k.startswith("cond_") and k != "conditional_nodes"]
+        lacking = [k for k, v in self.graph_features.items()
+                   if not v and not k.startswith("cond_") and k != "conditional_nodes"]
+        cond = [k[len("cond_"):] for k, v in self.graph_features.items() if k.startswith("cond_") and v]
+        if not self.graph_features:
+            graph_api = "n/a (torch is not installed)"
+        elif self.live:
+            graph_api = listing(plain) if plain else "none"
+            graph_api += f" (missing: {listing(lacking)})" if lacking else ""
+        else:
+            graph_api = (f"not usable here: no CUDA GPU (this torch's API has {listing(plain)}; "
+                         "a GPU machine uses them)" if plain else "not usable here: no CUDA GPU")
+        if not self.graph_features:
+            conds = "n/a"
+        elif cond:
+            conds = listing(n.replace("_", "/").upper() for n in cond)
+        else:
+            conds = "none here (gl.conditional_support() says what each kind needs)"
+        return [
             ("python", self.python),
             ("torch", self.torch or "not installed"),
             ("torch CUDA build", self.torch_cuda or "none (CPU build)"),
             ("GPUs", ", ".join(self.gpus) if self.gpus else "none visible"),
             ("driver", self.driver or "n/a"),
             ("cuda-bindings", self.cuda_bindings or "not installed"),
-            ("graph features", feats),
+            ("CUDA graph features", graph_api),
             ("conditional nodes", conds),
             ("graphviz dot", self.graphviz_dot or "not found (apt-get install graphviz)"),
             ("mode", "live (GPU)" if self.live else "recorded (no GPU: notebooks load recordings)"),
         ]
+
+    def __str__(self) -> str:
+        rows = self.rows()
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return facts(self.rows(), title="This machine").to_html()
 
     def __repr__(self) -> str:
         return (f"Environment(torch {self.torch or 'not installed'}, {len(self.gpus)} GPU(s), "

@@ -17,8 +17,9 @@ from typing import Any
 from graphlab.errors import GPUUnavailableError
 
 RECORDED_HINT = (
-    "To work from recordings made on a GPU instead, call gl.set_mode('recorded') (the notebooks do this "
-    "for you), or open one directly: gl.list_recordings(), gl.load_recording('mlp').graph()."
+    "To work from recordings made on a GPU instead, call gl.set_mode('auto') first (as every notebook does: live "
+    "with a GPU, recorded without), or open a recording directly: gl.list_recordings(), "
+    "gl.load_recording('mlp').graph()."
 )
 #: the hint in recorded mode: the learner already asked for recordings, and none holds this
 RECORDED_MODE_HINT = (
@@ -143,22 +144,33 @@ def gpu_names() -> list[str]:
     return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
 
+def why_no_cuda() -> str | None:
+    """Why this machine cannot run CUDA work, in words ("a CPU-only build of torch (torch 2.13.0+cpu)"), or None
+    when it can."""
+    if importlib.util.find_spec("torch") is None:
+        return "no PyTorch installed"
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    if torch.version.cuda is None:
+        return f"a CPU-only build of torch (torch {torch.__version__})"
+    return f"no visible CUDA GPU (torch {torch.__version__}, a CUDA {torch.version.cuda} build)"
+
+
 def require_cuda(what: str, fix: str = "") -> Any:
     """Return the torch module if `what` can run here, else raise one `GPUUnavailableError` with a hint.
 
     `fix` (optional) comes first in the hint: a way to run without a GPU that only this caller knows."""
     hint = f"{fix}. {gpu_hint()}" if fix else gpu_hint()
-    if importlib.util.find_spec("torch") is None:
+    why = why_no_cuda()
+    if why == "no PyTorch installed":
         raise GPUUnavailableError(f"{what} needs PyTorch, which is not installed. {hint}")
+    if why is not None:
+        raise GPUUnavailableError(f"{what} needs a CUDA GPU, but this machine has {why}. {hint}")
     import torch
 
-    if not torch.cuda.is_available():
-        build = "a CPU-only build of torch" if torch.version.cuda is None else "no visible CUDA GPU"
-        raise GPUUnavailableError(
-            f"{what} needs a CUDA GPU, but this machine has {build} "
-            f"(torch {torch.__version__}, torch.cuda.is_available() is False). {hint}"
-        )
     return torch
 
 
-__all__ = ["CLI_HINT", "RECORDED_HINT", "RECORDED_MODE_HINT", "advice", "gpu_hint", "gpu_names", "register_recorded_probe", "has_cuda", "require_cuda", "speak_as", "torch_graph_features"]
+__all__ = ["CLI_HINT", "RECORDED_HINT", "RECORDED_MODE_HINT", "advice", "gpu_hint", "gpu_names", "register_recorded_probe", "has_cuda", "require_cuda", "speak_as", "torch_graph_features", "why_no_cuda"]

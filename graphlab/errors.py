@@ -89,6 +89,15 @@ class DotLimitError(DotParseError):
         self.limit = limit
 
 
+class DotFileError(BadInputError, OSError):
+    """A DOT file that cannot be opened (missing, a folder, no permission). Also the `FileNotFoundError`,
+    `IsADirectoryError` or `PermissionError` Python would raise (its `errno` set), so code that caught those keeps
+    working; the message names the path and where a dump comes from."""
+
+    def __str__(self) -> str:  # OSError would print "[Errno 2] ..." once errno is set: the message says more
+        return str(self.args[0]) if self.args else super().__str__()
+
+
 class GraphCycleError(BadInputError):
     """The edges of a graph form a cycle, so it has no topological order (a CUDA graph never does)."""
 
@@ -221,7 +230,7 @@ KINDS = (BadInputError, ConfigurationError, CaptureError, UnsupportedError, Reco
 __all__ = [
     "BadInputError", "BadRequestError", "BodyTimeoutError", "CacheMissError", "CaptureError",
     "ConditionalUnsupportedError",
-    "ConfigurationError", "DistributedError", "DotLimitError", "DotParseError", "GPUUnavailableError", "GraphCycleError",
+    "ConfigurationError", "DistributedError", "DotFileError", "DotLimitError", "DotParseError", "GPUUnavailableError", "GraphCycleError",
     "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError", "PaddingError",
     "RecordingError", "RequestTimeoutError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError",
     "TimelineError", "TimingError", "UnsupportedError", "UnsupportedMediaTypeError", "WatchUnsupportedError",

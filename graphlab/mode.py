@@ -63,10 +63,13 @@ def _decide(mode: str, gpu: str | None) -> Mode:
         raise BadInputError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     cuda = has_cuda()
     if mode == "live" and not cuda:
-        from graphlab.env import require_cuda
+        from graphlab.env import why_no_cuda
 
-        require_cuda("live mode")  # raises GPUUnavailableError with the hint
-        raise GPUUnavailableError("live mode needs a CUDA GPU")  # pragma: no cover (require_cuda raised)
+        raise GPUUnavailableError(
+            f"live mode needs a CUDA GPU, and this machine has {why_no_cuda() or 'none'}. gl.set_mode('auto') "
+            "runs live where there is a GPU and from the recordings here (every notebook starts with it); "
+            "gl.set_mode('recorded') asks for the recordings. On a GPU machine, install torch's CUDA build "
+            "(GRAPHLAB_TORCH in the README).")
     if cuda and mode != "recorded":
         from graphlab.env import gpu_names
 

@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from graphlab.errors import BadInputError
+
 __all__ = [
     "DASH", "Code", "Column", "Table", "count", "duration", "duration_in", "error", "facts", "header", "listing",
     "number", "percent", "ratio", "readable", "shape", "size", "time_unit", "words", "yes_no",
@@ -61,7 +63,8 @@ def number(value: float | int | None, digits: int = 3) -> str:
         return f"{value:,}"
     value = float(value)
     if math.isinf(value):
-        raise ValueError("an infinite value has no place in a table: say what it means instead")
+        raise BadInputError("an infinite value has no place in a table: say what it means instead (a dash, "
+                            "\"never\", \"over the limit\")")
     if value == int(value) and abs(value) < 1e15:
         return f"{int(value):,}"
     magnitude = abs(value)
@@ -345,7 +348,7 @@ class Table:
         self.columns = [c if isinstance(c, Column) else Column.infer(c) for c in columns]
         unknown = [c.key for c in self.columns if c.key not in keys and self.rows]
         if unknown:
-            raise KeyError(f"no column {unknown[0]!r} in these rows; they have {', '.join(keys)}")
+            raise BadInputError(f"no column {unknown[0]!r} in these rows; they have {', '.join(keys)}")
         if index is not None:
             self.columns.sort(key=lambda c: c.key != index)
         self.index = index

@@ -22,6 +22,7 @@ meta.json:
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import re
@@ -236,9 +237,9 @@ class Recording:
             return read_dot_text(path, limits=limits)
         except DotParseError as exc:  # past a limit, or not UTF-8: a broken recording, the file named
             raise RecordingError(str(exc)) from exc
-        except FileNotFoundError:
-            raise RecordingError(f"{path}: file missing from the recording") from None
-        except OSError as exc:
+        except OSError as exc:  # DotFileError: also the OSError, its errno set
+            if exc.errno == errno.ENOENT:
+                raise RecordingError(f"{path}: file missing from the recording") from None
             raise RecordingError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
     def dot_path(self, key: str | None = None) -> Path:

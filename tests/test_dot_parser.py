@@ -5,7 +5,11 @@ down to the node under test; tests/test_dot_fixtures.py parses the full files.
 """
 from __future__ import annotations
 
+import errno
+
 import pytest
+
+import graphlab as gl
 
 from graphlab.graph.dot_parser import parse_dot, read_dot
 from graphlab.graph.model import ConditionalType, CudaGraph, NodeKind
@@ -369,5 +373,8 @@ def test_read_dot_file_errors(tmp_path) -> None:
     with pytest.raises(DotParseError, match="binary") as info:
         read_dot(binary)
     assert info.value.line == 2 and info.value.source == str(binary)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(gl.BadInputError, match="cannot read the DOT file .*missing.dot.*no such file") as missing:
         read_dot(tmp_path / "missing.dot")
+    assert isinstance(missing.value, OSError) and missing.value.errno == errno.ENOENT  # what Python raised, kept
+    with pytest.raises(gl.BadInputError, match="it is a folder"):
+        read_dot(tmp_path)

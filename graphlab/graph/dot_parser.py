@@ -25,15 +25,17 @@ Example:
 """
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import re
+from typing import BinaryIO
 
 from graphlab.graph.dot_labels import read_label
 from graphlab.graph.dot_limits import DotLimits, resolve_limits
 from graphlab.graph.dot_syntax import Cluster, DotReader
 from graphlab.graph.model import CudaGraph, Edge, Graph, Node
-from graphlab.errors import DotParseError
+from graphlab.errors import DotFileError, DotParseError
 
 __all__ = ["parse_dot", "read_dot", "read_dot_text"]
 
@@ -195,7 +197,7 @@ def read_dot(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -
             before a byte is read, then as `parse_dot` checks.
 
     Raises:
-        FileNotFoundError / IsADirectoryError / PermissionError: the file cannot be opened.
+        DotFileError: the file cannot be opened (also the OSError Python raised: FileNotFoundError, ...).
         DotLimitError: past a limit; the message names it and how to raise it.
         DotParseError: the file is not UTF-8 text or not a complete CUDA graph dump.
 
@@ -209,17 +211,34 @@ def read_dot(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -
     return parse_dot(text, source=source, limits=limits)
 
 
+def _open_dot(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open a DOT file for reading, or raise `DotFileError` (which is also the OSError Python raised) saying what
+    is wrong with the path and where a dump comes from."""
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        why = {errno.ENOENT: "no such file", errno.EISDIR: "it is a folder, not a file",
+               errno.EACCES: "no permission to read it"}.get(exc.errno, exc.strerror or "it cannot be opened")
+        where = os.path.abspath(path)
+        error = DotFileError(
+            f"cannot read the DOT file {str(path)!r} ({why}; looked at {where}). Give the path to a file written by "
+            "cudaGraphDebugDotPrint: a captured graph's .dot() text saved to a file, or a .dot file of a recording "
+            "(gl.list_recordings())")
+        error.errno, error.strerror, error.filename = exc.errno, exc.strerror, str(path)
+        raise error from None
+
+
 def read_dot_text(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -> str:
     """The text of a DOT file, its size checked against `limits` before it is read (a UTF-8 BOM dropped).
 
     Raises:
-        FileNotFoundError / IsADirectoryError / PermissionError: the file cannot be opened.
+        DotFileError: the file cannot be opened (also the OSError Python raised).
         DotLimitError: the file is larger than `limits.max_bytes`.
         DotParseError: the file is not UTF-8 text.
     """
     limits = resolve_limits(limits)
     source = str(path)
-    with open(path, "rb") as file:
+    with _open_dot(path) as file:
         size = os.fstat(file.fileno()).st_size  # the file opened, so the size is the one read
         limits.check_bytes(size, source)
         data = file.read() if limits.max_bytes is None else file.read(limits.max_bytes + 1)

@@ -58,6 +58,20 @@ def _same(answer: Any, expected: Any, rel_tol: float) -> bool:
     return bool(answer == expected)
 
 
+def _kind_note(answer: Any, expected: Any) -> str:
+    """A word on an answer of the wrong kind: text where a number is asked for ('3' for 3), or a number for text."""
+    number = (int, float)
+    if isinstance(answer, str) and isinstance(expected, number) and not isinstance(expected, bool):
+        try:
+            float(answer)
+        except ValueError:
+            return " That is text; the answer is a number."
+        return f" That is text (in quotes); the answer is a number: write {answer.strip()} without the quotes."
+    if isinstance(expected, str) and isinstance(answer, number) and not isinstance(answer, bool):
+        return " That is a number; the answer is text: put it in quotes."
+    return ""
+
+
 def check_answer(answer: Any, expected: Any, *, hint: str, right: str = "",
                  rel_tol: float = 0.01, judge: Callable[[Any], bool] | None = None,
                  echo: bool = True) -> AnswerCheck:
@@ -77,7 +91,7 @@ def check_answer(answer: Any, expected: Any, *, hint: str, right: str = "",
         if ok:
             result = AnswerCheck(RIGHT, f"Right: {right}" if right else "Right.")
         else:
-            result = AnswerCheck(WRONG, f"Not yet: you wrote {answer!r}. {hint}")
+            result = AnswerCheck(WRONG, f"Not yet: you wrote {answer!r}.{_kind_note(answer, expected)} {hint}")
     if echo:
         print(result.line)
     return result
