@@ -2,8 +2,10 @@
 # Set up graphlab on a fresh Debian/Ubuntu machine: system packages, a virtual environment in .venv,
 # PyTorch, and graphlab itself with its test extras. Safe to run again (it skips what is done).
 #
-#   GRAPHLAB_TORCH   the torch requirement to install (default: torch==2.13.0; on a GPU machine set it
-#                    to the CUDA build that matches your driver, or leave torch installed as it is)
+#   GRAPHLAB_TORCH   the torch requirement to install, with pip options if needed (default: torch==2.13.0, a CPU
+#                    build; on a GPU machine the CUDA build that matches your driver, e.g.
+#                    "torch==2.11.0 --index-url https://download.pytorch.org/whl/cu130"). Only used when .venv has
+#                    no torch yet: to switch builds, `rm -rf .venv` first.
 #   GRAPHLAB_BROWSER =1 also installs Chromium and the npm packages of the real-browser test, and Debian's hey
 #   GRAPHLAB_RAY     =1 also installs the ray extra (Ray Serve, for tests/test_serve_ray.py; scripts/test.sh sets it)
 set -euo pipefail
@@ -30,7 +32,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   echo "== installing ${GRAPHLAB_TORCH:-torch==2.13.0}"
-  .venv/bin/pip install -q "${GRAPHLAB_TORCH:-torch==2.13.0}"
+  # split into words on purpose: GRAPHLAB_TORCH may carry pip options, e.g.
+  #   GRAPHLAB_TORCH="torch==2.11.0 --index-url https://download.pytorch.org/whl/cu130"
+  read -r -a torch_args <<< "${GRAPHLAB_TORCH:-torch==2.13.0}"
+  .venv/bin/pip install -q "${torch_args[@]}"
 fi
 extras="test,serve"; [ "${GRAPHLAB_RAY:-0}" = 1 ] && extras="$extras,ray"
 echo "== installing graphlab (editable, with the extras $extras)"
