@@ -191,7 +191,13 @@ def test_nodes_inside_a_body_graph_say_so() -> None:
     body = [gr for gr in g.graphs if gr.parent_node_id is not None][0]
     w = inspect(g)
     w.selected = body.nodes[0].id
-    assert body.id in w.details["note"] and body.parent_node_id in w.details["note"]
+    owner = g.node(body.parent_node_id)
+    # in words, as the drawing labels the body: "Inside the IF body (true) of the conditional IF node."
+    assert f"Inside the IF body (true) of the {owner.label} node." in w.details["note"]
+    assert ["graph", f"IF body (true) of {owner.label}"] in w.details["rows"]
+    assert body.id not in w.details["note"] and body.parent_node_id not in w.details["note"]
+    w.selected = owner.id
+    assert "Bodies: IF body (true), " in w.details["note"] and "graph_" not in w.details["note"]
     assert body.nodes[0].id in w.drawn_ids
 
 
@@ -408,3 +414,96 @@ def test_nbconvert_shows_the_static_picture(w: Inspector) -> None:
     nb = nbformat.v4.new_notebook(cells=[cell])
     html_text, _ = HTMLExporter().from_notebook_node(nb)
     assert 'data-mime-type="image/svg+xml"' in html_text or 'data-mime-type="image/png"' in html_text
+
+
+# -- issue 37: what a person reads in the inspector --------------------------------------------------
+
+
+def _node_in_block(w: Inspector) -> str:
+    return w._facts.blocks["block_0"].representative[2]
+
+
+def test_unticking_collapse_redraws_the_details_too(w: Inspector) -> None:
+    """After "collapse repeats" is unticked, the panel no longer says the block is drawn once or offers to expand it
+    (it kept the collapsed drawing's words and button)."""
+    w.selected = _node_in_block(w)
+    assert w.details["can_toggle"] and "drawn once" in w.details["note"] and "Expand" in w.details["note"]
+    w.collapse = False
+    assert w.details["can_toggle"] is False
+    assert "drawn once" not in w.details["note"] and "Expand" not in w.details["note"]
+    assert "every repeat is drawn" in w.details["note"]
+    w.collapse = True
+    assert w.details["can_toggle"] and "drawn once" in w.details["note"]
+
+
+def test_expanding_a_block_redraws_its_details(w: Inspector) -> None:
+    w.selected = "block_0"
+    assert "drawn once" in w.details["note"]
+    w.expanded = ["block_0"]
+    assert w.details["expanded"] is True and "every repeat drawn" in w.details["note"]
+
+
+def test_blocks_and_node_ids_are_words_where_a_person_reads_them(w: Inspector) -> None:
+    """'block_0' in the panel's title and notes, and in the expanded drawing's cluster labels: say the block in words
+    ("the repeated block (3 x 14 nodes)"); ids stay only where code needs them (`code`, the tooltip's last line)."""
+    from graphlab.output_check import svg_problems, text_problems
+
+    block = w._facts.blocks["block_0"]
+    w.selected = "block_0"
+    d = w.details
+    assert d["label"] == f"The repeated block ({block.count} x {block.period} nodes)"
+    w.selected = _node_in_block(w)
+    n = w.details
+    for text in [d["label"], d["note"], n["note"], *(v for _, v in d["rows"] + n["rows"])]:
+        assert text_problems(text, "details") == [], text
+    assert n["code"] == _node_in_block(w)  # for code: w.selected = ...
+    w.expanded = ["block_0"]
+    assert svg_problems(w.svg, "drawing") == []
+    assert f"repeat 1 of {block.count}" in w.svg
+
+
+def test_the_details_rows_are_for_people(w: Inspector, b1: CudaGraph) -> None:
+    """Launch shapes as "2 x 12 x 1" (not the tuple "(2, 12, 1)"), bytes in binary units, no node id as a row."""
+    kernel = next(n for n in b1.kernels() if n.shared_bytes)
+    w.selected = kernel.id
+    rows = dict(w.details["rows"])
+    assert rows["grid"] == " x ".join(str(g) for g in kernel.grid)
+    assert rows["shared memory"] == gl.present.size(kernel.shared_bytes)
+    assert "node id" not in rows and "graph" not in rows and not any("graph_" in v for v in rows.values())
+
+
+def test_hiding_every_node_says_so_instead_of_a_blank_canvas(w: Inspector, b1: CudaGraph) -> None:
+    assert w.notice == ""
+    w.hide_kinds = list(b1.count_by_kind())  # "kernel" and "memset": both unticked
+    assert w.drawn_ids <= {"legend"} and not any(n.id in w.drawn_ids for n in b1.nodes())
+    assert w.notice.startswith("no node drawn") and "kernel and memset" in w.notice and "tick" in w.notice
+    assert w.status == w.notice
+    assert "no node drawn" in w._drawing.source  # the static picture says it too
+    w.hide_kinds = []
+    assert w.notice == "" and not w.status.startswith("no node drawn")
+
+
+def test_the_heat_maps_legend_stays_put_when_blocks_are_collapsed_or_expanded() -> None:
+    """The legend's maximum moved with "collapse repeats" (the mean of a collapsed block's node vs its slowest
+    repeat): the scale spans every node's own time, however the blocks are drawn."""
+    prof = gl.profile.recorded("gpt b1")
+    ins = inspect(prof.graph, profile=prof)
+
+    def legend(svg: str) -> list[str]:
+        return re.findall(r">([\d.,]+ µs)(?:\s|&#160;)*<", svg)
+
+    collapsed = legend(ins.svg)
+    ins.collapse = False
+    assert legend(ins.svg) == collapsed and len(collapsed) == 5
+    from graphlab.viz.heat import HeatScale
+
+    assert collapsed == [label for label, _ in HeatScale.of(prof.heat()).legend()]  # fastest to slowest node
+
+
+def test_the_diff_views_colours_are_named_as_the_notebook_names_them(b1: CudaGraph, b8: CudaGraph) -> None:
+    """The panel said "green" for what the drawing and notebook 04 call mint; it now names each colour as the
+    legend does, with the graphs' names."""
+    d = inspect(b1, compare=b8, names=("batch 1", "batch 8"))
+    assert "mint: only in batch 8 (added)" in d.hint and "orange: only in batch 1 (removed)" in d.hint
+    assert "green" not in d.hint.lower()
+    assert "green" not in d._esm.lower()  # the front end names no colour of its own

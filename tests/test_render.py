@@ -136,7 +136,7 @@ def test_every_node_is_drawn_once_without_collapse_or_when_expanded():
         assert "x12" not in d.source
     expanded = render(g, expand=["block_0"])
     assert cluster_parents(expanded.source)["cluster_block_0_11"] is None
-    assert "block_0 12/12" in expanded.source
+    assert "repeat 12 of 12" in expanded.source and "block_0 12/12" not in expanded.source  # words, not the id
 
 
 def test_highlight_inside_a_collapsed_repeat_lights_its_stand_in():
@@ -463,3 +463,32 @@ def test_the_caches_eager_graph_says_it_has_no_dag():
 def test_something_that_is_no_graph_is_one_clear_error():
     with pytest.raises(GraphlabError, match="render_diff\\(\\) takes a CudaGraph .* not int"):
         render_diff(twelve_layers(), 3)  # type: ignore[arg-type]
+
+
+def test_the_static_heat_maps_tooltips_give_each_nodes_time():
+    """`gl.render(graph, heat=prof)`: hovering a node said its name and family but not the time it is coloured by."""
+    import graphlab as gl
+    from graphlab.present import duration
+
+    prof = gl.profile.recorded("gpt b1")
+    times = prof.heat()
+    drawing = render(prof.graph, heat=prof)
+    tips = dict(re.findall(r'id=(graph_\d+_node_\d+)\b[^\n]*tooltip="([^"]*)"', drawing.source))
+    assert tips and set(tips) <= set(times) | {n.id for n in prof.graph.nodes()}
+    folded = {n for b in drawing.blocks for rep in b.node_ids[1:] for n in rep}
+    alone = [n for n in tips if n in times and n not in folded and not any(n in b.representative for b in drawing.blocks)]
+    assert alone
+    for node_id in alone:
+        assert f"GPU time {duration(times[node_id])} per replay" in tips[node_id], tips[node_id]
+    block = drawing.blocks[0]
+    rep = block.representative[0]
+    mean = sum(times[r[0]] for r in block.node_ids) / block.count
+    assert f"GPU time {duration(mean)} per replay, the mean of its {block.count} repeats" in tips[rep]
+
+
+def test_a_drawing_with_every_node_hidden_says_so():
+    g = read(MODELS / "gpt_b1__verbose.dot") if (MODELS / "gpt_b1__verbose.dot").exists() else twelve_layers()
+    kinds = sorted({n.kind.value for n in g.nodes()})
+    drawing = render(g, hide_kinds=kinds)
+    assert drawing.node_ids == []
+    assert "no node drawn: every node is hidden" in drawing.source and "tick a kind or family again" in drawing.source

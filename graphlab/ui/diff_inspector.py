@@ -9,9 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from graphlab.graph.diff import diff, module_sources
-from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, _DrawingWidget, as_cuda_graph
+from graphlab.graph import structure
+from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, _DrawingWidget, as_cuda_graph, display_rows
 from graphlab.viz.dag import GraphLike
 from graphlab.viz.diff_drawing import render_diff
+from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES
+from graphlab.viz.style import block_words
+
+
+def diff_hint(a_name: str, b_name: str, *, fused: bool = False) -> str:
+    """What the diff view's details panel says before a click: the colours, named as the drawing's legend names
+    them (grey "same", mint "added", ...)."""
+    fusion = " · light blue: fused (one kernel for a run of them)" if fused else ""
+    return (f"Click a node to compare it with its counterpart. Grey: the same · pale yellow: another launch shape · "
+            f"yellow: another kernel · mint: only in {b_name} (added) · orange: only in {a_name} (removed){fusion}.")
 
 
 class DiffInspector(_DrawingWidget):
@@ -43,6 +54,7 @@ class DiffInspector(_DrawingWidget):
         na, nb = self.result.names
         super().__init__(mode="diff", title=title or f"{na} vs {nb}", collapse=collapse, rankdir=rankdir)
         self.summary = self._summary()
+        self.hint = diff_hint(na, nb, fused=bool(self.result.fused))
         self._start()
 
     def _draw(self) -> Any:
@@ -79,8 +91,15 @@ class DiffInspector(_DrawingWidget):
         if not node_id or side not in ("a", "b") or not raw:
             return {}
         if raw.startswith("block_"):
-            return {"id": node_id, "label": "repeated block", "kind": "repeated block",
-                    "note": "Drawn once, with the worst status of its repeats. Use collapse=False to see every node."}
+            graph = self.a if side == "a" else self.b
+            blocks = structure.find_repeated_blocks(graph, min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)
+            block = next((b for b in blocks if b.id == raw), None)
+            words = block_words(block, blocks) if block is not None else "a repeated block"
+            name = self.result.names[0 if side == "a" else 1]
+            return {"id": node_id, "label": f"{words[0].upper()}{words[1:]} of {name}", "kind": "repeated block",
+                    "note": "Drawn once, with the biggest change among its repeats: untick \"collapse repeats\" "
+                            "(or set collapse = False) to see every node.",
+                    "rows": [["kind", "repeated block"]], "code": node_id}
         try:
             match = self.result.match_of_a(raw) if side == "a" else self.result.match_of_b(raw)
         except KeyError:
@@ -111,12 +130,15 @@ class DiffInspector(_DrawingWidget):
                 node = g.node(nid).to_dict()
                 node.pop("details", None)
                 node.pop("name", None)
-                sides.append({"title": label, **node})
+                rows = [["name", g.node(nid).label], *display_rows(node)]
+                sides.append({"title": label, **node, "rows": rows})
                 other = prefix + nid
                 if other != node_id and other in self._drawn:
                     counterparts.append(other)
         self.matches = counterparts  # assigned, never appended to: a traitlet syncs to the page only when set
         out["sides"] = sides
+        out["rows"] = [row for row in display_rows(out) if row[0] in ("status", "kind")]
+        out["code"] = node_id
         return out
 
     def _pair_ids(self, match: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -150,4 +172,4 @@ def inspect_diff(a: GraphLike | str | Path, b: GraphLike | str | Path, **options
     return DiffInspector(a, b, **options)
 
 
-__all__ = ["DiffInspector", "inspect_diff"]
+__all__ = ["DiffInspector", "diff_hint", "inspect_diff"]

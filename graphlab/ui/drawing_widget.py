@@ -15,6 +15,7 @@ from typing import Any
 import anywidget
 import traitlets
 
+from graphlab import present
 from graphlab.clock import Stopwatch
 from graphlab.errors import GraphlabError, GraphvizMissingError, InspectorError
 from graphlab.graph.dot_parser import read_dot
@@ -51,6 +52,39 @@ def as_cuda_graph(obj: GraphLike | str | Path) -> CudaGraph:
         f"cannot inspect a {type(obj).__name__}: pass a CudaGraph (gl.parse_dot(text), "
         "gl.load_recording(name).graph(key)), a captured graph, or the path of a .dot file"
     )
+
+
+def display_rows(d: dict[str, Any]) -> list[list[str]]:
+    """The details panel's rows for one node (`node.to_dict()` plus the inspector's fields), in words, each value
+    through `graphlab.present`: "grid" "2 x 12 x 1", "shared memory" "6.75 KiB". The front end shows them as they are;
+    ids (for code) go in `code_rows`."""
+    rows: list[list[str]] = []
+
+    def add(label: str, value: Any) -> None:
+        if value is not None and value != "" and value != []:
+            rows.append([label, str(value)])
+
+    add("kind", d.get("kind"))
+    add("family", d.get("family"))
+    add("grid", present.shape(tuple(d["grid"])) if d.get("grid") else None)
+    add("block", present.shape(tuple(d["block"])) if d.get("block") else None)
+    add("shared memory", present.size(d["shared_bytes"]) if d.get("shared_bytes") is not None else None)
+    add("copy", d.get("copy_direction"))
+    add("bytes copied", present.size(d["copy_bytes"]) if d.get("copy_bytes") is not None else None)
+    add("bytes set", present.size(d["memset_bytes"]) if d.get("memset_bytes") is not None else None)
+    add("value", d.get("memset_value"))
+    add("condition", d.get("conditional_type"))
+    add("bodies", d.get("bodies"))
+    add("status", d.get("status"))
+    add("GPU time", d.get("gpu_time"))
+    add("module", d.get("module"))
+    add("critical path", d.get("critical_path"))
+    if d.get("topo_position"):
+        add("topological order", f"{present.count(d['topo_position'])} of {present.count(d['topo_total'])}")
+    if d.get("level") is not None:
+        add("level", f"{present.count(d['level'])} (nodes on the longest chain before it)")
+    add("graph", d.get("graph_words"))
+    return rows
 
 
 def _run_dot(source: str, fmt: str, *extra: str) -> bytes:
@@ -93,6 +127,10 @@ class _DrawingWidget(anywidget.AnyWidget):
     rankdir = traitlets.Unicode("TB").tag(sync=True)
     summary = traitlets.Dict().tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
+    #: what the details panel says before anything is clicked (the colours, in the words the drawing uses)
+    hint = traitlets.Unicode("").tag(sync=True)
+    #: said over the canvas when the drawing has nothing to show (every node hidden by the filters)
+    notice = traitlets.Unicode("").tag(sync=True)
     render_ms = traitlets.Float(0.0)
 
     def _setup(self, export_dir: str | Path) -> None:
@@ -118,6 +156,8 @@ class _DrawingWidget(anywidget.AnyWidget):
         self._drawn = {html.unescape(x) for x in _DRAWN_ID.findall(svg)}  # dot writes '-' as &#45;
         self.svg = svg[svg.find("<svg"):] if "<svg" in svg else svg
         self._after_redraw()
+        if self.selected:  # what the panel says depends on the drawing (collapsed or not): never left stale
+            self.details = self.details_for(self.selected)
 
     def _after_redraw(self) -> None:
         pass
@@ -219,4 +259,4 @@ def _safe_stem(title: str) -> str:
 
 
 __all__ = ["DEFAULT_EXPORT_DIR", "EXPORT_FORMATS", "RANKDIRS", "STATIC_PNG_DPI", "STATIC_PNG_MAX_INCHES",
-           "as_cuda_graph"]
+           "as_cuda_graph", "display_rows"]

@@ -8,6 +8,7 @@ const MAX_SCALE = 8; // px per svg unit at the deepest zoom
 const MAX_ZOOM_OUT = 4; // how far past "fit" one may zoom out
 const CLICK_SLOP_PX = 4;
 const READABLE_SCALE = 0.8; // below this a 10 pt label is too small to read
+const MIN_SCALE = 0.7; // the farthest one may zoom out, "fit" included: 10 pt labels stay 7 px tall
 const MAX_HOME_SCALE = 1.4;
 const HINT = "Click a node for details · drag to pan · Ctrl+scroll (or click the drawing, then scroll) to zoom";
 
@@ -79,7 +80,8 @@ function buildToolbar(model, ui) {
   return h("div", { class: "gl-toolbar", "data-lm-suppress-shortcuts": "true" }, [
     canSearch ? h("div", { class: "gl-group" }, [ui.search, h("label", { class: "gl-check" }, [ui.regex, "regex"]), ui.matchCount]) : null,
     h("div", { class: "gl-group" }, canSearch ? [ui.kindMenu, ui.familyMenu,
-      h("label", { class: "gl-check" }, [ui.collapse, "collapse repeats"]), ui.rankdir] : [ui.rankdir]),
+      h("label", { class: "gl-check" }, [ui.collapse, "collapse repeats"]), ui.rankdir]
+      : [h("label", { class: "gl-check" }, [ui.collapse, "collapse repeats"]), ui.rankdir]),
     h("div", { class: "gl-group" }, [
       h("button", { class: "gl-btn", text: "−", title: "zoom out", onclick: zoom(1 / 1.25) }),
       h("button", { class: "gl-btn", text: "fit", title: "fit the whole graph", onclick: () => ui.fit() }),
@@ -133,10 +135,13 @@ function detailRows(d) {
   return rows;
 }
 
+// The rows Python wrote in words (graphlab.present), else the raw fields.
+function rowsOf(d) { return d.rows || detailRows(d); }
+
 // The two versions of a diff node side by side; rows whose values differ are marked.
 function compareSides(sides) {
   if (!sides || !sides.length) return null;
-  const rows = sides.map((side) => new Map([["name", side.short_name || side.kind], ...detailRows(side)]));
+  const rows = sides.map((side) => new Map(side.rows || [["name", side.short_name || side.kind], ...detailRows(side)]));
   const keys = [...new Set(rows.flatMap((m) => [...m.keys()]))];
   const table = h("table", { class: "gl-kv gl-compare" }, [
     h("tr", {}, [h("th", { text: "" }), ...sides.map((side) => h("th", { class: "gl-colhead", text: side.title }))]),
@@ -155,9 +160,8 @@ function renderDetails(model, ui) {
   const d = model.get("details");
   const panel = ui.details;
   if (!d || !d.id) {
-    panel.replaceChildren(h("p", { class: "gl-hint", text: model.get("mode") === "diff"
-      ? "Click a node to compare it with its counterpart. Grey: same · pale yellow: new launch shape · yellow: another kernel · green: only on the right · orange: only on the left."
-      : "Click a node to see its details. Drag to pan, scroll to zoom." }));
+    panel.replaceChildren(h("p", { class: "gl-hint", text: model.get("hint")
+      || "Click a node to see its details. Drag to pan, scroll to zoom." }));
     return;
   }
   const clicked = ui.clickedAt;
@@ -177,7 +181,7 @@ function renderDetails(model, ui) {
       } }));
   }
   const table = h("table", { class: "gl-kv" });
-  const mainRows = d.sides ? detailRows(d).filter(([k]) => k === "status" || k === "kind") : detailRows(d);
+  const mainRows = d.sides ? rowsOf(d).filter(([k]) => k === "status" || k === "kind") : rowsOf(d);
   for (const [k, v] of mainRows) table.append(h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]));
   const links = (title, items) => {
     if (!items) return null;
@@ -186,19 +190,20 @@ function renderDetails(model, ui) {
     for (const it of items.slice(0, 50)) {
       const drawn = ui.nodes.has(it.id);
       box.append(h("button", { class: drawn ? "gl-link" : "gl-link gl-undrawn",
-        text: it.label, title: drawn ? it.id : `${it.id}: not drawn (hidden by a filter or folded into a repeat)`,
+        text: it.label, title: drawn ? "show this node" : "not drawn (hidden by a filter or folded into a repeat)",
         onclick: () => { model.set("selected", it.id); model.save_changes(); } }));
     }
-    if (items.length > 50) box.append(h("span", { class: "gl-dim", text: `… ${items.length - 50} more` }));
+    if (items.length > 50) box.append(h("span", { class: "gl-dim", text: `and ${items.length - 50} more` }));
     return box;
   };
   const raw = Object.entries(d.extra || {});
   let more = null;
-  if (raw.length || (d.name && d.name !== d.demangled_name)) {
-    more = h("details", { class: "gl-more" }, [h("summary", { text: "more fields from the dump" })]);
+  if (raw.length || (d.name && d.name !== d.demangled_name) || d.code) {
+    more = h("details", { class: "gl-more" }, [h("summary", { text: "more fields from the dump, and the id for code" })]);
     if (d.name && d.name !== d.demangled_name) more.append(h("div", { class: "gl-mangled", text: d.name, title: "mangled name, as the driver reports it" }));
     const t = h("table", { class: "gl-kv" });
     for (const [k, v] of raw) t.append(h("tr", {}, [h("th", { text: k }), h("td", { text: String(v) })]));
+    if (d.code) t.append(h("tr", {}, [h("th", { text: "id, for code" }), h("td", {}, [h("code", { text: `selected = "${d.code}"` })])]));
     more.append(t);
   }
   const parts = [...head, table, links("predecessors", d.predecessors), links("successors", d.successors),
@@ -229,15 +234,21 @@ function setupCanvas(model, ui) {
   const apply = () => { if (svg && vb) svg.setAttribute("viewBox", `${vb.x} ${vb.y} ${vb.w} ${vb.h}`); };
   const box = () => canvas.getBoundingClientRect();
   // Every view box keeps the canvas's aspect ratio, so screen pixels map onto it without offsets.
+  // "fit" never makes text smaller than MIN_SCALE allows: a drawing too big for that is shown from its top
+  // (and its left, when it is also too wide) at the smallest readable size, and the status line says so.
   ui.fit = () => {
     if (!base) return;
     const r = box();
     if (!r.width || !r.height) { vb = { ...base }; apply(); return; }
-    const s = Math.min(r.width / base.w, r.height / base.h);
+    const fitScale = Math.min(r.width / base.w, r.height / base.h);
+    const s = Math.max(fitScale, MIN_SCALE);
     vb = { w: r.width / s, h: r.height / s };
-    vb.x = base.x - (vb.w - base.w) / 2;
-    vb.y = base.y - (vb.h - base.h) / 2;
+    vb.x = vb.w >= base.w ? base.x - (vb.w - base.w) / 2 : base.x;
+    vb.y = vb.h >= base.h ? base.y - (vb.h - base.h) / 2 : base.y;
     apply();
+    ui.setViewNote(fitScale < MIN_SCALE
+      ? "the whole drawing would be too small to read: shown from its top-left at the smallest readable size; drag to pan"
+      : "");
   };
   // Initial view: the whole graph when it stays readable (text near its natural size), else its
   // top at natural size. Never blow a small graph up past MAX_HOME_SCALE.
@@ -258,10 +269,12 @@ function setupCanvas(model, ui) {
     const fx = cx === undefined ? 0.5 : (cx - r.left) / r.width;
     const fy = cy === undefined ? 0.5 : (cy - r.top) / r.height;
     const fitW = Math.max(base.w, base.h * (r.width / r.height)); // viewBox width when fitted
-    const w = Math.min(Math.max(vb.w / factor, r.width / MAX_SCALE), fitW * MAX_ZOOM_OUT);
+    const widest = Math.min(fitW * MAX_ZOOM_OUT, r.width / MIN_SCALE); // never past readable text
+    const w = Math.min(Math.max(vb.w / factor, r.width / MAX_SCALE), Math.max(widest, vb.w));
     const hgt = vb.h * (w / vb.w);
     vb = { x: vb.x + (vb.w - w) * fx, y: vb.y + (vb.h - hgt) * fy, w, h: hgt };
     apply();
+    if (ui.setViewNote) ui.setViewNote("");
   };
   ui.centerOn = (g) => { // scroll the view to `g` unless it is already in sight
     if (!vb || !g) return;
@@ -276,6 +289,8 @@ function setupCanvas(model, ui) {
   ui.mount = () => {
     const t0 = performance.now();
     canvas.innerHTML = model.get("svg");
+    if (ui.notice) canvas.append(ui.notice); // "nothing drawn" stays over the canvas
+    if (ui.setViewNote) ui.setViewNote("");
     svg = canvas.querySelector("svg");
     ui.nodes = new Map(); ui.clusters = new Map(); ui.marked = []; // id -> <g>, once per drawing
     if (!svg) { base = vb = null; return; }
@@ -367,6 +382,9 @@ function render({ model, el }) {
   ui.details = h("div", { class: "gl-details" });
   ui.summary = h("div", { class: "gl-summary" });
   ui.status = h("div", { class: "gl-status" });
+  ui.notice = h("div", { class: "gl-notice", role: "status" });
+  ui.canvas.append(ui.notice);
+  ui.viewNote = "";
   const toolbar = buildToolbar(model, ui);
   const title = h("div", { class: "gl-head", text: model.get("title") });
   el.replaceChildren(title, toolbar,
@@ -382,7 +400,14 @@ function render({ model, el }) {
     fillMenu(model, ui.familyMenu, "families", model.get("family_options"), "hide_families");
   };
   const status = () => {
-    ui.status.replaceChildren(h("span", { text: model.get("status") || HINT }));
+    const said = [model.get("status") || HINT, ui.viewNote].filter(Boolean).join(" · ");
+    ui.status.replaceChildren(h("span", { text: said }));
+  };
+  ui.setViewNote = (text) => { if (text !== ui.viewNote) { ui.viewNote = text; status(); } };
+  const notice = () => {
+    const text = model.get("notice");
+    ui.notice.textContent = text || "";
+    ui.notice.style.display = text ? "block" : "none";
   };
   const sync = () => {
     ui.search.value === model.get("search") || (ui.search.value = model.get("search"));
@@ -393,7 +418,7 @@ function render({ model, el }) {
   };
   // First paint after layout so the canvas has its size (the initial view depends on it).
   requestAnimationFrame(() => ui.mount());
-  menus(); renderDetails(model, ui); renderSummary(model, ui); status();
+  menus(); renderDetails(model, ui); renderSummary(model, ui); status(); notice();
 
   const handlers = [
     ["change:svg", () => ui.mount()],
@@ -405,6 +430,8 @@ function render({ model, el }) {
     ["change:kind_options change:family_options change:hide_kinds change:hide_families", menus],
     ["change:search change:search_regex change:collapse change:rankdir change:title", sync],
     ["change:status", status],
+    ["change:notice", notice],
+    ["change:hint", () => renderDetails(model, ui)],
   ];
   for (const [name, fn] of handlers) model.on(name, fn);
 

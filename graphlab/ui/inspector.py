@@ -26,12 +26,13 @@ import traitlets
 from graphlab.graph import structure
 from graphlab.graph.model import CudaGraph, Node
 from graphlab.ui.diff_inspector import DiffInspector, inspect_diff
-from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, InspectorError, _DrawingWidget, as_cuda_graph
+from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, InspectorError, _DrawingWidget, as_cuda_graph, display_rows
 from graphlab.viz.dag import GraphLike
-from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES, left_out_note, render
-from graphlab.viz.style import body_label, family_of
+from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES, left_out_note, nothing_drawn_note, render
+from graphlab.present import count, duration, listing
+from graphlab.viz.style import block_words, body_label, family_of
 
-_EXPANDED_REPEAT = re.compile(r"^(block_\d+)-\d+$")  # one repeat of an expanded block
+_EXPANDED_REPEAT = re.compile(r"^(block_\d+)-(\d+)$")  # one repeat of an expanded block
 #: the most nodes the inspector draws unless told (max_nodes): half of a static drawing's
 #: (`graphlab.viz.drawing.MAX_DRAWN_NODES`), so that even a drawing in full opens in about 1.5 s on
 #: a 2-core machine and answers clicks at once (docs/inspector.md, "Speed")
@@ -50,15 +51,14 @@ def _pairs(counts: dict[str, int]) -> list[list[Any]]:
     return [[k, v] for k, v in counts.items()]
 
 
-def _conditional_note(node: Node, setters: list[str]) -> str:
+def _conditional_note(node: Node, setters: list[str], bodies: list[str]) -> str:
     """How a conditional node decides, and which body is which, for the details panel."""
     ctype = str(node.conditional_type)
     when = ("before the node and again at the end of every iteration" if ctype == "WHILE" else "before the node")
-    by = f" (here: {', '.join(setters)})" if setters else ""
-    bodies = "; ".join(f"{body_label(node, i)} = {b}" for i, b in enumerate(node.body_graph_ids))
+    by = f" (here: {listing(setters)})" if setters else ""
     article = "An" if ctype[:1] in "AEIOU" else "A"
     return (f"{article} {ctype} node: at every launch the GPU reads its condition handle, which device code sets {when}"
-            f"{by}. Bodies: {bodies or 'none'}.")
+            f"{by}. Bodies: {'; '.join(bodies) or 'none'}.")
 
 
 class _GraphFacts:
@@ -82,8 +82,17 @@ class _GraphFacts:
     def brief(self, node_id: str) -> dict[str, str]:
         return {"id": node_id, "label": self.graph.node(node_id).label}
 
-    def node_details(self, node_id: str) -> dict[str, Any]:
-        """Everything the details panel shows for one node, JSON-ready."""
+    def block_words(self, block_id: str) -> str:
+        """"the repeated block (3 x 14 nodes)": how a person reads a block (its id is for code)."""
+        return block_words(self.blocks[block_id], list(self.blocks.values()))
+
+    def _body_words(self, owner: Node, position: int, body_id: str) -> str:
+        """"IF body (true), 3 nodes": a body graph in words."""
+        return f"{body_label(owner, position)}, {count(len(self.graph.graph(body_id).nodes))} nodes"
+
+    def node_details(self, node_id: str, *, collapsed: bool = True) -> dict[str, Any]:
+        """Everything the details panel shows for one node, JSON-ready. `collapsed`: the node's repeated block (if
+        any) is drawn once for all its repeats (collapse on, block not expanded), which the note says."""
         node = self.graph.node(node_id)
         info = self.structure_of(node)
         out = node.to_dict()
@@ -95,38 +104,59 @@ class _GraphFacts:
         out["level"] = info.level[node_id]
         out["predecessors"] = [self.brief(p) for p in info.preds[node_id]]
         out["successors"] = [self.brief(s) for s in info.succs[node_id]]
+        notes = []
         if node.graph_id != self.graph.root.id:
-            parent = self.graph.graph(node.graph_id).parent_node_id
-            out["note"] = f"Inside the body graph {node.graph_id}" + (f" of node {parent}." if parent else ".")
+            parent_id = self.graph.graph(node.graph_id).parent_node_id
+            if parent_id:
+                owner = self.graph.node(parent_id)
+                where = body_label(owner, list(owner.body_graph_ids).index(node.graph_id))
+                out["graph_words"] = f"{where} of {owner.label}"
+                notes.append(f"Inside the {where} of the {owner.label} node.")
+            else:
+                out["graph_words"] = "a body graph"
+                notes.append("Inside a body graph.")
+        if node.body_graph_ids:
+            out["bodies"] = "; ".join(self._body_words(node, i, b) for i, b in enumerate(node.body_graph_ids))
         if node.conditional_type is not None:
-            said = _conditional_note(node, [p["label"] for p in out["predecessors"]])
-            out["note"] = f"{out['note']} {said}" if "note" in out else said
+            notes.append(_conditional_note(node, [p["label"] for p in out["predecessors"]],
+                                           [self._body_words(node, i, b) for i, b in enumerate(node.body_graph_ids)]))
         block_id = self.block_of.get(node_id)
         if block_id is not None:
             block = self.blocks[block_id]
             repeat, offset = block.locate(node_id) or (0, 0)
             out["block_id"] = block_id
-            where = (
-                f"Node {offset + 1} of {block.period} in repeat {repeat + 1} of {block.count} "
-                f"of the repeated block {block_id}."
-            )
-            out["note"] = f"{out['note']} {where}" if "note" in out else where
+            words = self.block_words(block_id)
+            if collapsed:
+                notes.append(f"Node {offset + 1} of {block.period} of {words}, which is drawn once for its "
+                             f"{block.count} repeats; this one is in repeat {repeat + 1} of {block.count}. Expand the block to draw "
+                             "every repeat.")
+            else:
+                notes.append(f"Node {offset + 1} of {block.period} in repeat {repeat + 1} of {block.count} of {words} "
+                             "(every repeat is drawn).")
+        if notes:
+            out["note"] = " ".join(notes)
         return out
 
-    def block_details(self, block_id: str) -> dict[str, Any]:
-        """The details panel for a repeated block drawn as one node."""
+    def block_details(self, block_id: str, *, collapsed: bool = True, repeat: int | None = None) -> dict[str, Any]:
+        """The details panel for a repeated block: drawn as one node (`collapsed`), or one of its repeats drawn in
+        full (`repeat`, counted from 0)."""
         block = self.blocks[block_id]
-        first = [self.brief(nid) for nid in block.representative]
+        first = [self.brief(nid) for nid in (block.node_ids[repeat] if repeat is not None else block.representative)]
+        words = self.block_words(block_id)
+        if collapsed:
+            note = (f"{block.count} repeats of {block.period} nodes ({block.count * block.period} in all), e.g. one "
+                    "per transformer layer, drawn once. Expand it to see every node.")
+        else:
+            where = f"Repeat {repeat + 1} of {block.count}: " if repeat is not None else ""
+            note = (f"{where}{block.count} repeats of {block.period} nodes ({block.count * block.period} in all), "
+                    "every repeat drawn.")
         return {
             "id": block_id,
-            "label": f"{block.count} × the same {block.period} nodes",
+            "label": words[0].upper() + words[1:],
             "kind": "repeated block",
             "graph_id": block.graph_id,
             "block_id": block_id,
-            "note": (
-                f"{block.count} repeats of {block.period} nodes ({block.count * block.period} in all), "
-                "e.g. one per transformer layer. Expand it to see every node."
-            ),
+            "note": note,
             "members": first,
         }
 
@@ -213,6 +243,10 @@ class Inspector(_DrawingWidget):
         families = Counter(family_of(n) or "other" for n in self.graph.kernels())
         self.family_options = [{"name": k, "count": n} for k, n in families.most_common()]
         self.summary = self._facts.summary_rows("summary")
+        self.hint = ("Click a node to see its details; the colours are kernel families (the legend above the "
+                     "drawing). Drag to pan, scroll to zoom." if profile is None else
+                     "Click a node to see its GPU time and module; darker is slower (the legend above the drawing), "
+                     "the critical path is outlined. Drag to pan, scroll to zoom.")
         self._start()
 
     def _draw(self) -> Any:
@@ -233,31 +267,42 @@ class Inspector(_DrawingWidget):
         left_out = getattr(self._drawing, "left_out", 0)
         if left_out:
             self.status = left_out_note(len(self._drawing.node_ids), left_out, self.max_nodes)
-        elif self.status.startswith("only the first"):
+        elif self.status.startswith(("only the first", "no node drawn")):
             self.status = ""
+        nothing = not self._drawing.node_ids and len(self.graph) and (self.hide_kinds or self.hide_families)
+        self.notice = nothing_drawn_note(self.hide_kinds, self.hide_families) if nothing else ""
+        if self.notice:
+            self.status = self.notice
         self._update_matches()
 
     def _json(self) -> str:
         return self.graph.to_json()
 
+    def _is_collapsed(self, block_id: str | None) -> bool:
+        """Whether a block is drawn once for all its repeats now (collapse on and the block not expanded)."""
+        return bool(block_id) and self.collapse and block_id not in self.expanded
+
     def details_for(self, node_id: str) -> dict[str, Any]:
         """The side panel's content for a node or block id ({} for "" or an unknown id)."""
         if not node_id:
             return {}
-        node_id = _EXPANDED_REPEAT.sub(r"\1", node_id)
+        repeat_match = _EXPANDED_REPEAT.match(node_id)
+        repeat = int(repeat_match.group(2)) if repeat_match else None
+        node_id = repeat_match.group(1) if repeat_match else node_id
         if node_id in self._facts.blocks:
-            details = self._facts.block_details(node_id)
+            details = self._facts.block_details(node_id, collapsed=self._is_collapsed(node_id), repeat=repeat)
         else:
             try:
-                details = self._facts.node_details(node_id)
+                details = self._facts.node_details(node_id,
+                                                   collapsed=self._is_collapsed(self._facts.block_of.get(node_id)))
             except KeyError:
                 self.status = f"{node_id!r} is not a node of this graph"
                 return {}
         timed = self._times.get(node_id)
         if timed is not None:
             if timed.median_us is not None:
-                details["gpu_time"] = (f"{timed.median_us:.2f} µs median (p10 {timed.p10_us:.2f}, p90 {timed.p90_us:.2f}), "
-                                       f"starts at {timed.start_us:.1f} µs")
+                details["gpu_time"] = (f"{duration(timed.median_us)} median (p10 {duration(timed.p10_us)}, p90 "
+                                       f"{duration(timed.p90_us)}), starts at {duration(timed.start_us)}")
             elif timed.kind in ("kernel", "memcpy", "memset"):
                 details["gpu_time"] = "not matched in the trace"
             details["module"] = ", ".join(timed.modules)
@@ -265,11 +310,14 @@ class Inspector(_DrawingWidget):
         elif self.profile is not None and node_id in self._facts.blocks:
             block = self._facts.blocks[node_id]
             total = sum(self._times[n].median_us or 0.0 for n in block.all_node_ids() if n in self._times)
-            details["gpu_time"] = f"{total:,.1f} µs in all {block.count} repeats"
+            details["gpu_time"] = f"{duration(total)} in all {block.count} repeats"
         details["expanded"] = details.get("block_id") in self.expanded
-        details["can_toggle"] = self.collapse and "block_id" in details  # the expand/collapse button
+        # the expand/collapse button: only while repeats are collapsed (collapse on)
+        details["can_toggle"] = self.collapse and "block_id" in details
         # a node folded into a collapsed repeat is outlined where it is drawn: its stand-in
         details["drawn_as"] = node_id if node_id in self._drawn else (self._stand_in(node_id) or "")
+        details["rows"] = display_rows(details)
+        details["code"] = node_id  # what code selects it by (w.selected = ...), shown under "for code"
         return details
 
     # -- search ------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from graphlab.errors import BadInputError, GraphvizMissingError, UnsupportedErro
 from graphlab.graph.diff import GraphDiff
 from graphlab.graph.model import CudaGraph, Graph, Node, NodeKind
 from graphlab.graph.structure import RepeatedBlock, analyze, bridged_edges, find_repeated_blocks
+from graphlab.present import duration, listing
 from graphlab.viz import style
 from graphlab.viz.banner import banner_text
 from graphlab.viz.dag import GraphLike, dag_of
@@ -35,6 +36,7 @@ MAX_DRAWN_NODES = 2000
 #: how long `dot` may lay out a drawing before graphlab gives up with a one-line error
 DOT_TIMEOUT_S = 120.0
 SAVE_FORMATS = {".svg": "svg", ".png": "png", ".gv": "gv", ".dot": "gv", ".pdf": "pdf"}
+_TIMED_KINDS = (NodeKind.KERNEL, NodeKind.MEMCPY, NodeKind.MEMSET)  # what a profile times
 _SLANTED = {"parallelogram", "trapezium", "hexagon", "house", "invhouse", "diamond", "cds", "cylinder"}
 
 
@@ -155,6 +157,7 @@ class _Options:
     name_prefix: str = ""
     id_prefix: str = ""
     fill: Callable[[Node], str] | None = None
+    tooltip_extra: Callable[[Node], str] | None = None  # a line added to each node's hover text (the heat map's time)
     extra_classes: Callable[[Node], list[str]] = field(default=lambda node: [])
     max_nodes: int | None = None  # draw at most this many nodes (None: all)
     blocks: list[RepeatedBlock] | None = None  # the graph's repeated blocks, when the caller found them already
@@ -223,8 +226,8 @@ class _Painter:
                     # short, so that the arrow into the cluster's centre misses it
                     label=f'<<B>x{block.count}</B> <FONT POINT-SIZE="9">({block.period} nodes'
                           f'{self._block_time_text(block)})</FONT>>',
-                    id=pid, tooltip=f"{block.id}: these {block.period} nodes ran {block.count} times in a row; "
-                    f"draw them all with render(..., expand=['{block.id}'])",
+                    id=pid, tooltip=f"{style.block_words(block, self.blocks)}: these {block.period} nodes ran "
+                    f"{block.count} times in a row; draw every repeat with render(..., expand=['{block.id}'])",
                     style="rounded,filled", fillcolor=style.BLOCK_FILL, color="#777777", penwidth="1.5",
                     labeljust="l", **{"class": "repeated-block collapsed"},
                 )
@@ -238,7 +241,7 @@ class _Painter:
                 continue
             with target.subgraph(name=f"cluster_{self.opts.name_prefix}{block.id}_{r}") as sub:
                 sub.attr(
-                    label=f"{block.id} {r + 1}/{block.count}", id=f"{pid}-{r}", style="rounded,dashed",
+                    label=f"repeat {r + 1} of {block.count}", id=f"{pid}-{r}", style="rounded,dashed",
                     color="#999999", labeljust="l", fontsize="8", **{"class": "repeated-block expanded"},
                 )
                 for nid in nodes:
@@ -262,7 +265,7 @@ class _Painter:
             "shape": style.KIND_SHAPES.get(node.kind, "box"),
             "style": "filled,rounded" if node.kind is NodeKind.KERNEL else "filled",
             "fillcolor": opts.fill(node) if opts.fill else style.fill_color(node),
-            "tooltip": style.tooltip(node),
+            "tooltip": style.tooltip(node, opts.tooltip_extra(node) if opts.tooltip_extra else ""),
         }
         if attrs["shape"] in _SLANTED:  # slanted shapes grow wide around their text: pad less
             attrs["margin"] = "0.02,0.01"
@@ -416,8 +419,9 @@ def render(
             `MAX_DRAWN_NODES`, 2,000; None: no limit). Past it, the first nodes in topological order
             are drawn and the title says how many were left out (`Drawing.left_out`).
         heat: a `gl.profile` result (or a mapping node id -> µs): fill each node by its GPU time instead of its
-            family (a log scale, legend in µs; a collapsed block's node is filled by the mean over its repeats,
-            its block's label gives their total), with the critical path outlined (the highlight colour,
+            family (a log scale from the fastest node's time to the slowest's, the same whether blocks are collapsed
+            or not; legend in µs; a collapsed block's node is filled by the mean over its repeats, its block's label
+            gives their total; each node's hover text gives its time), with the critical path outlined (the highlight colour,
             red-orange) when `critical` is on; labels on the darkest fills are white.
         blocks: the graph's repeated blocks if found already (`find_repeated_blocks(graph,
             min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)`), so they are not searched for again.
@@ -426,6 +430,7 @@ def render(
         A `Drawing`: `.source` (DOT), `.svg()`, `.pipe(format)`, `.save(path)`; shows inline in Jupyter.
     """
     cg = _as_cudagraph(graph)
+    hide_kinds, hide_families = [str(k) for k in hide_kinds], [str(f) for f in hide_families]
     opts = _Options(
         collapse=collapse,
         expand=frozenset(expand),
@@ -452,6 +457,8 @@ def render(
     if scale is not None:
         entries, heading = (scale.legend() if legend else []), "GPU time per replay"
     note = style.BLOCK_NOTE if legend and painter.collapsed else ""
+    if not painter.drawn and len(cg) and (opts.hide_kinds or opts.hide_families):
+        note = (f"{note}; " if note else "") + nothing_drawn_note(hide_kinds, hide_families)
     if painter.left_out:  # said even without the legend: the drawing is not the whole graph
         note = (f"{note}; " if note else "") + left_out_note(len(painter.drawn), painter.left_out, max_nodes)
     title = f"{_source_name(cg)}  ({len(cg):,} nodes)"
@@ -479,8 +486,20 @@ def _heat_fill(painter: _Painter, opts: _Options, heat: Any, critical: bool) -> 
             shown[rep] = shown.get(rep, 0.0) + times[hidden]
             repeats[rep] = repeats.get(rep, 0) + 1
     shown = {nid: total / repeats.get(nid, 1) for nid, total in shown.items() if nid not in painter.rep}
-    scale = HeatScale.of(shown)  # over what is drawn: a hidden repeat's own time sets no end of the legend
+    # over every node's own time, drawn or folded into a repeat: the legend's ends do not move when blocks are
+    # collapsed or expanded (a collapsed node's mean lies between them)
+    scale = HeatScale.of(times)
     opts.fill = lambda node: scale.color(shown.get(node.id))
+
+    def time_line(node: Node) -> str:
+        if node.id not in shown:
+            return "GPU time: not measured" if node.kind in _TIMED_KINDS else ""
+        if repeats.get(node.id, 1) > 1:
+            own = f"; this repeat {duration(times[node.id])}" if node.id in times else ""
+            return f"GPU time {duration(shown[node.id])} per replay, the mean of its {repeats[node.id]} repeats{own}"
+        return f"GPU time {duration(shown[node.id])} per replay"
+
+    opts.tooltip_extra = time_line
     on_path: frozenset[str] = frozenset()
     if critical and hasattr(heat, "critical_path"):
         on_path = frozenset(painter.rep.get(n, n) for n in heat.critical_path().node_ids)
@@ -490,6 +509,17 @@ def _heat_fill(painter: _Painter, opts: _Options, heat: Any, critical: bool) -> 
     return scale, on_path
 
 
+def nothing_drawn_note(hide_kinds: Iterable[str], hide_families: Iterable[str]) -> str:
+    """What a drawing whose every node is hidden says, and how to show nodes again."""
+    parts = []
+    if hide_kinds:
+        parts.append("kinds " + listing(sorted(hide_kinds)))
+    if hide_families:
+        parts.append("families " + listing(sorted(hide_families)))
+    return (f"no node drawn: every node is hidden ({' and '.join(parts)} left out); tick a kind or family again, or "
+            "pass fewer to hide_kinds / hide_families")
+
+
 def left_out_note(drawn: int, left_out: int, max_nodes: int | None) -> str:
     """What a capped drawing says about itself."""
     return (f"only the first {drawn:,} nodes are drawn ({left_out:,} more left out, max_nodes={max_nodes:,}): "
@@ -497,4 +527,4 @@ def left_out_note(drawn: int, left_out: int, max_nodes: int | None) -> str:
 
 
 __all__ = ["COLLAPSE_MIN_SAVED_NODES", "DOT_TIMEOUT_S", "Drawing", "MAX_DRAWN_NODES", "SAVE_FORMATS",
-           "left_out_note", "render"]
+           "left_out_note", "nothing_drawn_note", "render"]

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 from graphlab.graph.model import Node, NodeKind
+from graphlab.present import size as _size
+
+RepeatedBlockLike = Any  # graphlab.graph.structure.RepeatedBlock (id, count, period), or anything with those
 
 # kernel family -> fill colour (legend order)
 FAMILY_COLORS: dict[str, str] = {
@@ -117,13 +121,8 @@ def _clip(text: str, limit: int = MAX_NAME_CHARS) -> str:
 
 
 def format_bytes(size_bytes: int) -> str:
-    """1536 -> "1.5 KiB"; binary units, as CUDA allocations are."""
-    value = float(size_bytes)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.3g} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
+    """1536 -> "1.50 KiB"; binary units, as CUDA allocations are (`graphlab.present.size`)."""
+    return _size(size_bytes)
 
 
 def _dim(dims: tuple[int, int, int]) -> str:
@@ -206,8 +205,9 @@ def is_dark(color: str) -> bool:
     return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] < 0.3
 
 
-def tooltip(node: Node) -> str:
-    """Hover text: the full demangled kernel name (or the kind), the family, then the node id.
+def tooltip(node: Node, extra: str = "") -> str:
+    """Hover text: the full demangled kernel name (or the kind), the family, `extra` (the heat map's GPU time),
+    then the node id (what code selects it by).
 
     Lines are joined with Graphviz's `\\n` escape, so the DOT source keeps one line per node."""
     if node.kind is NodeKind.KERNEL:
@@ -216,8 +216,27 @@ def tooltip(node: Node) -> str:
             lines.append(f"[{node.family}]")
     else:
         lines = [" ".join(p for p in (node.kind.value, label_lines(node)[1]) if p)]
-    lines.append(node.id)
+    if extra:
+        lines.append(extra)
+    lines.append(f"id for code: {node.id}")
     return "\\n".join(line.replace("\\", "\\\\") for line in lines)
+
+
+def block_words(block: "RepeatedBlockLike", blocks: "list[RepeatedBlockLike] | tuple[RepeatedBlockLike, ...]" = ()) -> str:
+    """A repeated block in words, as a person reads it: "the repeated block (3 x 14 nodes)"; when the graph has
+    several, "repeated block 2 of 3 (3 x 14 nodes)". Its id ("block_0") is for code only.
+
+        >>> from types import SimpleNamespace as B
+        >>> block_words(B(id="block_0", count=3, period=14))
+        'the repeated block (3 x 14 nodes)'
+        >>> block_words(B(id="block_1", count=2, period=5), [B(id="block_0"), B(id="block_1")])
+        'repeated block 2 of 2 (2 x 5 nodes)'
+    """
+    shape = f"{block.count} x {block.period} nodes"
+    ids = [b.id for b in blocks]
+    if len(ids) > 1 and block.id in ids:
+        return f"repeated block {ids.index(block.id) + 1} of {len(ids)} ({shape})"
+    return f"the repeated block ({shape})"
 
 
 def body_label(owner: Node, position: int) -> str:
@@ -285,5 +304,5 @@ def diff_table(names: tuple[str, str], counts: dict[str, tuple[int, int]], lines
 
 __all__ = ["BLOCK_FILL", "BLOCK_NOTE", "BODY_FILL", "EDGE_COLOR", "EMPTY_FILL", "FAMILY_COLORS", "FONT",
            "HIGHLIGHT_COLOR", "KIND_SHAPES", "KIND_TITLES", "LINE_COLOR", "MAX_NAME_CHARS", "NON_KERNEL_FILL",
-           "SELECTED_COLOR", "STATUS_COLORS", "body_label", "css_classes", "diff_table", "family_of",
+           "SELECTED_COLOR", "STATUS_COLORS", "block_words", "body_label", "css_classes", "diff_table", "family_of",
            "fill_color", "format_bytes", "html_label", "label_lines", "slug", "title_label", "tooltip"]
