@@ -114,7 +114,7 @@ def test_html_and_text_tables():
     d = diff(renumber([("a",), ("b",)]), renumber([("a",), ("b", "ATen elementwise", (4, 1, 1)), ("c",)]),
              names=("batch 1", "batch 8"))
     html = d._repr_html_()
-    assert "<table>" in html and "batch 8" in html and "grid 1x1x1 -&gt; 4x1x1" in html
+    assert "<table" in html and "batch 8" in html and "grid 1x1x1 -&gt; 4x1x1" in html
     text = d.summary()
     assert text.splitlines()[0] == "batch 1 vs batch 8: 1 changed, 1 added, 0 removed, 1 same"
     assert "kernel" in text and "added: c" in text
@@ -127,7 +127,7 @@ def test_repr_is_one_short_line_and_the_html_stays(read):
     text = repr(d)  # the dataclass repr printed both graphs and every match
     assert len(text) < 200 and "\n" not in text
     assert text == f"<GraphDiff 'batch 1' vs 'batch 8': {d._headline()}; {len(a)} vs {len(b)} nodes>"
-    assert "<table>" in d._repr_html_()  # notebooks still get the tables
+    assert "<table" in d._repr_html_()  # notebooks still get the tables
 
 
 # -- real captures ------------------------------------------------------------------------

@@ -101,8 +101,8 @@ def test_recorded_examples_load_as_they_were(recorded):
     assert ex.diff(8).identical
     rows = ex.memory_rows()
     assert [(r["batch_size"], r["compile_pool_bytes"], r["capture_pool_bytes"]) for r in rows] == [(1, 3, 7), (8, 5, 9)]
-    assert list(ex.calls_table().columns) == ["batch_size", "call", "seconds", "new_graphs"]
-    assert ex.facts == {"recordings": 2} and "recordings=2" in repr(ex) and "<ul>" in ex._repr_html_()
+    assert list(ex.calls_table().to_pandas().columns) == ["batch_size", "call", "did", "seconds", "new_graphs"]
+    assert ex.facts == {"recordings": 2} and "2 graphs" in repr(ex) and "recordings" in ex._repr_html_()
     mgc = watch_example("make_graphed_callables")
     assert [g.role for g in mgc.seen] == ["forward", "backward"]
     assert watch_example("torch.cuda.graph").seen[0].library == TORCH_CUDA_GRAPH

@@ -55,8 +55,8 @@ def test_summary_counts_by_library_and_shape_with_pool_memory():
     assert by_shape[(COMPILE_TREES, "recording", "8x64")]["pool_bytes"] == 4 * MiB
     assert by_shape[(TORCH_CUDA_GRAPH, "", "?")]["nodes"] == len(gl.parse_dot(MLP))
     text = str(summary)
-    assert "6 graphs, pool memory 8.00 MiB in all" in text and "8x64" in text
-    assert "<table>" in summary._repr_html_()
+    assert "6 graphs; their pools grew 8.00 MiB in all" in text and "8 x 64" in text
+    assert "<table" in summary._repr_html_() and "pools grew (MiB)" in summary._repr_html_()
     frame = summary.to_pandas()
     assert list(frame.columns) == ["library", "role", "input_shapes", "graphs", "nodes", "kernels", "pool_bytes",
                                    "capture_ms"]
@@ -113,7 +113,7 @@ def test_the_torch_graph_is_held_weakly():
 def test_repr_and_shapes_text():
     seen = watched()
     assert "WatchedGraphs: 6 graphs (closed)" in repr(seen)
-    assert "#2 torch.compile (CUDAGraph Trees) recording [8x64]" in repr(seen[2])
+    assert "#2: torch.compile (CUDAGraph Trees) recording, inputs 8 x 64" in repr(seen[2])
     assert "no DOT (empty)" in repr(seen[0])
-    assert "<table>" in seen._repr_html_()
+    assert "<table" in seen._repr_html_()
     assert shapes_text(None) == "?" and shapes_text([]) == "none" and shapes_text([[2, 3], []]) == "2x3, scalar"

@@ -264,6 +264,7 @@ class GraphDiff:
             mark = "" if x == y else "  *"
             lines.append(f"  {kind:<16}{x:>{wa}}{y:>{wb}}{mark}")
         for row in self.rows():
+            row = {**row, "a": _uncut(row["a"], self.a, row["a_ids"]), "b": _uncut(row["b"], self.b, row["b_ids"])}
             times = f" x{row['count']}" if row["count"] > 1 else ""
             where = f" [in {modules_text(row['modules'])}]" if row["modules"] else ""
             if row["status"] in (CHANGED, FUSED):
@@ -292,29 +293,47 @@ class GraphDiff:
         na, nb = self.names
         return f"<GraphDiff {na!r} vs {nb!r}: {self._headline()}; {len(self.a):,} vs {len(self.b):,} nodes>"
 
-    def _repr_html_(self) -> str:
-        esc = html.escape
+    def counts_table(self) -> Any:
+        """Nodes by kind on each side (a `present.Table`)."""
+        from graphlab.present import Column, Table
+
         na, nb = self.names
-        head = f"<p><b>{esc(na)}</b> vs <b>{esc(nb)}</b>: {esc(self._headline())}</p>"
-        kinds = "".join(
-            f"<tr><td>{esc(k)}</td><td>{x}</td><td>{y}</td></tr>" for k, (x, y) in self.count_by_kind().items()
-        )
-        counts = f"<table><tr><th>kind</th><th>{esc(na)}</th><th>{esc(nb)}</th></tr>{kinds}</table>"
-        with_modules = self.has_modules
-        body = "".join(
-            f"<tr><td>{esc(r['status'])}</td><td>{r['count']}</td><td>{esc(r['kind'])}</td>"
-            f"<td>{esc(r['a'])}</td><td>{esc(r['b'])}</td><td>{esc(r['detail'])}</td>"
-            + (f"<td>{esc(modules_text(r['modules']))}</td>" if with_modules else "") + "</tr>"
-            for r in self.rows()
-        )
-        table = (
-            "<table><tr><th>change</th><th>nodes</th><th>kind</th>"
-            f"<th>{esc(na)}</th><th>{esc(nb)}</th><th>detail</th>"
-            + ("<th>module</th>" if with_modules else "") + f"</tr>{body}</table>"
-            if body
-            else ""
-        )
-        return head + counts + table
+        rows = [{"kind": k, "a": x, "b": y} for k, (x, y) in self.count_by_kind().items()]
+        return Table(rows, [Column("kind", "kind of node", kind="text"), Column("a", f"{na}: nodes", kind="count"),
+                            Column("b", f"{nb}: nodes", kind="count")], index="kind")
+
+    def table(self, *, group: bool = True, include_same: bool = False, limit: int | None = 40) -> Any:
+        """The differences as a `present.Table`, in graph order: what changed, how many times, the node on each
+        side (kernel names that the short label cuts are shown in full, as code), what else differs, and the modules
+        when known. `limit=None` shows every row; `.rows()` gives them as dicts."""
+        from graphlab.present import Column, Table
+
+        na, nb = self.names
+        rows = []
+        for r in self.rows(group=group, include_same=include_same):
+            rows.append({"status": r["status"], "count": r["count"], "kind": r["kind"],
+                         "a": _uncut(r["a"], self.a, r["a_ids"]) or None, "b": _uncut(r["b"], self.b, r["b_ids"]) or None,
+                         "detail": r["detail"] or None, "modules": _modules_code(r["modules"]) or None})
+        columns = [Column("status", "change", kind="text"), Column("count", "how many", kind="count"),
+                   Column("kind", "kind", kind="text"),
+                   Column("a", na, kind="text", missing="no such node on this side"),
+                   Column("b", nb, kind="text", missing="no such node on this side"),
+                   Column("detail", "what else differs", kind="text", missing="nothing else")]
+        if self.has_modules:
+            columns.append(Column("modules", "module", kind="text", missing="not known"))
+        notes = ["how many: nodes with this change (for a fused row: fusions like it)."]
+        return Table(rows, columns, title=f"{na} vs {nb}: {self._headline()}", notes=notes, limit=limit,
+                     more="`.table(limit=None)` shows them all; `.rows()` gives them as dicts")
+
+    def _repr_html_(self) -> str:
+        changes = self.table()
+        if not changes.rows:
+            na, nb = self.names
+            return f"<p><b>{html.escape(na)} vs {html.escape(nb)}</b>: {html.escape(self._headline())}</p>" + \
+                self.counts_table()._repr_html_()
+        title, changes.title = changes.title, ""
+        return (f"<p><b>{html.escape(title)}</b></p>" + self.counts_table()._repr_html_() + "<br>"
+                + changes._repr_html_())
 
 
 def _add_to_row(row: dict[str, Any], a_ids: list[str], b_ids: list[str], modules: list[str]) -> None:
@@ -324,6 +343,31 @@ def _add_to_row(row: dict[str, Any], a_ids: list[str], b_ids: list[str], modules
     for module in modules:
         if module and module not in row["modules"]:
             row["modules"].append(module)
+
+
+def _uncut(text: str, graph: CudaGraph, ids: list[str]) -> str:
+    """A row's label with every kernel name its short label cut ("…") given in full, as code: the Triton kernel
+    `triton_per_fused_add_addmm_embedding_native_layer_norm_0` for "add_addmm_embedding_native_laye… (Triton)"."""
+    if "\u2026" not in text:
+        return text
+    full: dict[str, list[str]] = {}
+    for nid in ids:
+        node = graph.node(nid)
+        if "\u2026" in node.label:
+            full.setdefault(node.label, [])
+            name = node.name or node.demangled_name
+            if name and name not in full[node.label]:
+                full[node.label].append(name)
+    return " + ".join(", ".join(f"`{n}`" for n in full[part]) if full.get(part) else part
+                      for part in text.split(" + "))
+
+
+def _modules_code(modules: list[str], shown: int = 3) -> str:
+    """A row's modules as code, a few of them and how many more: "`blocks.0.fc`, `blocks.1.fc` and 10 more"."""
+    if not modules:
+        return ""
+    head = ", ".join(f"`{m}`" for m in modules[:shown])
+    return head if len(modules) <= shown else f"{head} and {len(modules) - shown} more"
 
 
 def modules_text(modules: list[str], shown: int = 3) -> str:

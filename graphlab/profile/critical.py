@@ -12,9 +12,11 @@ the new span (`simulate`, `what_if`). Untimed nodes (empty, event, conditional o
 """
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from graphlab import present
 from graphlab.errors import BadInputError
 
 
@@ -38,6 +40,18 @@ class CriticalPath:
 
     def to_dict(self) -> dict[str, object]:
         return {"node_ids": list(self.node_ids), "span_us": self.span_us, "node_us": self.node_us}
+
+    def describe(self) -> str:
+        """The path in words: "47 nodes on the critical path: 179 µs, of it 21.3 µs gaps between nodes."."""
+        n = len(self.node_ids)
+        return (f"{present.count(n)} node{'s' if n != 1 else ''} on the critical path: "
+                f"{present.duration(self.span_us)}, of it {present.duration(self.gap_us)} gaps between nodes.")
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def _repr_html_(self) -> str:
+        return f"<p>{html.escape(self.describe())}</p>"
 
 
 def simulate(order: Sequence[str], preds: Mapping[str, Sequence[str]], dur_us: Mapping[str, float],

@@ -1,31 +1,53 @@
 """A graph's profile: every node's GPU time over several replays, its module, the span and the idle time inside it,
 what could not be matched and why, and the critical path with a what-if.
 
-Pure: standard library and the pure modules of graphlab.graph and graphlab.profile; pandas and plotly only inside
-the methods that make tables (`table`, `by_module`). Built from the replays' events by `build_profile`, or read
-back from a recording by `Profile.from_dict`.
+Pure: standard library and the pure modules of graphlab.graph and graphlab.profile; pandas only inside
+`to_pandas`. Every view is a `present.Table` (kernel names and module paths as labels, times in µs, ms or s, shares
+in %). Built from the replays' events by `build_profile`, or read back from a recording by `Profile.from_dict`.
 
     >>> prof = gl.profile(captured, replays=20)         # doctest: +SKIP
-    >>> prof.table().head(), prof.span_us, prof.idle_us  # doctest: +SKIP
+    >>> prof                                             # the span, its idle time, the slowest nodes
+    >>> prof.table(top=10), prof.span_us, prof.idle_us   # doctest: +SKIP
     >>> prof.by_module(depth=2)                          # doctest: +SKIP
-    >>> prof.critical_path().node_ids, prof.what_if({"graph_1_node_4": 0.5})   # doctest: +SKIP
+    >>> prof.critical_path(), prof.what_if_table(0.5)    # doctest: +SKIP
+    >>> prof.compare(prof64), prof.compare(prof64, by="module", depth=2)   # doctest: +SKIP
 """
 from __future__ import annotations
 
-import html
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from graphlab import present
 from graphlab.errors import BadInputError
 from graphlab.graph.model import CudaGraph, NodeKind
+from graphlab.present import Code, Column, Table
 from graphlab.profile.critical import CriticalPath, critical_path, what_if
 from graphlab.profile.events import GpuEvent
-from graphlab.profile.match import TIMED_KINDS, Dag, ReplayMatch, match_replay
+from graphlab.profile.match import (BY_COPY_KERNEL, BY_LOOSE_NAME, BY_NODE_ID, BY_SIGNATURE, OUT_OF_ORDER, TIMED_KINDS,
+                                    Dag, ReplayMatch, match_replay)
 from graphlab.profile.modules import OUTSIDE, ModuleSpan, assign_modules, module_prefix
 from graphlab.stats import median, percentile
 
 SCHEMA = 1
+
+#: how a node's events were found, in words
+MATCHED_WORDS = {
+    BY_SIGNATURE: "its kernel name, grid and block, in the order the DAG allows",
+    BY_NODE_ID: "the node id the trace carries",
+    BY_LOOSE_NAME: "its kernel's function name (the template arguments differ)",
+    OUT_OF_ORDER: "its kernel name, grid and block, out of the DAG's order",
+    BY_COPY_KERNEL: "a copy the driver ran as a kernel",
+}
+
+
+def module_label(path: str) -> Any:
+    """A module path as a table shows it: code (`blocks.0.mlp`), or words for the two that are not paths."""
+    if path in ("(root)", ""):
+        return "the model's own forward"
+    if path == OUTSIDE:
+        return "outside any module"
+    return Code(path)
 
 
 @dataclass(frozen=True)
@@ -158,22 +180,84 @@ class Profile:
 
     # -- tables ---------------------------------------------------------------------------------------------
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per node: id, kind, name, family, module, median/p10/p90 µs, start µs, share of the node sum."""
+        """One dict per node (raw numbers, for code): node id, kind, name, family, module, median/p10/p90 µs, start
+        µs, share of the node sum, how it was matched."""
         total = self.node_sum_us or 1.0
         return [{"node": n.node_id, "kind": n.kind, "name": n.label, "family": n.family or "",
                  "module": ", ".join(n.modules), "median_us": n.median_us, "p10_us": n.p10_us, "p90_us": n.p90_us,
                  "start_us": n.start_us, "share_pct": None if n.median_us is None else 100.0 * n.median_us / total,
                  "matched_by": n.matched_by or ""} for n in self.nodes]
 
-    def table(self, *, sort: str | None = "median_us", timed_only: bool = True) -> Any:
-        """The per-node table as a pandas DataFrame (slowest first by default; `sort=None`: DAG order)."""
+    def to_pandas(self, *, timed_only: bool = True) -> Any:
+        """`rows()` as a pandas DataFrame, in DAG order (node ids in "node": what `node()` and `what_if` take)."""
         import pandas as pd
 
+        return pd.DataFrame([r for r in self.rows() if not timed_only or r["median_us"] is not None])
+
+    def where(self) -> str:
+        """Where the profile was measured: the recording's banner, or the GPU and date of a live run."""
+        recorded = self.conditions.get("recorded")
+        if recorded:
+            return str(recorded)
+        gpu, date = self.conditions.get("gpu"), str(self.conditions.get("date") or "")[:10]
+        return f"measured on {gpu}" + (f" on {date}" if date else "") if gpu else ""
+
+    def _titled(self, what: str) -> str:
+        where = self.where()
+        if not where:
+            return what
+        if what.endswith("."):
+            return f"{what} {where[0].upper()}{where[1:]}."
+        return f"{what}; {where[0].lower()}{where[1:]}"
+
+    def _matched_words(self) -> str:
+        timed = self._timed()
+        matched = [n for n in timed if n.matched_by]
+        ways = Counter(n.matched_by for n in matched)
+        if len(matched) == len(timed):
+            head = f"all {present.count(len(timed))} GPU nodes matched to their kernel events"
+        else:
+            head = f"{present.count(len(matched))} of {present.count(len(timed))} GPU nodes matched to their events"
+        if len(ways) == 1:
+            (how,) = ways
+            head += f", each by {MATCHED_WORDS.get(how, how)}"
+        elif ways:
+            head += " (" + "; ".join(f"{present.count(n)} by {MATCHED_WORDS.get(h, h)}" for h, n in ways.most_common()) + ")"
+        return head
+
+    def headline(self) -> str:
+        """The profile in one sentence: replays, the GPU span and its idle time, how many nodes were matched."""
+        idle_share = 100.0 * self.idle_us / self.span_us if self.span_us else 0.0
+        return (f"{self.name}, {present.count(self.replays)} replays: GPU span {present.duration(self.span_us)}, of it "
+                f"{present.duration(self.idle_us)} idle ({present.percent(idle_share)}); {self._matched_words()}.")
+
+    def _unmatched_notes(self) -> list[str]:
+        return [f"{present.count(len(ids))} node{'s' if len(ids) != 1 else ''} without a time: {reason}."
+                for reason, ids in self.unmatched.items()]
+
+    def table(self, top: int | None = None, *, sort: str | None = "median_us", timed_only: bool = True) -> Table:
+        """One row per node, slowest first (`sort=None`: the DAG's order): its kernel, the module that launched it,
+        its median and p10 / p90 GPU time over the replays, when it starts in the replay and its share of the summed
+        node time. `top` shows the first rows only (the note says how many more). Node ids, for `node()` and
+        `what_if`, are in `rows()` and `to_pandas()`."""
         rows = [r for r in self.rows() if not timed_only or r["median_us"] is not None]
-        frame = pd.DataFrame(rows)
-        if sort and not frame.empty:
-            frame = frame.sort_values(sort, ascending=False, kind="stable").reset_index(drop=True)
-        return frame
+        if sort:
+            rows.sort(key=lambda r: -(r.get(sort) or 0.0))
+        shown = [{**r, "name": r["name"], "module": module_label(r["module"]) if r["module"] else None} for r in rows]
+        columns = [Column("name", "kernel", kind="text"), Column("module", "module", kind="text",
+                                                                  missing="not recorded at capture"),
+                   Column("median_us", "median", kind="time", missing="not matched in any replay"),
+                   Column("p10_us", "p10", kind="time", missing="not matched in any replay"),
+                   Column("p90_us", "p90", kind="time", missing="not matched in any replay"),
+                   Column("start_us", "starts at", kind="time", missing="not matched in any replay"),
+                   Column("share_pct", "share of node time", kind="percent", missing="not matched in any replay")]
+        notes = ["median, p10, p90: the node's GPU time over the replays; starts at: its median start after the "
+                 "replay's first node; share of node time: its median over the sum of every node's median.",
+                 self._matched_words()[0].upper() + self._matched_words()[1:] + "."]
+        notes += self._unmatched_notes()
+        order = "slowest first" if sort else "in DAG order"
+        return Table(shown, columns, title=self._titled(f"{self.name}: GPU time per node, {order}"), notes=notes,
+                     limit=top, more="`prof.table()` shows them all")
 
     def module_rows(self, depth: int | None = None) -> list[dict[str, Any]]:
         """GPU time by module (cut to `depth` dotted parts), slowest first; a node listing several modules
@@ -191,13 +275,92 @@ class Profile:
         return [{"module": m or "(root)", "nodes": count[m], "gpu_us": t, "share_pct": 100.0 * t / total}
                 for m, t in time.most_common()]
 
-    def by_module(self, depth: int | None = None) -> Any:
-        """`module_rows` as a pandas DataFrame."""
-        import pandas as pd
+    def by_module(self, depth: int | None = None, top: int | None = None) -> Table:
+        """GPU time by module (cut to `depth` dotted parts: `depth=2` adds up everything under `blocks.0`),
+        slowest first: the module, its nodes, their summed median GPU time and its share of the node time.
+        `.column("module")` gives the module paths, `module_rows()` the raw rows."""
+        rows = [{**r, "label": module_label(r["module"])} for r in self.module_rows(depth)]
+        columns = [Column("label", "module", kind="text"), Column("nodes", "nodes", kind="count"),
+                   Column("gpu_us", "GPU time", kind="time"),
+                   Column("share_pct", "share of node time", kind="percent")]
+        cut = f", modules cut to {depth} dotted part{'s' if depth != 1 else ''}" if depth else ""
+        notes = ["GPU time: the summed median time of the module's nodes per replay (a fused kernel listing several "
+                 "modules is split evenly between them)."]
+        if any(r["module"] == "(root)" for r in rows):
+            notes.append("the model's own forward: nodes launched by the model's forward itself, outside its "
+                         "submodules.")
+        return Table(rows, columns, title=self._titled(f"{self.name}: GPU time by module{cut}"), notes=notes,
+                     limit=top, more="`by_module()` without `top` shows them all")
 
-        return pd.DataFrame(self.module_rows(depth), columns=["module", "nodes", "gpu_us", "share_pct"])
+    def compare(self, *others: Profile, by: str | None = None, depth: int | None = 2) -> Table:
+        """This profile beside others. `by=None`: one row per profile with its GPU nodes, span, busy and idle time
+        and idle share; `by="module"`: one row per module (cut to `depth`), its GPU time in each profile and the
+        last one's over this one's."""
+        profiles = (self, *others)
+        if by is None:
+            rows = [{"name": p.name, "replays": p.replays, "gpu_nodes": len(p._timed()), "span_us": p.span_us,
+                     "busy_us": p.busy_us, "idle_us": p.idle_us,
+                     "idle_pct": 100.0 * p.idle_us / p.span_us if p.span_us else None} for p in profiles]
+            columns = [Column("name", "profile", kind="text"), Column("replays", "replays", kind="count"),
+                       Column("gpu_nodes", "GPU nodes", kind="count"), Column("span_us", "GPU span", kind="time"),
+                       Column("busy_us", "busy", kind="time"), Column("idle_us", "idle", kind="time"),
+                       Column("idle_pct", "idle share of the span", kind="percent")]
+            notes = ["GPU span: from the first node's start to the last node's end (median over the replays); busy: "
+                     "the time some node ran; idle: the rest, the GPU waiting between nodes."]
+            return Table(rows, columns, title=self._titled("GPU span, busy and idle time"), notes=notes)
+        if by != "module":
+            raise BadInputError(f"compare(by=...) takes None or 'module', not {by!r}")
+        times = [{r["module"]: r["gpu_us"] for r in p.module_rows(depth)} for p in profiles]
+        modules = list(dict.fromkeys(m for t in times for m in t))
+        rows = []
+        for m in modules:
+            row: dict[str, Any] = {"label": module_label(m)}
+            for i, t in enumerate(times):
+                row[f"t{i}"] = t.get(m)
+            first, last = times[0].get(m), times[-1].get(m)
+            row["ratio"] = last / first if first and last is not None else None
+            rows.append(row)
+        rows.sort(key=lambda r: -(r["t0"] or 0.0))
+        columns = [Column("label", "module", kind="text")]
+        columns += [Column(f"t{i}", p.name, kind="time", missing="no node of this module")
+                    for i, p in enumerate(profiles)]
+        columns.append(Column("ratio", f"{profiles[-1].name} / {self.name}", kind="ratio",
+                              missing="not in both profiles"))
+        cut = f", modules cut to {depth} dotted part{'s' if depth != 1 else ''}" if depth else ""
+        return Table(rows, columns, title=self._titled(f"GPU time by module{cut}"),
+                     notes=["each profile's summed median GPU time of the module's nodes, per replay."])
+
+    def what_if_table(self, factor: float = 0.5, top: int = 5) -> Table:
+        """What the critical-path model predicts for the replay's span if one node ran `factor` times as long (0.5:
+        twice as fast), for each of the `top` slowest nodes: its kernel, module and time, the predicted span and
+        what it saves."""
+        if factor < 0:
+            raise BadInputError("what_if_table: a node's time factor cannot be negative (0.5 means twice as fast)")
+        path = self.critical_path()
+        on_path = set(path.node_ids)
+        model_span = path.span_us
+        slow = sorted((n for n in self.nodes if n.median_us is not None), key=lambda n: -(n.median_us or 0.0))[:top]
+        rows = []
+        for n in slow:
+            predicted = self.what_if({n.node_id: factor})
+            rows.append({"name": n.label, "module": module_label(", ".join(n.modules)) if n.modules else None,
+                         "median_us": n.median_us, "on_path": n.node_id in on_path, "predicted_us": predicted,
+                         "saved_us": model_span - predicted})
+        columns = [Column("name", "kernel", kind="text"),
+                   Column("module", "module", kind="text", missing="not recorded at capture"),
+                   Column("median_us", "its time", kind="time"),
+                   Column("on_path", "on the critical path", kind="bool"),
+                   Column("predicted_us", "predicted span", kind="time"), Column("saved_us", "saved", kind="time")]
+        speed = "twice as fast" if factor == 0.5 else f"{present.number(factor)} times its time"
+        notes = [f"{path.describe()} The model starts each node when its last predecessor ends, plus the gap "
+                 f"measured before it; with the measured times it gives {present.duration(model_span)}, against "
+                 f"{present.duration(self.span_us)} measured.",
+                 "`prof.what_if(node_id, factor)` predicts for any node (node ids are in `prof.rows()`)."]
+        return Table(rows, columns, title=self._titled(f"{self.name}: one node {speed}, the predicted span"),
+                     notes=notes)
 
     def summary(self) -> dict[str, Any]:
+        """The headline numbers as a dict, for code and recordings (`headline()` says them in words)."""
         timed = self._timed()
         return {"name": self.name, "replays": self.replays, "nodes": len(self.nodes), "gpu_nodes": len(timed),
                 "matched": sum(1 for n in timed if n.matched_by), "matched_pct": round(100 * self.matched_fraction, 2),
@@ -232,21 +395,22 @@ class Profile:
 
     # -- display -------------------------------------------------------------------------------------------
     def __repr__(self) -> str:
-        s = self.summary()
-        return (f"<Profile {self.name}: {s['replays']} replays, span {s['span_us']:.1f} µs (idle {s['idle_us']:.1f}), "
-                f"{s['matched']}/{s['gpu_nodes']} GPU nodes matched>")
+        return f"<Profile {self.headline()}>"
+
+    def overview(self, top: int = 8) -> Table:
+        """The headline sentence and the `top` slowest nodes: kernel, module, median GPU time and share."""
+        full = self.table(top=top)
+        keep = [c for c in full.columns if c.key in ("name", "module", "median_us", "share_pct")]
+        notes = ["median: the node's GPU time over the replays; share of node time: its median over the sum of every "
+                 "node's median."] + self._unmatched_notes()
+        return Table(full.rows, keep, title=self._titled(self.headline()), notes=notes, limit=top,
+                     more="`prof.table()` lists them all, with p10 / p90 and start times")
+
+    def __str__(self) -> str:
+        return str(self.overview())
 
     def _repr_html_(self) -> str:
-        s = self.summary()
-        where = self.conditions.get("recorded") or self.conditions.get("gpu", "")
-        top = sorted((n for n in self.nodes if n.median_us is not None), key=lambda n: -(n.median_us or 0))[:8]
-        rows = "".join(f"<tr><td>{html.escape(n.node_id)}</td><td>{html.escape(n.label)}</td>"
-                       f"<td>{html.escape(', '.join(n.modules))}</td><td>{n.median_us:.2f}</td></tr>" for n in top)
-        missing = "; ".join(f"{len(v)} {html.escape(k)}" for k, v in self.unmatched.items())
-        return (f"<b>{html.escape(self.name)}</b>: {s['replays']} replays, GPU span <b>{s['span_us']:.1f} µs</b>, "
-                f"idle inside it {s['idle_us']:.1f} µs; {s['matched']}/{s['gpu_nodes']} GPU nodes matched"
-                f"{f' (unmatched: {missing})' if missing else ''}<br><i>{html.escape(str(where))}</i>"
-                f"<table><tr><th>node</th><th>kernel</th><th>module</th><th>median µs</th></tr>{rows}</table>")
+        return self.overview()._repr_html_()
 
 
 def _union_us(events: Sequence[GpuEvent]) -> float:
@@ -354,4 +518,4 @@ def _modules_of(graph: CudaGraph, spans: Iterable[ModuleSpan] | None,
     return out
 
 
-__all__ = ["NodeTime", "Profile", "SCHEMA", "build_profile"]
+__all__ = ["MATCHED_WORDS", "NodeTime", "Profile", "SCHEMA", "build_profile", "module_label"]

@@ -6,7 +6,7 @@ module spans and the raw GPU events of 3 replays (so the CPU tests re-run the ma
 ride along: module attribution on a model whose modules launch known numbers of kernels, and the what-if (one GEMM
 on half its inner dimension, predicted vs measured span: `what_if_check`) on a chain and on two branches captured
 on two streams.
-Notebook 11 reads it (`graphlab.profile.recorded`).
+Notebook 11 reads it (`graphlab.profile.recorded`; `what_if_checks()` shows the what-if check as a table).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from torch import nn
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.profile.api import capture_with_modules, profile_replays
 from graphlab.profile.modules import assign_modules
+from graphlab.profile.recorded import what_if_checks
 from graphlab.profile.results import build_profile
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.capture.api import capture
@@ -235,4 +236,4 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     return folder
 
 
-__all__ = ["BATCH_SIZES", "EXPECTED", "RECORDING", "REPLAYS", "counted_model", "record"]
+__all__ = ["BATCH_SIZES", "EXPECTED", "RECORDING", "REPLAYS", "counted_model", "record", "what_if_checks"]

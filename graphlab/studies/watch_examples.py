@@ -14,12 +14,12 @@ the other two take about a second.
 """
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from graphlab import present
 from graphlab.clock import Stopwatch
 from graphlab.timing.sync import cuda_sync
 from graphlab.capture.api import capture
@@ -28,6 +28,7 @@ from graphlab.errors import BadInputError, RecordingError
 from graphlab.graph.diff import diff
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.mode import stand_in
+from graphlab.present import Column, Table
 from graphlab.progress import progress_bar
 from graphlab.studies.catalog import open_recording
 from graphlab.watch.api import watch
@@ -108,15 +109,71 @@ class WatchExample:
                          "capture_kernels": len(ref.kernels()), "capture_pool_bytes": self.reference_pool_bytes.get(b)})
         return rows
 
-    def memory_table(self) -> Any:
-        import pandas as pd
+    def _title(self, what: str) -> str:
+        return f"{what}: {self.source}" if self.source else what
 
-        return pd.DataFrame(self.memory_rows())
+    def memory_table(self) -> Table:
+        """Pool memory per batch size, in MiB: what torch.compile's recording took from the device and what its one
+        shared pool held right after it, beside gl.capture's own pool for the same model (`.memory_rows()` gives
+        the raw numbers, with the node and kernel counts)."""
+        mib = 1 / 2**20
+        columns = [Column("batch_size", "batch size", kind="count"),
+                   Column("compile_pool_bytes", "torch.compile: pool grew", kind="number", factor=mib, unit="MiB"),
+                   Column("compile_pool_reserved_bytes", "torch.compile: shared pool held after", kind="number",
+                          factor=mib, unit="MiB", missing="not known"),
+                   Column("capture_pool_bytes", "gl.capture: its own pool", kind="number", factor=mib, unit="MiB",
+                          missing="not measured")]
+        notes = ["pool grew: reserved memory the recording took from the device; shared pool held after: all the "
+                 "memory of the pool every recording shares (its warm-up runs filled it); gl.capture gives each "
+                 "batch size a private pool."]
+        return Table(self.memory_rows(), columns, index="batch_size",
+                     title=self._title("Pool memory, torch.compile vs gl.capture"), notes=notes)
 
-    def calls_table(self) -> Any:
-        import pandas as pd
+    def kernel_counts(self, batch_size: int) -> tuple[int, int]:
+        """(kernels in torch.compile's recording, kernels in gl.capture's graph) at one batch size."""
+        rec = self.recording_for(batch_size)
+        return len(rec.graph.kernels()), len(self.reference_graph(batch_size).kernels())
 
-        return pd.DataFrame(self.calls, columns=["batch_size", "call", "seconds", "new_graphs"])
+    def calls_table(self) -> Table:
+        """One row per call of the compiled model: its batch size, the call's number at that size, what it did
+        (the first call at a size runs eagerly to warm up, compiling first when dynamo has to; a call that captures
+        a graph records it; the others replay), its time and the graphs it made (`.calls` gives the raw rows)."""
+        made = self._graphs_per_call()
+        rows = []
+        for i, c in enumerate(self.calls):
+            new = c.get("new_graphs", 0)
+            if c.get("call") == 0:
+                did = "warm-up: runs eagerly (dynamo compiles first when it has to)"
+                if made and made[i]:
+                    did += f"; captures the {present.listing(made[i])}"
+            elif new:
+                did = f"captures the {present.listing(made[i])}" if made and made[i] else "records a graph"
+            else:
+                did = "replays the graph"
+            rows.append({"batch_size": c.get("batch_size"), "call": (c.get("call") or 0) + 1, "did": did,
+                         "seconds": c.get("seconds"), "new_graphs": new})
+        columns = [Column("batch_size", "batch size", kind="count"), Column("call", "call at this size", kind="count"),
+                   Column("did", "what it did", kind="text"),
+                   Column("seconds", "time", kind="time", factor=1e6),
+                   Column("new_graphs", "graphs captured", kind="count")]
+        return Table(rows, columns, title=self._title(f"{present.count(len(rows))} calls of the compiled model"))
+
+    def _graphs_per_call(self) -> list[list[str]] | None:
+        """The roles of the graphs each call captured ("pool keeper", "recording"), when the calls' counts add up
+        to the graphs the watch kept; None when they do not (a graph without a DOT was not kept)."""
+        counts = [c.get("new_graphs", 0) for c in self.calls]
+        if sum(counts) != len(self.seen):
+            return None
+        out, at = [], 0
+        for n in counts:
+            out.append([self.seen[at + k].role or "graph" for k in range(n)])
+            at += n
+        return out
+
+    def facts_table(self) -> Table:
+        """What was counted and checked, in words (`.facts` gives the raw values)."""
+        return present.facts(_fact_rows(self), title=self._title(f"{self.name}: what the watch saw"),
+                             notes=[self.description])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, without the graphs themselves (the recorder stores those as DOT files)."""
@@ -124,13 +181,94 @@ class WatchExample:
                 "reference_pool_bytes": {str(k): v for k, v in self.reference_pool_bytes.items()}}
 
     def __repr__(self) -> str:
-        facts = ", ".join(f"{k}={v}" for k, v in self.facts.items())
-        return f"WatchExample({self.name!r}: {len(self.seen)} graphs; {facts}; {self.source})"
+        return f"<watch example {self.name!r}: {present.count(len(self.seen))} graphs; {self.source}>"
+
+    def __str__(self) -> str:
+        return str(self.facts_table())
 
     def _repr_html_(self) -> str:
-        facts = "".join(f"<li><code>{html.escape(k)}</code>: {html.escape(str(v))}</li>" for k, v in self.facts.items())
-        return (f"<b>{html.escape(self.name)}</b>: {html.escape(self.description)}<br><i>{html.escape(self.source)}</i>"
-                f"<ul>{facts}</ul>{self.seen.summary()._repr_html_()}")
+        return self.facts_table()._repr_html_()
+
+
+def _fact_rows(ex: WatchExample) -> list[tuple[str, Any]]:
+    """The facts of one example as (what, value in words) rows; a fact this code does not know is shown with its
+    key in words."""
+    f = dict(ex.facts)
+    rows: list[tuple[str, Any]] = []
+    if "graphs" in f:
+        parts = []
+        if "recordings" in f:
+            parts.append(f"{present.count(f.pop('recordings'))} recordings")
+        if "pool_keepers" in f:
+            keepers = f.pop("pool_keepers")
+            parts.append(f"{present.count(keepers)} pool keeper{'s' if keepers != 1 else ''}")
+        if "roles" in f:
+            parts.append(present.listing(str(r) for r in f.pop("roles")))
+        graphs = present.count(f.pop("graphs"))
+        rows.append(("graphs the watch saw", f"{graphs}: {', '.join(parts)}" if parts else graphs))
+    per_size = f.pop("recordings_per_batch_size", None)
+    if per_size:
+        counts = {int(b): n for b, n in per_size.items()}
+        if set(counts.values()) == {1}:
+            rows.append(("recordings per batch size", f"one at each batch size ({present.listing(sorted(counts))})"))
+        else:
+            rows.append(("recordings per batch size", present.listing(f"{n} at batch {b}" for b, n in sorted(counts.items()))))
+    ids = f.pop("compile_ids", None)
+    if ids is not None:
+        rows.append(("dynamo compiles", _compiles_words(ex, list(ids))))
+    first = f.pop("first_call_s", None)
+    if first:
+        rows.append(("first call at each batch size", present.listing(
+            f"{present.duration(float(s) * 1e6)} at batch {b}" for b, s in sorted(first.items(), key=lambda x: int(x[0])))))
+    if "total_s" in f:
+        calls = f" for the {present.count(len(ex.calls))} calls" if ex.calls else ""
+        rows.append(("all calls took", present.duration(float(f.pop("total_s")) * 1e6) + calls))
+    if "seconds" in f:
+        rows.append(("making the graphs took", present.duration(float(f.pop("seconds")) * 1e6)))
+    if "library" in f:
+        rows.append(("captured by", f.pop("library")))
+    if "where" in f:
+        f.pop("where")
+        origin = ex.seen[0] if len(ex.seen) else None
+        if origin is not None and origin.user_code:
+            rows.append(("captured from", f"`{origin.user_code}` in `{origin.user_function}`"))
+    errors = {"max_abs_err_vs_eager": "largest difference from eager (the last call at each size)",
+              "forward_max_abs_err_vs_eager": "largest difference from eager, output",
+              "grad_max_abs_err_vs_eager": "largest difference from eager, gradients",
+              "replay_max_abs_err_vs_eager": "largest difference from eager after a replay with new inputs"}
+    for key, what in errors.items():
+        if key in f:
+            rows.append((what, present.error(f.pop(key))))
+    if "shared_pool" in f:
+        rows.append(("one memory pool for both graphs", present.yes_no(f.pop("shared_pool"))))
+    if "cudagraph_skips" in f:
+        skips = f.pop("cudagraph_skips")
+        rows.append(("times Inductor skipped CUDA graphs", "not known on this torch" if skips is None else
+                     "none" if skips == 0 else present.count(skips)))
+    rows += [(present.words(str(k)), v) for k, v in f.items()]
+    return rows
+
+
+def _compiles_words(ex: WatchExample, ids: list[str]) -> str:
+    """ "2: `0/0` recorded batch 1; `0/1` (the batch size a dynamic input) recorded batch 4 and 8"."""
+    if not ids:
+        return "none recorded"
+    sizes: dict[str, list[int]] = {}
+    dynamic: set[str] = set()
+    for g in ex.seen:
+        cid = g.details.get("compile_id")
+        if g.role == "recording" and cid:
+            b = batch_of(g)
+            if b is not None:
+                sizes.setdefault(str(cid), []).append(b)
+            if g.details.get("int_inputs"):
+                dynamic.add(str(cid))
+    parts = []
+    for cid in ids:
+        how = " (the batch size a dynamic input)" if cid in dynamic else ""
+        served = f" recorded batch {present.listing(sorted(sizes[cid]))}" if sizes.get(cid) else ""
+        parts.append(f"`{cid}`{how}{served}")
+    return f"{present.count(len(ids))}: " + "; ".join(parts)
 
 
 def _check_name(name: str) -> None:
@@ -146,15 +284,18 @@ def load_example(name: str = "compile", batch_sizes: Any = None, recording: Any 
     if name not in examples:
         raise RecordingError(f"the {RECORDING!r} recording has no {name!r} example; it has {', '.join(examples)}")
     info = examples[name]
-    seen = WatchedGraphs(WatchedGraph.from_dict({**rec.graph_info(key)["watched"], "dot": rec.dot(key)})
-                         for key in info["graph_keys"])
+    banner = rec.banner()
+    seen = WatchedGraphs((WatchedGraph.from_dict({**rec.graph_info(key)["watched"], "dot": rec.dot(key)})
+                          for key in info["graph_keys"]), recorded=banner)
+    for g in seen:
+        g._recorded = banner  # noqa: SLF001 - its times and memory were measured there, not here
     reference = {int(b): rec.graph(key) for b, key in info.get("reference_keys", {}).items()}
     recorded_sizes = sorted(reference)
     if batch_sizes is not None and name == "compile" and sorted(batch_sizes) != recorded_sizes:
         raise RecordingError(f"the recording has the compile example at batch sizes {recorded_sizes} only, "
                              f"not {sorted(batch_sizes)}")
     return WatchExample(name, info["description"], seen, info.get("calls", []), info.get("facts", {}), reference,
-                        {int(k): v for k, v in info.get("reference_pool_bytes", {}).items()}, rec.banner())
+                        {int(k): v for k, v in info.get("reference_pool_bytes", {}).items()}, banner)
 
 
 @stand_in(load_example)

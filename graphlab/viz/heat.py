@@ -1,7 +1,7 @@
 """Heat-map colours for a profiled graph: each node filled by its GPU time, a legend in µs, and the plotly
 "time by module" bar chart.
 
-Pure (plotly only inside `plot_modules`). `render(graph, heat=profile)` uses `HeatScale` for the fill, fills the
+Pure (plotly only inside `plot_modules`); every label through `graphlab.present`. `render(graph, heat=profile)` uses `HeatScale` for the fill, fills the
 node drawn for a collapsed block's repeats by their mean (the block's label gives the sum), and outlines the
 critical path.
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
+
+from graphlab import present
 
 #: light to dark: white, pale yellow, orange, red, dark red (colour-blind-safe enough for one hue ramp)
 RAMP = ("#FFFFFF", "#FFF3B0", "#FDBE6B", "#F0703C", "#C0272D", "#7A0C14")
@@ -50,11 +52,11 @@ class HeatScale:
     def legend(self, steps: int = 5) -> list[tuple[str, str]]:
         """(label, colour) pairs from low to high, for the drawing's legend."""
         if self.high_us <= self.low_us:
-            return [(f"{self.low_us:.1f} µs", self.color(self.low_us))]
+            return [(present.duration(self.low_us), self.color(self.low_us))]
         out = []
         for k in range(steps):
             v = self.low_us * (self.high_us / self.low_us) ** (k / (steps - 1))
-            out.append((f"{v:.1f} µs" if v < 100 else f"{v:,.0f} µs", self.color(v)))
+            out.append((present.duration(v), self.color(v)))
         return out
 
 
@@ -66,17 +68,43 @@ def heat_of(source: Any) -> dict[str, float]:
 
 
 def plot_modules(profile: Any, depth: int | None = 2, top: int = 15) -> Any:
-    """A plotly bar chart of GPU time by module (cut to `depth` dotted parts), slowest first."""
+    """A plotly bar chart of GPU time by module (cut to `depth` dotted parts), slowest at the top, each bar labelled
+    with its share of the node time; the title says how much the slowest three hold."""
     import plotly.graph_objects as go
 
-    rows = profile.module_rows(depth)[:top]
-    fig = go.Figure(go.Bar(x=[r["gpu_us"] for r in rows][::-1], y=[r["module"] for r in rows][::-1], orientation="h",
-                           text=[f"{r['share_pct']:.0f}%" for r in rows][::-1], textposition="outside",
-                           hovertemplate="%{y}: %{x:.1f} µs<extra></extra>", marker_color="#F0703C"))
-    where = profile.conditions.get("recorded") or profile.conditions.get("gpu", "")
-    fig.update_layout(title=f"GPU time by module: {profile.name}<br><sup>{where}</sup>", xaxis_title="GPU µs per "
-                      "replay (median node times, summed)", height=140 + 26 * len(rows), margin={"l": 160})
-    return fig
+    from graphlab.viz.banner import mark_recorded
+
+    every = profile.module_rows(depth)
+    rows = every[:top]
+    labels = [_module_words(r["module"]) for r in rows][::-1]
+    fig = go.Figure(go.Bar(x=[r["gpu_us"] for r in rows][::-1], y=labels, orientation="h",
+                           text=[present.percent(r["share_pct"]) for r in rows][::-1], textposition="outside",
+                           customdata=[present.duration(r["gpu_us"]) for r in rows][::-1],
+                           hovertemplate="%{y}: %{customdata} per replay (%{text})<extra></extra>",
+                           marker_color="#F0703C", showlegend=False))
+    k = min(3, len(every))
+    held = sum(r["share_pct"] for r in every[:k])
+    cut = f", modules cut to {depth} dotted part{'s' if depth != 1 else ''}" if depth else ""
+    finding = (f"{profile.name}: the {k} slowest modules hold {present.percent(held)} of the GPU time" if k > 1
+               else f"{profile.name}: GPU time by module")
+    where = profile.where() if hasattr(profile, "where") else ""
+    title = f"{finding}{cut}" + (f"<br><sup>{where}</sup>" if where else "")
+    largest = max((r["gpu_us"] for r in rows), default=1.0)
+    fig.update_layout(title=title, xaxis_title="GPU time per replay (µs), the module's nodes summed",
+                      yaxis_title="module", xaxis_range=[0, largest * 1.2], height=160 + 26 * len(rows),
+                      margin={"l": 160, "t": 90})
+    if len(every) > len(rows):
+        fig.add_annotation(text=f"and {len(every) - len(rows)} more modules (plot_modules(prof, top=...))",
+                           xref="paper", yref="paper", x=1, y=-0.12, showarrow=False, xanchor="right")
+    return mark_recorded(fig)
+
+
+def _module_words(path: str) -> str:
+    if path in ("(root)", ""):
+        return "the model's own forward"
+    if path == "(outside any module)":
+        return "outside any module"
+    return path
 
 
 __all__ = ["HeatScale", "NO_TIME_FILL", "RAMP", "heat_of", "plot_modules"]

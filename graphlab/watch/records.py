@@ -9,13 +9,14 @@ Pure Python (no torch): recordings load into the same objects on a machine witho
 """
 from __future__ import annotations
 
-import html
 import threading
 import weakref
 from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Iterator, Sequence, overload
 
+from graphlab import present
 from graphlab.errors import BadInputError, GraphlabError, RecordingError, UnsupportedError
+from graphlab.present import Code, Column, Table
 from graphlab.watch.kernel_modules import node_modules
 
 #: the columns of `WatchedGraphs.rows()` / `to_pandas()`
@@ -30,8 +31,35 @@ def shapes_text(shapes: Sequence[Sequence[int]] | None) -> str:
     return ", ".join("x".join(str(d) for d in s) if s else "scalar" for s in shapes) or "none"
 
 
-def _mib(value: int | None) -> str:
-    return "?" if value is None else f"{value / 2**20:.2f} MiB"
+def shapes_words(shapes: Sequence[Sequence[int]] | None) -> str | None:
+    """[[8, 64], [64]] -> "8 x 64, 64" (shapes as a person reads them); None when not knowable."""
+    if shapes is None:
+        return None
+    return ", ".join(present.shape(s) for s in shapes) or "none"
+
+
+#: what a dash means in a watched graph's columns
+NO_SHAPES = ("not knowable from outside the library (a pool keeper reads no input; a `torch.cuda.graph` block "
+             "may read any tensor)")
+NO_ROLE = "the library gives its graphs no role"
+NO_DOT = "no DOT to count in"
+
+
+def _origin(g: WatchedGraph) -> Any:
+    """The user's line that led to a capture, as code ("`out = compiled(ids)`"); its file and line where the code
+    was not read; None when every frame was library code."""
+    if g.user_code:
+        return Code(g.user_code)
+    return g.where or None
+
+
+def _pool_labels(graphs: Iterable[WatchedGraph]) -> dict[tuple[int, ...], int]:
+    """torch's pool id -> 1, 2, ... in order of first capture (the same number: one shared pool)."""
+    labels: dict[tuple[int, ...], int] = {}
+    for g in graphs:
+        if g.pool_id is not None:
+            labels.setdefault(tuple(g.pool_id), len(labels) + 1)
+    return labels
 
 
 @dataclass
@@ -94,6 +122,8 @@ class WatchedGraph:
     node_modules_note: str | None = None
     _torch_graph: Any = field(default=None, repr=False, compare=False)
     _parsed: Any = field(default=None, repr=False, compare=False)
+    #: where and when a graph loaded from a recording was captured ("Recorded on NVIDIA H200 ..."); None live
+    _recorded: str | None = field(default=None, repr=False, compare=False)
 
     # -- the graph ---------------------------------------------------------------------------------------
     @property
@@ -168,12 +198,51 @@ class WatchedGraph:
                 "device": self.device, "stream_id": self.stream_id, "where": self.where,
                 "captured_at": self.captured_at}
 
+    def facts(self) -> Table:
+        """What the watch saw of this graph, in words: who captured it, its inputs, its nodes by kernel family, the
+        capture's time and memory, and the user's line it came from."""
+        what = self.library + (f", {self.role}" if self.role else "")
+        rows: list[tuple[str, Any]] = [("captured by", what), ("input shapes", shapes_words(self.input_shapes)
+                                                                 or NO_SHAPES)]
+        parsed = self._graph_or_none()
+        if parsed is None:
+            rows.append(("nodes", f"no DOT ({self.dot_error})" if self.dot_error else "no DOT"))
+        else:
+            kinds = parsed.count_by_kind()
+            rows.append(("nodes", present.count(len(parsed)) + (
+                "" if len(kinds) < 2 else ": " + present.listing(f"{n} {k}" for k, n in kinds.items()))))
+            families = parsed.count_by_family()
+            if families:
+                rows.append(("kernels by family", present.listing(f"{n} {f}" for f, n in families.items())))
+        if self.capture_ms is not None:
+            rows.append(("capture took", present.duration(self.capture_ms * 1e3)))
+        if self.pool_bytes is not None:
+            held = "" if self.pool_reserved_bytes is None else (
+                f"; the pool held {present.size(self.pool_reserved_bytes)} right after it")
+            shared = " (a pool passed in: shared)" if self.pool_given else ""
+            rows.append(("memory pool", f"grew {present.size(self.pool_bytes)} during the capture{held}{shared}"))
+        origin = _origin(self)
+        if origin is not None:
+            where = f"{origin}" + (f" in `{self.user_function}`" if self.user_function and self.user_code else "")
+            if self.user_file and self.user_code:
+                where += f" ({self.user_file.rsplit('/', 1)[-1]})"
+            rows.append(("captured from", where))
+        title = f"Watched graph #{self.index}" + (f": {self._recorded}" if self._recorded else "")
+        return present.facts(rows, title=title)
+
     def __repr__(self) -> str:
-        size = f"{self.nodes} nodes" if self.dot is not None else f"no DOT ({self.dot_error})"
-        where = f" from {self.where}" if self.where else ""
+        size = f"{present.count(self.nodes)} nodes" if self.dot is not None else f"no DOT ({self.dot_error})"
         role = f" {self.role}" if self.role else ""
-        return (f"WatchedGraph(#{self.index} {self.library}{role} [{shapes_text(self.input_shapes)}]: {size}, "
-                f"capture {self.capture_ms or 0:.1f} ms, pool +{_mib(self.pool_bytes)}{where})")
+        shapes = shapes_words(self.input_shapes)
+        inputs = f", inputs {shapes}" if shapes else ""
+        capture = "" if self.capture_ms is None else f", capture {present.duration(self.capture_ms * 1e3)}"
+        pool = "" if self.pool_bytes is None else f", pool grew {present.size(self.pool_bytes)}"
+        origin = _origin(self)
+        where = f", from {origin}" if origin is not None else ""
+        return f"<watched graph #{self.index}: {self.library}{role}{inputs}: {size}{capture}{pool}{where}>"
+
+    def _repr_html_(self) -> str:
+        return self.facts()._repr_html_()
 
 
 @dataclass(frozen=True)
@@ -229,31 +298,34 @@ class WatchSummary:
                                                       "pool_bytes", "capture_ms"])
 
     def lines(self) -> list[str]:
-        head = [f"{self.graphs} graphs, pool memory {_mib(self.total_pool_bytes)} in all (reserved-memory growth "
-                f"over the captures)"]
+        """The summary in sentences: graphs, what the pools took and held, and each library's share."""
+        head = [f"{present.count(self.graphs)} graph{'s' if self.graphs != 1 else ''}; their pools grew "
+                f"{present.size(self.total_pool_bytes)} in all (reserved memory taken during the captures)."]
         if self.pools:
-            sizes = ", ".join(f"{pool}: {_mib(size)}" for pool, size in self.pools.items())
-            head.append(f"  {len(self.pools)} pool(s), holding after their last capture: {sizes}")
-        head += [f"  {lib}: {v['graphs']} graphs, {v['nodes']} nodes, pool {_mib(v['pool_bytes'])}"
-                 for lib, v in self.by_library.items()]
+            held = [v for v in self.pools.values() if v is not None]
+            n = len(self.pools)
+            held_words = f", holding {present.size(sum(held))} after the last capture" if held else ""
+            head.append(f"{n} memory pool{'s' if n != 1 else ''}{held_words}.")
+        if len(self.by_library) > 1:
+            head += [f"{lib}: {present.count(v['graphs'])} graphs, {present.count(v['nodes'])} nodes, pools grew "
+                     f"{present.size(v['pool_bytes'])}." for lib, v in self.by_library.items()]
         return head
 
+    def table(self) -> Table:
+        """The summary as a table: one row per (library, role, input shapes)."""
+        rows = [{**r, "role": r["role"] or None, "input_shapes": None if r["input_shapes"] == "?" else
+                 r["input_shapes"].replace("x", " x ")} for r in self.rows]
+        columns = [Column("library", "library", kind="text"), Column("role", "role", kind="text", missing=NO_ROLE),
+                   Column("input_shapes", "input shapes", kind="text", missing=NO_SHAPES),
+                   Column("graphs", "graphs", kind="count"), Column("nodes", "nodes", kind="count"),
+                   Column("kernels", "kernels", kind="count"), Column("pool_bytes", "pools grew", kind="bytes")]
+        return Table(rows, columns, title="Watched CUDA graphs", notes=self.lines())
+
     def __str__(self) -> str:
-        out = self.lines()
-        if self.rows:
-            out.append(f"{'library':<34} {'role':<12} {'input shapes':<22} {'graphs':>6} {'nodes':>6} {'pool':>11}")
-            out += [f"{r['library'][:34]:<34} {r['role'][:12]:<12} {r['input_shapes'][:22]:<22} {r['graphs']:>6} "
-                    f"{r['nodes']:>6} {_mib(r['pool_bytes']):>11}" for r in self.rows]
-        return "\n".join(out)
+        return str(self.table())
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<div>{html.escape(line)}</div>" for line in self.lines())
-        cols = ("library", "role", "input_shapes", "graphs", "nodes", "kernels", "pool_bytes")
-        cells = "".join("<tr>" + "".join(
-            f"<td>{html.escape(_mib(r[c]) if c == 'pool_bytes' else str(r[c]))}</td>" for c in cols) + "</tr>"
-            for r in self.rows)
-        names = "".join(f"<th>{c.replace('_', ' ')}</th>" for c in cols)
-        return f"<b>Watched CUDA graphs</b>{head}<table><tr>{names}</tr>{cells}</table>"
+        return self.table()._repr_html_()
 
 
 def _attribute(item: WatchedGraph, dot: str | None, launches: Any, reason: str | None) -> None:
@@ -289,7 +361,7 @@ class WatchedGraphs(Sequence[WatchedGraph]):
     """
 
     def __init__(self, graphs: Iterable[WatchedGraph] = (), *, max_graphs: int | None = None,
-                 keep_dot: bool = True):
+                 keep_dot: bool = True, recorded: str | None = None):
         if max_graphs is not None and max_graphs < 1:
             raise BadInputError(f"max_graphs must be at least 1 (or None for no limit), got {max_graphs}")
         self._items: list[WatchedGraph] = list(graphs)
@@ -298,6 +370,8 @@ class WatchedGraphs(Sequence[WatchedGraph]):
         self.keep_dot = keep_dot
         self.active = False
         self.dropped = 0
+        #: where and when the graphs were captured, for graphs loaded from a recording; None live
+        self.recorded = recorded
 
     def add(self, captured: dict[str, Any]) -> WatchedGraph | None:
         """Keep one capture (the patch's fields); None when over `max_graphs`."""
@@ -332,7 +406,7 @@ class WatchedGraphs(Sequence[WatchedGraph]):
 
     def __getitem__(self, i: int | slice) -> WatchedGraph | WatchedGraphs:
         if isinstance(i, slice):
-            return WatchedGraphs(self._items[i])
+            return WatchedGraphs(self._items[i], recorded=self.recorded)
         return self._items[i]
 
     def __len__(self) -> int:
@@ -344,8 +418,9 @@ class WatchedGraphs(Sequence[WatchedGraph]):
     # -- queries -----------------------------------------------------------------------------------------
     def filter(self, *, library: str | None = None, role: str | None = None, nonempty: bool = False) -> WatchedGraphs:
         """The graphs of one library and/or role; `nonempty` leaves out graphs with no nodes (and no DOT)."""
-        return WatchedGraphs(g for g in self._items if (library is None or g.library == library)
-                             and (role is None or g.role == role) and (not nonempty or (g.nodes or 0) > 0))
+        return WatchedGraphs((g for g in self._items if (library is None or g.library == library)
+                              and (role is None or g.role == role) and (not nonempty or (g.nodes or 0) > 0)),
+                             recorded=self.recorded)
 
     @property
     def libraries(self) -> dict[str, int]:
@@ -379,21 +454,48 @@ class WatchedGraphs(Sequence[WatchedGraph]):
     def from_dicts(cls, items: Iterable[dict[str, Any]]) -> WatchedGraphs:
         return cls(WatchedGraph.from_dict(d) for d in items)
 
+    def table(self, limit: int | None = 50) -> Table:
+        """One row per graph, in capture order: who captured it, its role and input shapes, its nodes and kernels,
+        the capture's time, what its pool took and held, which pool (the same number: one shared pool), and the
+        line of your code it came from. `limit=None` shows every row."""
+        pools = _pool_labels(self._items)
+        rows = [{"index": g.index, "library": g.library, "role": g.role, "input_shapes": shapes_words(g.input_shapes),
+                 "nodes": g.nodes, "kernels": g.kernels, "capture_ms": g.capture_ms, "pool_bytes": g.pool_bytes,
+                 "pool_reserved_bytes": g.pool_reserved_bytes,
+                 "pool": None if g.pool_id is None else pools[tuple(g.pool_id)], "origin": _origin(g)}
+                for g in self._items]
+        columns = [Column("index", "#", kind="count"), Column("library", "captured by", kind="text"),
+                   Column("role", "role", kind="text", missing=NO_ROLE),
+                   Column("input_shapes", "input shapes", kind="text", missing=NO_SHAPES),
+                   Column("nodes", "nodes", kind="count", missing=NO_DOT),
+                   Column("kernels", "kernels", kind="count", missing=NO_DOT),
+                   Column("capture_ms", "capture", kind="time", factor=1e3, missing="not timed"),
+                   Column("pool_bytes", "pool grew", kind="bytes", missing="not measured"),
+                   Column("pool_reserved_bytes", "pool held after", kind="bytes", missing="not known"),
+                   Column("pool", "pool", kind="count", missing="no pool id"),
+                   Column("origin", "captured from", kind="code", missing="every frame was library code")]
+        state = "" if not self.active else " (still watching)"
+        title = f"{present.count(len(self))} watched CUDA graph{'s' if len(self) != 1 else ''}{state}"
+        if self.recorded:
+            title += f": {self.recorded}"
+        notes = ["pool grew: reserved memory taken during the capture (0 when a shared pool already had room); "
+                 "pool held after: all the pool's memory right after it; pool: the same number is one shared pool.",
+                 "captured from: the line of your code that led to the capture (`.where` gives its file and line)."]
+        if self.dropped:
+            notes.append(f"{present.count(self.dropped)} more captures were counted but not kept (max_graphs).")
+        return Table(rows, columns, index="index", title=title, notes=notes, limit=limit,
+                     more="`.table(limit=None)` shows them all")
+
     def __repr__(self) -> str:
         state = "watching" if self.active else "closed"
         lines = [f"WatchedGraphs: {len(self)} graphs ({state})" + (f", {self.dropped} dropped" if self.dropped else "")]
         lines += [f"  {g!r}" for g in self._items[:50]]
         if len(self) > 50:
-            lines.append(f"  ... {len(self) - 50} more")
+            lines.append(f"  and {len(self) - 50} more (`.table(limit=None)` shows them all)")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        cols = ("index", "library", "role", "input_shapes", "nodes", "capture_ms", "pool_bytes", "where")
-        body = "".join("<tr>" + "".join(
-            f"<td>{html.escape(_mib(r[c]) if c == 'pool_bytes' else '' if r[c] is None else str(r[c]))}</td>"
-            for c in cols) + "</tr>" for r in self.rows()[:200])
-        names = "".join(f"<th>{c.replace('_', ' ')}</th>" for c in cols)
-        return f"<b>{len(self)} watched CUDA graphs</b><table><tr>{names}</tr>{body}</table>"
+        return self.table()._repr_html_()
 
 
-__all__ = ["ROW_COLUMNS", "WatchSummary", "WatchedGraph", "WatchedGraphs", "shapes_text"]
+__all__ = ["ROW_COLUMNS", "WatchSummary", "WatchedGraph", "WatchedGraphs", "shapes_text", "shapes_words"]
