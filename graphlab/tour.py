@@ -4,15 +4,19 @@ Each notebook is executed top to bottom in a fresh kernel (live on a GPU machine
 without one); the executed copy is written as .ipynb and .html to the output folder. Widget state is
 not stored (it would add megabytes of JavaScript to each file); figures and drawings are kept. The
 HTML loads nothing from the network (no CDN scripts: `notebook_html`), so it opens offline.
+
+Size: plotly.js is 4.6 MB. The tour's .ipynb files keep each figure as plotly's JSON (JupyterLab draws it with its
+own plotly.js), and each HTML page carries plotly.js once, however many figures it has (`notebook_html`).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from graphlab.clock import Stopwatch
 from graphlab.errors import BadInputError
@@ -79,10 +83,19 @@ def fill_answers(nb: Any, answers: dict[str, str]) -> None:
 _ANSWER_LINE = re.compile(r"^([A-Za-z_]\w*) = None\b")
 
 
-def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600, answers: dict[str, str] | None = None) -> float:
+#: how an executed notebook keeps its plotly figures: "html" also as HTML (plotly.js inlined with the first figure:
+#: what the docs site's pages are made from), "json" as plotly's JSON only (`graphlab tour`: no plotly.js in the .ipynb)
+FIGURE_FORMS = {"html": "plotly_mimetype+notebook", "json": "plotly_mimetype"}
+
+
+def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600, answers: dict[str, str] | None = None,
+                     figures: str = "html") -> float:
     """Execute one notebook in a fresh kernel, write `<out_dir>/<name>.ipynb` and `.html`; return seconds.
 
-    `answers` fills the exercises in first (`fill_answers`); without it they run unanswered.
+    `answers` fills the exercises in first (`fill_answers`); without it they run unanswered. `figures`: "html" keeps
+    each plotly figure as HTML too (plotly's notebook renderer: plotly.js inlined once, with the first figure),
+    "json" as plotly's JSON only (the .ipynb holds no plotly.js; the .html page still carries it once). A
+    `PLOTLY_RENDERER` set in the environment wins over either.
 
     Raises:
         BadInputError: a cell failed (the notebook, as given, does not run here); the partial output is written.
@@ -91,14 +104,14 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600, answers: d
     import nbformat
     from jupyter_client import KernelManager
 
+    if figures not in FIGURE_FORMS:
+        raise BadInputError(f"figures must be one of {', '.join(FIGURE_FORMS)}, not {figures!r}")
     nb = nbformat.read(path, as_version=4)
     if answers:
         fill_answers(nb, answers)
-    # plotly's default renderer writes only its own mimetype, which HTML exports drop; "notebook" adds
-    # the figure as self-contained HTML (plotly.js inlined once per notebook: works offline)
-    os.environ.setdefault("PLOTLY_RENDERER", "plotly_mimetype+notebook")
     started = Stopwatch().start()
-    with tempfile.TemporaryDirectory(prefix="graphlab-kernel-") as sockets:
+    with _kernel_env("PLOTLY_RENDERER", os.environ.get("PLOTLY_RENDERER") or FIGURE_FORMS[figures]), \
+            tempfile.TemporaryDirectory(prefix="graphlab-kernel-") as sockets:
         # local IPC sockets: nothing listens on the network, and ipykernel has no TCP warning to print
         km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"))
         client = nbclient.NotebookClient(
@@ -124,6 +137,20 @@ def execute_notebook(path: Path, out_dir: Path, timeout_s: int = 600, answers: d
     nbformat.write(nb, out_dir / path.name)
     (out_dir / path.with_suffix(".html").name).write_text(notebook_html(nb), encoding="utf-8")
     return seconds
+
+
+@contextlib.contextmanager
+def _kernel_env(name: str, value: str) -> Iterator[None]:
+    """`name=value` in the environment the kernel starts with, and back as it was afterwards."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 #: a cell's file as ipykernel names it in warnings and tracebacks: /tmp/ipykernel_1234/567890.py
@@ -158,18 +185,59 @@ def scrub_paths(nb: Any, root: Path | None = None) -> None:
 
 
 def notebook_html(nb: Any) -> str:
-    """An executed notebook as one HTML page that loads nothing from the network.
+    """An executed notebook as one HTML page that loads nothing from the network, with plotly.js once.
 
     nbconvert's lab template fetches require.js, MathJax and mermaid from a CDN; `tour_offline.html.j2`
     leaves those scripts out (LaTeX in markdown then shows as typed). plotly's notebook renderer adds
     a MathJax script from cdnjs to every figure (for LaTeX in figure text, which graphlab's figures do
-    not use): it is dropped too. Figures keep working: plotly.js is inlined once per notebook, drawings
-    are SVG and PNG.
+    not use): it is dropped too. Figures kept only as plotly's JSON are drawn into the page, and plotly.js is
+    inlined once, before the first figure that needs it, unless an output already carries it (plotly's notebook
+    renderer); drawings are SVG and PNG.
     """
     from nbconvert import HTMLExporter
 
-    html, _ = HTMLExporter(template_file=str(OFFLINE_TEMPLATE)).from_notebook_node(nb)
+    html, _ = HTMLExporter(template_file=str(OFFLINE_TEMPLATE)).from_notebook_node(page_figures(nb))
     return _PLOTLY_MATHJAX.sub("", str(html))
+
+
+#: what marks an output that carries plotly.js itself (the bundle's first comment line)
+PLOTLY_JS_MARK = "* plotly.js v"
+#: what marks an output whose figure is drawn by the page's plotly.js (`graphlab.ui.latency_lab.page_plotly_figure`)
+PAGE_FIGURE_MARK = "graphlab-page-figure"
+
+
+def page_figures(nb: Any) -> Any:
+    """A copy of an executed notebook whose plotly figures all show in an HTML export, with plotly.js once: a figure
+    kept only as plotly's JSON gets its HTML (no plotly.js of its own), and plotly.js goes before the first output
+    that needs it, unless an output already carries it."""
+    import copy
+
+    nb = copy.deepcopy(nb)
+    first_needing, carried = None, False
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            markup = _joined(data.get("text/html", ""))
+            carried = carried or PLOTLY_JS_MARK in markup
+            figure = data.get("application/vnd.plotly.v1+json")
+            if figure is not None and not markup:
+                import plotly.io as pio
+
+                markup = pio.to_html(figure, include_plotlyjs=False, full_html=False, validate=False)
+                data["text/html"] = markup
+            if first_needing is None and ("Plotly.newPlot" in markup or PAGE_FIGURE_MARK in markup) \
+                    and PLOTLY_JS_MARK not in markup:
+                first_needing = data
+    if first_needing is not None and not carried:
+        from plotly.offline import get_plotlyjs
+
+        first_needing["text/html"] = (f'<script type="text/javascript">{get_plotlyjs()}</script>'
+                                      + _joined(first_needing["text/html"]))
+    return nb
+
+
+def _joined(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
 
 
 _PLOTLY_MATHJAX = re.compile(r"""<script\s+src=["']https://cdnjs\.cloudflare\.com/ajax/libs/mathjax/[^"']*["']\s*>\s*</script>""")
@@ -186,7 +254,7 @@ def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600,
     failures = 0
     for path in find_notebooks(notebooks):
         try:
-            seconds = execute_notebook(path, out_dir, timeout_s)
+            seconds = execute_notebook(path, out_dir, timeout_s, figures="json")
         except BadInputError as exc:
             failures += 1
             print(f"FAIL {exc}", file=sys.stderr)
@@ -200,5 +268,5 @@ def run_tour(out_dir: Path, notebooks: Sequence[str] = (), timeout_s: int = 600,
     return 1 if failures else 0
 
 
-__all__ = ["OFFLINE_TEMPLATE", "execute_notebook", "find_notebooks", "notebook_html", "notebooks_dir", "run_tour",
-           "scrub_paths"]
+__all__ = ["FIGURE_FORMS", "OFFLINE_TEMPLATE", "execute_notebook", "find_notebooks", "notebook_html", "notebooks_dir",
+           "page_figures", "run_tour", "scrub_paths"]

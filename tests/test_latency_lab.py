@@ -61,7 +61,7 @@ def test_recorded_mode_lists_models_with_sweeps_and_shows_a_banner(root):
     eager = _lines(lab)[0]
     assert list(eager.x) == [1, 8, 64] and list(eager.y) == [101.0, 108.0, 164.0]
     assert "GPU A" in lab.banner.value and "driver 1.2" in lab.banner.value and "2026-01-01" in lab.banner.value
-    assert ">1.98x</td>" in lab.table.value  # 101 / 51
+    assert ">1.98</td>" in lab.table.value and "speedup (x)" in lab.table.value  # 101 / 51
     assert lab.progress.value == lab.progress.max == 1
 
 
@@ -81,13 +81,13 @@ def test_recorded_mode_follows_the_dropdowns_at_once(root, monkeypatch):
 def test_the_table_aligns_numbers_right_and_headers_with_their_columns(root):
     lab = latency_lab("mlp", live=False, recordings_root=root)
     table = lab.table.value
-    heads = re.findall(r"<th style='([^']*)'>([^<]*)</th>", table)
-    assert [name for _, name in heads][:3] == ["GPU", "batch", "eager p50 µs"]
+    heads = re.findall(r'<th style="([^"]*)">([^<]*)</th>', table)
+    assert [name for _, name in heads][:3] == ["batch", "eager p50 (µs)", "graph p50 (µs)"]  # units in headers
     first_row = re.search(r"<tbody><tr>(.*?)</tr>", table).group(1)
-    cells = re.findall(r"<td style='([^']*)'>([^<]*)</td>", first_row)
-    assert [text for _, text in cells[:3]] == ["GPU A", "1", "101.0"]
+    cells = re.findall(r'<t[hd] style="([^"]*)">([^<]*)</t[hd]>', first_row)
+    assert [text for _, text in cells[:3]] == ["1", "101", "51"]
     for (head_style, name), (cell_style, _) in zip(heads, cells):
-        align = "left" if name == "GPU" else "right"  # "GPU A" and its batch size no longer run together
+        align = "left" if name.startswith("speedup, middle") else "right"  # numbers right, under their headers
         assert f"text-align:{align}" in head_style and f"text-align:{align}" in cell_style
         assert "padding" in cell_style
 
@@ -99,6 +99,7 @@ def test_recorded_mode_compares_gpus(root):
     names = [t.name for t in _lines(lab)]
     assert any(n.endswith("· GPU A") for n in names) and any(n.endswith("· GPU B") for n in names)
     assert lab.table.value.count("<tr>") == 1 + 6  # header + 3 batch sizes x 2 GPUs
+    assert ">GPU</th>" in lab.table.value  # the GPU is a column only when GPUs are compared
     assert "GPU B" in lab.banner.value
 
 
@@ -198,11 +199,11 @@ try {
   await plot.locator(".scatterlayer .trace").first().waitFor({ state: "attached" });
   result.title = await plot.locator(".gtitle").first().textContent();
   result.traces_before = await plot.locator(".scatterlayer .trace").count();
-  result.rows_before = await page.locator("table.graphlab-latency tbody tr").count();
+  result.rows_before = await page.locator(".graphlab-latency table tbody tr").count();
   await page.locator(".widget-select-multiple select").first().selectOption(["gpu-a", "gpu-b"]);
   await page.locator("button:has-text('Show recording')").first().click();
-  await page.waitForFunction(() => document.querySelectorAll("table.graphlab-latency tbody tr").length === 6);
-  result.rows_after = await page.locator("table.graphlab-latency tbody tr").count();
+  await page.waitForFunction(() => document.querySelectorAll(".graphlab-latency table tbody tr").length === 6);
+  result.rows_after = await page.locator(".graphlab-latency table tbody tr").count();
   result.legend = await plot.locator(".legendtext").allTextContents();
   await page.locator(".widget-vbox").first().screenshot({ path: args.screenshot });
   result.ok = true;
@@ -265,6 +266,7 @@ def test_the_static_figure_stays_offline_without_plotlys_private_renderer(root, 
     monkeypatch.delattr(type(pio.renderers), "_build_mime_bundle", raising=False)
     page = _figure_html(lab.figure())
     assert "Plotly.newPlot" in page and not re.search(r"<script[^>]+src=[\"']https?://", page)
+    assert "plotly.js v" not in page and len(page) < 100_000  # drawn by the page's plotly.js, not a copy of its own
 
 
 def test_without_live_the_lab_follows_the_mode(root, monkeypatch):
@@ -277,3 +279,51 @@ def test_without_live_the_lab_follows_the_mode(root, monkeypatch):
     monkeypatch.setattr(mode, "_current", None)  # no set_mode call: the live path, as everywhere in graphlab
     lab = latency_lab("mlp", recordings_root=root)
     assert lab.live and lab.run_button.description == "Run"
+
+
+def test_a_saved_lab_holds_no_copy_of_plotly_js(root):
+    """Issue 37: a saved notebook with the lab was 4.8 MB, plotly.js inlined in every lab output (JupyterLab's
+    default renderer, "plotly_mimetype", makes no HTML, and the lab inlined plotly.js itself). Now the lab's static
+    twin never carries plotly.js: under JupyterLab's renderer it is drawn by the page's plotly.js when there is one;
+    under the notebook renderer (`graphlab tour`, the docs) plotly.js comes once per page."""
+    import plotly.io as pio
+
+    lab = latency_lab("gpt", live=False, recordings_root=root)
+    default = pio.renderers.default
+    sizes = {}
+    try:
+        for renderer in ("plotly_mimetype", "plotly_mimetype+notebook"):
+            pio.renderers.default = renderer
+            bundle = lab._repr_mimebundle_()
+            sizes[renderer] = len(json.dumps(bundle))
+            assert "<table" in bundle["text/html"] and "Plotly.newPlot" in bundle["text/html"]
+            assert "plotly.js v" not in bundle["text/html"]
+        again = lab._repr_mimebundle_()["text/html"]  # a second lab output on the same page: no second copy
+        assert "plotly.js v" not in again
+    finally:
+        pio.renderers.default = default
+    assert sizes["plotly_mimetype"] < 200_000, sizes  # was 4.8 MB
+
+
+def test_the_table_is_honest_about_the_spread_of_the_speedup():
+    """Issue 37: the table put "run spread ±204.9%" beside "3.46x" over a footnote saying a speedup smaller than the
+    spread "is not a result". It now shows the spread of the paired speedup itself (no self-contradicting note)."""
+    from graphlab.output_check import html_problems
+    from graphlab.ui.latency_lab import latency_table, recorded_sweeps
+
+    sweep = recorded_sweeps()["mlp"]["h200"][0]
+    table = latency_table([sweep])
+    text = str(table)
+    assert "run spread" not in text and "±" not in text and "is not a result" not in text
+    pairs = sweep.paired(4)
+    row = next(r for r in table.rows if r["batch"] == 4)
+    assert row["speedup"] == pairs.p50 and pairs.p10 <= row["speedup"] <= pairs.p90
+    assert row["pairs"] == f"{gl_number(pairs.p10)} to {gl_number(pairs.p90)}" and pairs.p10 > 1
+    assert "eager p50 (µs)" in text and "speedup (x)" in text and "capture (µs)" in text
+    assert html_problems(table._repr_html_(), "the lab's table") == []
+
+
+def gl_number(value):
+    from graphlab.present import number
+
+    return number(value)

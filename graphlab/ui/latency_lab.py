@@ -17,9 +17,11 @@ choices as they change; several GPUs' recordings of the same model can be compar
 from __future__ import annotations
 
 import html
+import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+from graphlab import present
 from graphlab.errors import BadInputError, GraphlabError, RecordingError
 from graphlab.mode import pick
 from graphlab.recordings import list_recordings
@@ -57,43 +59,64 @@ def recorded_sweeps(root: str | Path | None = None) -> dict[str, dict[str, tuple
     return found
 
 
-# the table's columns and how each is aligned: text to the left, numbers to the right, each header
-# over its column (JupyterLab centres headers and left-aligns cells, so "NVIDIA H200" and a batch
-# size of 1 read as one cell "NVIDIA H200 1")
-TABLE_COLUMNS = (("GPU", "left"), ("batch", "right"), ("eager p50 µs", "right"), ("graph p50 µs", "right"),
-                 ("speedup", "right"), ("latency drop", "right"), ("run spread", "right"), ("kernels", "right"),
-                 ("capture ms", "right"))
-_CELL_STYLE = "padding:2px 10px;text-align:{align};white-space:nowrap"
-#: what the columns mean, under the table (a column is explained where it is used)
-TABLE_NOTE = ("<div style='font-size:90%;color:#555;margin-top:4px'>p50: the median call, in µs. speedup: eager p50 "
-              "÷ graph p50; latency drop: how much shorter the graph call is. run spread: how far apart the medians "
-              "of the repeated runs of that row were (the larger of eager's and graph's): the row's noise floor, "
-              "so a speedup smaller than it is not a result. kernels: launches the graph replays at once.</div>")
+def _pair_range(sweep: Sweep, batch_size: int) -> str | None:
+    """"2.77 to 3.59": the middle 80% (p10 to p90) of the paired speedups at one batch size; None without pairs."""
+    if not sweep.is_paired(batch_size):
+        return None
+    pairs = sweep.paired(batch_size)
+    return f"{present.number(pairs.p10)} to {present.number(pairs.p90)}"
 
 
-def _capture_cell(point: Any) -> str:
-    """The capture time, marked "cold" when it was its process's first capture (one-time set-up included)."""
-    return f"{point.capture_ms:.1f}" + (" (cold)" if getattr(point, "capture_state", None) == "cold" else "")
+def _capture_us(point: Any) -> float | None:
+    return point.capture_ms * 1e3 if point.capture_ms else None
 
 
-def _table_html(sweeps: list[Sweep]) -> str:
-    head = "".join(f"<th style='{_CELL_STYLE.format(align=align)}'>{name}</th>" for name, align in TABLE_COLUMNS)
-    rows = []
+def latency_table(sweeps: list[Sweep]) -> present.Table | None:
+    """What the lab's table shows, as a `graphlab.present.Table`: per batch size, eager and graph p50, the speedup and
+    how much the paired runs agree on it, the kernels one replay launches and the capture time. The GPU is a column
+    only when several GPUs are compared. None when nothing was measured yet."""
+    gpus = {str(s.conditions.get("gpu", "")) for s in sweeps if s.points}
+    rows, paired, cold = [], 0, False
     for s in sweeps:
         for b in s.batch_sizes:
             if not s.has(b):
                 continue
             e, g = s.point(b, "eager"), s.point(b, "graph")
-            spread = max(e.spread_pct or 0.0, g.spread_pct or 0.0)
-            cells = (html.escape(str(s.conditions.get("gpu", "?"))), b, f"{e.p50_us:,.1f}", f"{g.p50_us:,.1f}",
-                     f"{s.speedup(b):.2f}x", f"{s.latency_drop_pct(b):.0f}%", f"±{spread:.1f}%",
-                     g.kernel_count if g.kernel_count is not None else "", _capture_cell(g) if g.capture_ms else "")
-            rows.append("<tr>" + "".join(f"<td style='{_CELL_STYLE.format(align=align)}'>{c}</td>"
-                                         for c, (_, align) in zip(cells, TABLE_COLUMNS)) + "</tr>")
+            paired += s.is_paired(b)
+            cold = cold or getattr(g, "capture_state", None) == "cold"
+            rows.append({"gpu": str(s.conditions.get("gpu", "")) or None, "batch": b, "eager_p50_us": e.p50_us,
+                         "graph_p50_us": g.p50_us, "speedup": s.speedup(b), "pairs": _pair_range(s, b),
+                         "kernels": g.kernel_count, "capture_us": _capture_us(g)})
     if not rows:
+        return None
+    columns = [present.Column("gpu", "GPU", kind="text")] if len(gpus) > 1 else []
+    columns += [
+        present.Column("batch", "batch", kind="count"),
+        present.Column("eager_p50_us", "eager p50", kind="time"),
+        present.Column("graph_p50_us", "graph p50", kind="time"),
+        present.Column("speedup", "speedup", kind="ratio"),
+        present.Column("pairs", "speedup, middle 80% of pairs (x)", kind="text",
+                       missing="timed without paired blocks (an older recording): no spread of the speedup"),
+        present.Column("kernels", "kernels per replay", kind="count", missing="not counted"),
+        present.Column("capture_us", "capture", kind="time", missing="not measured"),
+    ]
+    notes = ["p50: the median call, end to end. speedup: eager ÷ graph"
+             + (", the median over pairs of neighbouring timed blocks (one eager, one graph: each pair saw the same "
+                "state of the machine); middle 80% of pairs: the 10th to the 90th percentile of those pairs' "
+                "speedups. Where even the low end is above 1, the graph was faster in nearly every pair."
+                if paired else " p50.")
+             + " kernels per replay: the launches one graph replay makes at once."]
+    if cold:
+        notes.append("A capture marked cold was its process's first: one-time set-up included.")
+    return present.Table(rows, columns, index="gpu" if len(gpus) > 1 else "batch",
+                         title="eager vs CUDA graph, per call", notes=notes)
+
+
+def _table_html(sweeps: list[Sweep]) -> str:
+    table = latency_table(sweeps)
+    if table is None:
         return "<i>No measurements yet: press Run.</i>"
-    return (f"<table class='graphlab-latency' style='border-collapse:collapse;font-variant-numeric:tabular-nums'>"
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{TABLE_NOTE}")
+    return f"<div class='graphlab-latency'>{table._repr_html_()}</div>"
 
 
 def _banner_html(live: bool, sweeps: list[Sweep]) -> str:
@@ -112,20 +135,39 @@ def _banner_html(live: bool, sweeps: list[Sweep]) -> str:
 
 
 def _figure_html(fig: Any) -> str:
-    """HTML of a static figure from plotly's default renderers, activated once per kernel like any figure
-    (plotly's `_build_mime_bundle` is private: feature-detected, with plotly.js inlined as the fallback,
-    so the page still works offline)."""
+    """HTML of a static figure that never carries plotly.js itself (4.6 MB: a saved notebook held one copy per lab
+    output). Where plotly's active renderers make HTML (`graphlab tour` and the docs use "plotly_mimetype+notebook",
+    which inlines plotly.js once per page), that HTML is used; otherwise the figure is drawn by the page's own
+    plotly.js if it has one (`window.Plotly`: the tour's and the docs' pages), and without one it says where to see
+    the figure. plotly's `_build_mime_bundle` is private: feature-detected."""
     import plotly.io as pio
 
     build = getattr(pio.renderers, "_build_mime_bundle", None)
     if build is not None:
         try:
-            html = build(fig.to_dict()).get("text/html")
+            html_text = build(fig.to_dict()).get("text/html")
         except Exception:  # a renderer that cannot run here
-            html = None
-        if html:
-            return str(html)
-    return str(fig.to_html(include_plotlyjs=True, full_html=False))
+            html_text = None
+        if html_text:
+            return str(html_text)
+    return page_plotly_figure(fig.to_json(), "the live widget draws this figure; in a page without plotly.js, "
+                              "lab.figure() shows it")
+
+
+def page_plotly_figure(figure_json: str, missing: str) -> str:
+    """A figure drawn by the page's plotly.js (`window.Plotly`), without a copy of its own; `missing` is said where the
+    page has none. The figure's JSON sits in a script of its own type, read when the page draws it."""
+    div = f"graphlab-figure-{uuid.uuid4().hex}"
+    data = figure_json.replace("</", "<\\/")  # the JSON cannot end the script early
+    return (f'<div id="{div}" class="graphlab-page-figure"><p style="color:#555;font-size:90%">'
+            f"{html.escape(missing)}</p></div>"
+            f'<script type="application/json" id="{div}-data">{data}</script>'
+            '<script type="text/javascript">(function () {'
+            f'var el = document.getElementById("{div}"), data = document.getElementById("{div}-data");'
+            "if (!el || !data || !window.Plotly) return;"
+            "var fig = JSON.parse(data.textContent); el.innerHTML = \"\";"
+            "window.Plotly.newPlot(el, fig.data, fig.layout, {responsive: true});"
+            "})();</script>")
 
 
 class LatencyLab:
@@ -281,9 +323,8 @@ class LatencyLab:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The live widget, plus a static HTML twin (banner, figure, table) for front ends and exports
-        without widget state. The figure's HTML follows plotly's active renderer when it makes HTML
-        (e.g. "plotly_mimetype+notebook", which inlines plotly.js once: offline), else inlines plotly.js
-        with the figure."""
+        without widget state. The figure's HTML carries no plotly.js of its own (`_figure_html`): plotly.js comes
+        once per page, from plotly's notebook renderer or the page (`graphlab tour`, the docs)."""
         data = dict(self.widget._repr_mimebundle_(**kwargs))
         figure_html = _figure_html(self.figure()) if self.sweeps else ""
         data["text/html"] = self.banner.value + figure_html + self.table.value
@@ -313,4 +354,4 @@ def latency_lab(model: Any = None, *, make_inputs: Callable[..., Any] | None = N
                       live=live, recordings_root=recordings_root)
 
 
-__all__ = ["LatencyLab", "latency_lab", "parse_batch_sizes", "recorded_sweeps"]
+__all__ = ["LatencyLab", "latency_lab", "latency_table", "parse_batch_sizes", "recorded_sweeps"]
