@@ -8,7 +8,10 @@ import logging
 
 import pytest
 
-from graphlab.watch.compiled import CompileSummary, compile_summary, fix_for, parse_event, shapes_in
+from graphlab.output_check import html_problems
+from graphlab.present import Code
+from graphlab.watch.compiled import (CompileSummary, compile_summary, fix_for, parse_event, reason_in_words,
+                                     shapes_in, short_reason)
 
 T = "Tensor(size={}, stride=(1,), dtype=torch.int64, data_ptr=0x7F00)"
 RECORDS = [
@@ -48,10 +51,10 @@ def test_summary_per_function_with_shapes_reasons_and_fixes():
     (skip,) = s.skips
     assert skip.reason.startswith("mutated inputs") and "mark_static_address" in skip.fix
     assert s.unexplained_skips() == 1
-    text = s.table()
-    assert "decode_step" in text and "1 skip(s) counted by torch without a log record" in text
+    text = str(s)
+    assert "`decode_step`" in text and "torch counted 1 more skip without a log record here" in text
     again = CompileSummary.from_dict(s.to_dict())
-    assert again.to_dict() == s.to_dict() and "<table>" in again._repr_html_()
+    assert again.to_dict() == s.to_dict() and "<table" in again._repr_html_()
 
 
 def test_torch_2_11_words_and_frame_names():
@@ -112,3 +115,41 @@ def test_records_are_kept_without_the_machines_paths():
     assert clean_message(msg, "/srv/x") == "Recompiling function f in graphlab/decode/ways.py:87 via torch/a.py"
     assert not keeps_record("torch._inductor.scheduler.__cudagraphs", "         File \"a.py\", line 1")
     assert keeps_record("torch._inductor.scheduler.__cudagraphs", "Created 1 graph partitions: 1 cudagraphable")
+
+
+GUARD = ("1/1: 2 <= ids.size()[0] <= 2147483647  # self.values.index_copy_(2, cache_position, value_states)  # "
+         "transformers/cache_utils.py:483 in update (user code shown is first use of this value--the guard itself is "
+         "not due user code but due to 0/1 specialization in the framework; to avoid specialization try "
+         "torch._dynamo.decorators.mark_unbacked(tensor, dim))")
+
+
+def test_torchs_reason_is_shortened_and_said_in_words():
+    assert short_reason(GUARD) == "2 <= ids.size()[0] <= 2147483647"
+    assert short_reason("0/0: tensor 'ids' size mismatch at index 0. expected 1, actual 4") == \
+        "tensor 'ids' size mismatch at index 0. expected 1, actual 4"
+    long = "x " * 200
+    assert short_reason(long).endswith("more characters: the event's reason has all of it)")
+    recompile = parse_event({"message": "Recompiling function f in a.py:1\n    triggered by the following guard "
+                                        f"failure(s):\n    - {GUARD}"})
+    assert recompile.reason == GUARD.split("\n")[0]  # torch's words kept whole on the event
+    assert "dimension 0 of `ids` as dynamic for sizes 2 and up" in reason_in_words(recompile)
+    assert "mark_unbacked" in recompile.fix and "size of 1" in recompile.fix
+    mismatch = parse_event(RECORDS[1])
+    assert reason_in_words(mismatch) == ("`ids` came with size 4 in dimension 0, where the code compiled before "
+                                         "expects 1")
+
+
+def test_the_summary_shows_as_tables_for_people_with_torchs_words_as_code():
+    records = RECORDS[:2] + [{"message": "Recompiling function _ro_body in ways.py:87\n    triggered by the following "
+                                         f"guard failure(s):\n    - {GUARD}"}]
+    s = compile_summary(records)
+    table = s.table({"_ro_body": "reduce-overhead"})
+    assert table.column("function") == [Code("decode_step"), Code("_ro_body")]
+    assert "?" not in str(table) and "[0]" not in str(table)
+    events = s.events_table({"_ro_body": "reduce-overhead"})
+    assert [r["said"] for r in events.rows] == [Code("tensor 'ids' size mismatch at index 0. expected 1, actual 4"),
+                                                 Code("2 <= ids.size()[0] <= 2147483647")]
+    assert all(r["runs"] == "reduce-overhead" for r in events.rows)
+    for shown in (table, events):
+        assert html_problems(shown._repr_html_(), "summary") == []
+    assert "torch did not compile again" in str(compile_summary(RECORDS[:1]).events_table())

@@ -19,15 +19,15 @@ Pure: no torch.
 """
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
+from graphlab.present import Code, Column, Table, count, listing, shape
 from graphlab.watch.records import shapes_text
 
 __all__ = ["FIXES", "CompileEvent", "CompileSummary", "FunctionSummary", "clean_message", "compile_summary",
-           "fix_for", "keeps_record", "parse_event", "shapes_in"]
+           "event_sentence", "fix_for", "keeps_record", "parse_event", "reason_in_words", "shapes_in", "short_reason"]
 
 # torch 2.13 writes "mode=M, " after the function; torch 2.11 does not
 _RECORDING = re.compile(r"(?:\[(?P<cid>[^\]]*)\]\s*)?Recording function=(?P<fn>[^,]+), (?:mode=(?P<mode>[^,]+), )?"
@@ -41,6 +41,10 @@ _SIZE = re.compile(r"size=\[([0-9, ]*)\]")
 
 #: (words in torch's reason, the fix in one line), first match wins
 FIXES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("0/1 specialization", "0/1 specialisation"), "torch compiles sizes 0 and 1 apart from the others: expect one "
+                                                   "more compile for a size of 1, or mark that dimension unbacked "
+                                                   "(torch._dynamo.decorators.mark_unbacked(tensor, dim), as torch's "
+                                                   "message says)"),
     (("re-recording limit",), "the same function keeps re-recording: give it the same tensors every call (copy new "
                               "data in) or pad to a few sizes; the limit is "
                               "torch._inductor.config.triton.cudagraph_unexpected_rerecord_limit"),
@@ -179,21 +183,95 @@ class FunctionSummary:
         values = [e.pool_bytes for e in self.recordings if e.pool_bytes is not None]
         return int(sum(values)) if values else None
 
-    def varying_shapes(self) -> list[str]:
+    def varying_shape_lists(self) -> list[list[list[int]]]:
         """Per recording, the input shapes that differ between this function's recordings (weights and other
         fixed inputs left out); all of them when there is one recording."""
         shapes = [e.input_shapes or [] for e in self.recordings]
         if len(shapes) < 2:
-            return [shapes_text(s) for s in shapes if s]
+            return [s for s in shapes if s]
         width = min(len(s) for s in shapes)
         keep = [i for i in range(width) if len({tuple(s[i]) for s in shapes}) > 1] or list(range(min(width, 1)))
-        return [shapes_text([s[i] for i in keep]) for s in shapes]
+        return [[s[i] for i in keep] for s in shapes]
+
+    def varying_shapes(self) -> list[str]:
+        """`varying_shape_lists` as text, one string per recording ("4x1")."""
+        return [shapes_text(s) for s in self.varying_shape_lists()]
 
     def row(self) -> dict[str, Any]:
         return {"function": self.function, "recordings": len(self.recordings),
                 "shapes": "; ".join(self.varying_shapes()),
                 "re_recordings": len(self.rerecordings), "recompiles": len(self.recompiles), "skips": len(self.skips),
                 "capture_ms": self.capture_ms, "pool_bytes": self.pool_bytes}
+
+
+_COMPILE_ID = re.compile(r"^\s*\[?\d+/\d+\]?:\s*")
+_MISMATCH = re.compile(r"tensor '(?P<name>[^']+)' (?P<what>size|stride) mismatch at index (?P<dim>\d+)\.? "
+                       r"expected (?P<expected>\d+), actual (?P<actual>\d+)")
+_RANGE = re.compile(r"(?P<low>\d+) <= (?P<name>[\w.]+)\.size\(\)\[(?P<dim>\d+)\](?: <= (?P<high>\d+))?")
+#: the longest shortened reason shown; `CompileEvent.reason` keeps all of it
+SHORT_REASON = 120
+
+
+def short_reason(reason: str | None) -> str:
+    """torch's reason as a person reads it: its first line, without the compile id in front ("0/1: ") and without the
+    source comments torch adds after "#"; cut at `SHORT_REASON` characters, saying how many more `event.reason` has.
+
+        >>> short_reason("1/1: 2 <= ids.size()[0] <= 2147483647  # self.values.index_copy_(...)  # cache_utils.py:483")
+        '2 <= ids.size()[0] <= 2147483647'
+    """
+    text = _first_line(reason or "")
+    text = _COMPILE_ID.sub("", text).split("  #")[0].split(" # ")[0].strip().rstrip(".")
+    if len(text) > SHORT_REASON:
+        cut = text[:SHORT_REASON].rsplit(" ", 1)[0]
+        return f"{cut} (and {len(text) - len(cut)} more characters: the event's reason has all of it)"
+    return text
+
+
+def reason_in_words(event: CompileEvent) -> str:
+    """Why torch did what `event` records, in words (torch's own words are `short_reason`)."""
+    reason = event.reason or ""
+    m = _MISMATCH.search(reason)
+    if m:
+        return (f"`{m['name']}` came with {m['what']} {m['actual']} in dimension {m['dim']}, where the code compiled "
+                f"before expects {m['expected']}")
+    m = _RANGE.search(reason)
+    if m:
+        return (f"the code compiled before treats dimension {m['dim']} of `{m['name']}` as dynamic for sizes "
+                f"{m['low']} and up (torch compiles sizes 0 and 1 apart), and a smaller size came")
+    if event.kind == "recompile":
+        return "a check (guard) of the code compiled before failed"
+    if "data pointer" in reason.lower():
+        return "a tensor torch treats as static came at a new address"
+    return "torch said why (below)" if reason else "torch gave no reason"
+
+
+def _unexplained(missing: int) -> str:
+    return (f"torch counted {count(missing)} more skip{'s' if missing != 1 else ''} without a log record here: run "
+            "with TORCH_LOGS=cudagraphs to see why")
+
+
+_DID = {"recompile": "compiled again", "re-recording": "recorded its CUDA graph again",
+        "skip": "ran without a CUDA graph"}
+
+
+def event_sentence(event: CompileEvent, names: dict[str, str] | None = None) -> str:
+    """One event in a sentence: what torch did, why in words, torch's words (shortened), the fix."""
+    who = f"`{event.function}`" if event.function else "a function torch did not name"
+    if names and event.function in names:
+        who += f" ({names[event.function]})"
+    said = short_reason(event.reason)
+    words = f" torch's words: `{said}`." if said else ""
+    return f"{who} {_DID.get(event.kind, event.kind)}: {reason_in_words(event)}.{words} Fix: {event.fix}."
+
+
+def _shapes_words(function: FunctionSummary) -> str | None:
+    """The input sizes that differ between a function's graphs, said as a list ("1 x 1, 4 x 1 and 16 x 1")."""
+    shapes = function.varying_shape_lists()
+    if not shapes:
+        return None
+    if len(shapes) == 1:  # one graph: nothing differs; its first input says which size it was recorded for
+        shapes = [shapes[0][:1]]
+    return listing("; ".join(shape(s) for s in one) if one else "none" for one in shapes)
 
 
 @dataclass
@@ -235,42 +313,92 @@ class CompileSummary:
     def rows(self) -> list[dict[str, Any]]:
         return [f.row() for f in self.functions.values()]
 
-    def notes(self) -> list[str]:
-        """One line per re-recording, recompile and skip: what, why (torch's words), the fix."""
-        lines = []
+    def notes(self, names: dict[str, str] | None = None) -> list[str]:
+        """One sentence per re-recording, recompile and skip: what torch did, why in words, torch's own words
+        (shortened: `event.reason` keeps them whole), the fix. `names`: words for a function's name."""
+        lines = [event_sentence(e, names) for e in self.events if e.kind != "recording"]
+        missing = self.unexplained_skips()
+        if missing:
+            lines.append(_unexplained(missing))
+        return lines
+
+    def events_table(self, names: dict[str, str] | None = None, *,
+                     title: str = "Why torch.compile compiled or recorded again") -> Table:
+        """One row per recompile, re-recording and skip, in torch's order: the function, what torch did, why in
+        words, torch's own words (shortened: `event.reason` keeps them whole) and the fix in one line."""
+        rows = []
         for e in self.events:
             if e.kind == "recording":
                 continue
-            shape = f" (inputs {shapes_text(e.input_shapes)})" if e.input_shapes else ""
-            lines.append(f"{e.kind} of {e.function or '?'}{shape}: {e.reason or 'no reason given'} -> fix: {e.fix}")
+            row = {"function": Code(e.function) if e.function else "not named by torch",
+                   "did": _DID.get(e.kind, e.kind), "why": reason_in_words(e),
+                   "said": Code(short_reason(e.reason)) if e.reason else None, "fix": e.fix}
+            if names is not None:
+                row["runs"] = names.get(e.function or "")
+            rows.append(row)
+        columns = [Column("function", "function", kind="code")]
+        if names is not None:
+            columns.append(Column("runs", "what it runs", kind="text", missing="not one of the named functions"))
+        columns += [Column("did", "what torch did", kind="text"), Column("why", "why, in words", kind="text"),
+                    Column("said", "torch's words, shortened", kind="code", missing="torch gave no reason"),
+                    Column("fix", "the fix", kind="text")]
+        notes = [] if rows else ["torch did not compile again, record again or skip a graph"]
         missing = self.unexplained_skips()
         if missing:
-            lines.append(f"{missing} skip(s) counted by torch without a log record here: run with TORCH_LOGS=cudagraphs")
-        return lines
+            notes.append(_unexplained(missing))
+        if rows:
+            notes.append("Each event's `reason` keeps torch's words whole (`summary.rerecordings`, `.skips`, "
+                         "`.of_kind(\"recompile\")`).")
+        return Table(rows, columns, title=title, notes=notes)
 
-    def table(self) -> str:
-        head = f"{'function':<24} {'graphs':>6} {'re-rec':>6} {'recomp':>6} {'skips':>5} {'capture':>10} {'pool':>10}  shapes"
-        lines = [head]
-        for r in self.rows():
-            cap = "?" if r["capture_ms"] is None else f"{r['capture_ms']:.1f} ms"
-            pool = "?" if r["pool_bytes"] is None else f"{r['pool_bytes'] / 2**20:.1f} MiB"
-            lines.append(f"{r['function'][:24]:<24} {r['recordings']:>6} {r['re_recordings']:>6} {r['recompiles']:>6} "
-                         f"{r['skips']:>5} {cap:>10} {pool:>10}  {r['shapes']}")
-        lines += self.notes() or ["no re-recordings, recompiles or skips"]
-        lines.append(f"read from: {', '.join(self.sources) or 'nothing (this torch said nothing)'}")
-        return "\n".join(lines)
+    def table(self, names: dict[str, str] | None = None, *, title: str = "What torch.compile did") -> Table:
+        """Per compiled function: the CUDA graphs torch recorded (and the input sizes that differ between them),
+        how often it compiled again, recorded again or ran without a graph, capture time and pool growth (from
+        gl.watch); under it, one sentence per event. `names`: words for a function's name (a column "runs")."""
+        rows, no_graph, not_watched = [], False, False
+        for f in self.functions.values():
+            row = {"function": Code(f.function), "graphs": len(f.recordings), "inputs": _shapes_words(f),
+                   "recompiles": len(f.recompiles), "re_recordings": len(f.rerecordings), "skips": len(f.skips),
+                   "capture_ms": f.capture_ms, "pool_bytes": f.pool_bytes}
+            if names is not None:
+                row["runs"] = names.get(f.function)
+            if f.capture_ms is None or f.pool_bytes is None:
+                no_graph, not_watched = no_graph or not f.recordings, not_watched or bool(f.recordings)
+            rows.append(row)
+        why = "; ".join(w for w, on in (("torch recorded no CUDA graph of this function", no_graph),
+                                        ("no gl.watch was open while torch recorded (it measures capture time and "
+                                         "pool growth)", not_watched)) if on) or "not measured"
+        columns = [Column("function", "function", kind="code")]
+        if names is not None:
+            columns.append(Column("runs", "what it runs", kind="text", missing="not one of the named functions"))
+        columns += [Column("graphs", "CUDA graphs torch recorded", kind="count"),
+                    Column("inputs", "input sizes (one per graph)", kind="text",
+                           missing="torch recorded no CUDA graph of this function"),
+                    Column("recompiles", "compiled again", kind="count"),
+                    Column("re_recordings", "graphs recorded again", kind="count"),
+                    Column("skips", "calls without a graph", kind="count"),
+                    Column("capture_ms", "capture time", kind="number", unit="ms", missing=why),
+                    Column("pool_bytes", "pool growth", kind="number", factor=1 / 2**20, unit="MiB", missing=why)]
+        events = sum(1 for e in self.events if e.kind != "recording")
+        notes = [f"Why, event by event: `events_table()` ({count(events)} event{'s' if events != 1 else ''})."
+                 if events else "torch did not compile again, record again or skip a graph."]
+        missing = self.unexplained_skips()
+        if missing:
+            notes.append(_unexplained(missing))
+        notes.append(f"Read from {listing(self.sources) if self.sources else 'nothing: this torch said nothing'}.")
+        return Table(rows, columns, index="function", title=title, notes=notes)
 
     def __str__(self) -> str:
-        return self.table()
+        parts = [str(self.table())]
+        if any(e.kind != "recording" for e in self.events):
+            parts.append(str(self.events_table()))
+        return "\n\n".join(parts)
 
     def _repr_html_(self) -> str:
-        cells = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>"
-                        for r in self.rows())
-        head = "".join(f"<th>{k}</th>" for k in ("function", "graphs", "shapes", "re-recordings", "recompiles",
-                                                 "skips", "capture ms", "pool bytes"))
-        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes())
-        return (f"<table><tr>{head}</tr>{cells}</table><ul>{notes or '<li>no re-recordings, recompiles or skips</li>'}"
-                f"</ul><small>read from: {html.escape(', '.join(self.sources))}</small>")
+        parts = [self.table()._repr_html_()]
+        if any(e.kind != "recording" for e in self.events):
+            parts.append(self.events_table()._repr_html_())
+        return "".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {"events": [e.to_dict() for e in self.events], "counters": dict(self.counters),
