@@ -85,6 +85,7 @@ _LAZY: dict[str, str] = {
     "DecodeGraphs": "graphlab.decode.graphs",
     "DecodeReport": "graphlab.decode.results",
     "kv_cache_writes": "graphlab.decode.reading",
+    "decode_step_kernels": "graphlab.decode.reading",
     # where the time goes inside a graph
     "profile": "graphlab.profile.api",
     "Profile": "graphlab.profile.results",

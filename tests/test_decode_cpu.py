@@ -101,6 +101,15 @@ def test_report_round_trips_and_compares():
     again = DecodeReport.from_dict(report.to_dict())
     assert again.speedup("graphlab", "eager", 1) == pytest.approx(4.0)
     assert again.timing("graphlab", 1).tokens_per_s == pytest.approx(10_000.0)
-    assert "graphlab" in again.table() and again.ways == ["eager", "graphlab"]
+    assert "graphlab" in str(again.table()) and again.ways == ["eager", "graphlab"]
     with pytest.raises(BadInputError, match="no timing of 'reduce-overhead'"):
         again.timing("reduce-overhead", 1)
+
+
+def test_the_compiled_ways_functions_are_the_ones_the_report_names():
+    """The "compile" view names torch's functions by the way that compiles them."""
+    from graphlab.decode.graphs import _compiled_body
+    from graphlab.decode.results import COMPILED_FUNCTIONS
+    from graphlab.decode.ways import _ro_body
+
+    assert COMPILED_FUNCTIONS == {_ro_body.__name__: "reduce-overhead", _compiled_body.__name__: "graphlab+compile"}

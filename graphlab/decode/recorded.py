@@ -4,9 +4,10 @@ Pure: reads data/recordings/<gpu>/decode (made by `graphlab record --models deco
 """
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, Sequence
 
-from graphlab.decode.results import DecodeReport
+from graphlab.decode.results import WAYS, DecodeReport
 from graphlab.errors import BadInputError, RecordingError
 from graphlab.mode import recorded_gpu
 from graphlab.recordings import Recording, load_recording
@@ -24,13 +25,40 @@ def decode_recording() -> Recording:
                              f"`graphlab record --models {RECORDING}`") from None
 
 
-def recorded_report(arch: str = "llama", **not_recorded: Any) -> DecodeReport:
-    """The decode comparison the GPU recorded for `arch` (other arguments are the live run's: ignored)."""
+def _recorded_where(rec: Recording) -> str:
+    prov = rec.provenance
+    return f"recorded on {prov.get('gpu')} on {str(prov.get('date', ''))[:10]}"
+
+
+def _check_like_live(ways: Sequence[str], batch_sizes: Sequence[int], prompt_len: int, new_tokens: int,
+                     max_cache_len: int) -> None:
+    """Refuse what `compare_decode` refuses, in its words, saying that the recording refused it."""
+    unknown = [w for w in ways if w not in WAYS]
+    if unknown:
+        raise BadInputError(f"unknown way(s) {unknown}; choose from {', '.join(WAYS)} (recorded mode refuses what a "
+                            "live run refuses)")
+    if prompt_len + new_tokens > max_cache_len:
+        raise BadInputError(f"prompt {prompt_len} + {new_tokens} new tokens exceed max_cache_len {max_cache_len} "
+                            "(recorded mode refuses what a live run refuses)")
+    buckets = sorted(set(int(b) for b in batch_sizes))
+    if not buckets or buckets[0] < 1:
+        raise BadInputError(f"buckets must be positive batch sizes, got {list(buckets)} (recorded mode refuses what "
+                            "a live run refuses)")
+
+
+def recorded_report(arch: str = "llama", *, batch_sizes: Sequence[int] = (1, 4, 16, 64), ways: Sequence[str] = WAYS,
+                    token_batches: Sequence[int] = (1, 4, 16), rounds: int = 6, size: str = "small",
+                    new_tokens: int = 64, prompt_len: int = 32, max_cache_len: int = 128,
+                    **not_recorded: Any) -> DecodeReport:
+    """The decode comparison the GPU recorded for `arch`, with the batch sizes, ways and token checks asked for
+    where the recording has them; `report.notes` says "asked for ..., the recording has ..." for each that differs
+    (and for rounds, size and lengths). Arguments a live run would refuse are refused here too."""
+    _check_like_live(ways, batch_sizes, prompt_len, new_tokens, max_cache_len)
     rec = decode_recording()
     reports = rec.results("reports")
     if arch not in reports:
-        raise BadInputError(f"the decode recording has {', '.join(sorted(reports))}, not {arch!r}")
-    report = DecodeReport.from_dict(reports[arch], source=f"recorded: {rec.banner()}")
+        raise BadInputError(f"arch must be one of {', '.join(reports)}, got {arch!r} (the decode recording has these)")
+    report = DecodeReport.from_dict(reports[arch], source=_recorded_where(rec))
     records = report.conditions.get("compile_records")
     stored = report.compile.get("all")
     if records and stored is not None:  # read torch's recorded words again, with this graphlab's reader
@@ -39,6 +67,15 @@ def recorded_report(arch: str = "llama", **not_recorded: Any) -> DecodeReport:
                    for e in stored.recordings if e.message == "seen by gl.watch" or e.capture_ms is not None]
         sources = [s for s in stored.sources if not s.startswith("gl.watch")]
         report.compile["all"] = compile_summary(records, counters=stored.counters, watched=watched, sources=sources)
+    report = report.subset(batch_sizes, ways, token_batches)
+    held = report.conditions
+    for name, asked in (("rounds", rounds), ("size", size), ("new_tokens", new_tokens), ("prompt_len", prompt_len),
+                        ("max_cache_len", max_cache_len)):
+        if name in held and held[name] != asked:
+            report.notes.append(f"Asked for {name.replace('_', ' ')} {asked}; the recording has {held[name]}.")
+    if report.notes:
+        report.notes.append("A recording cannot run a new comparison: on a GPU machine, gl.set_mode('live') runs "
+                            "the one asked for.")
     return report
 
 
@@ -47,9 +84,10 @@ def recorded_graph(arch: str = "llama", batch: int = 1, compiled: bool = False, 
     key = f"{arch}-{'compiled-' if compiled else ''}b{batch}"
     rec = decode_recording()
     try:
-        return rec.graph(key)
+        graph = rec.graph(key)
     except (KeyError, RecordingError, BadInputError):
         raise BadInputError(f"the decode recording has no graph {key!r}") from None
+    return dataclasses.replace(graph, metadata={**graph.metadata, "recorded": _recorded_where(rec)})
 
 
 __all__ = ["RECORDING", "decode_recording", "recorded_graph", "recorded_report"]

@@ -32,6 +32,7 @@ from graphlab.decode.models import (CONFIGS, DecodeStep, build_model, decode_ste
 from graphlab.decode.results import WAYS, DecodeReport, StepTiming
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError
+from graphlab.present import count, duration, yes_no
 from graphlab.stats import percentile
 from graphlab.timing.blocks import BlockTimer, calls_for, warm_up
 from graphlab.watch.api import Watch
@@ -113,7 +114,7 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
 
     batch_sizes = sorted(set(batch_sizes))
     model = build_model(arch, size, device="cuda")
-    report = DecodeReport(arch, source=f"live on {torch.cuda.get_device_name()}")
+    report = DecodeReport(arch, source=f"measured here on {torch.cuda.get_device_name()}")
     report.conditions = {"size": size, "config": CONFIGS[arch][size], "dtype": "float32", "prompt_len": prompt_len,
                          "new_tokens": new_tokens, "max_cache_len": max_cache_len, "rounds": rounds,
                          "block_ms": BLOCK_MS, "timer": "graphlab.timing.blocks.BlockTimer, host wall per step",
@@ -129,7 +130,7 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
                                         for s in graphs.stats()}}
     report.kv_cache_bytes = {str(s["bucket"]): s["kv_cache_bytes"] for s in graphs.stats()}
     report.graph_pool_bytes["graphlab"] = {str(s["bucket"]): s["pool_bytes"] for s in graphs.stats()}
-    say(f"captured {len(batch_sizes)} buckets in {t['ms']:.0f} ms")
+    say(f"captured {count(len(batch_sizes))} buckets in {duration(t['ms'] * 1e3)}")
     if keep_dots is not None:
         keep_dots[f"{arch}-b{batch_sizes[0]}"] = graphs.slots[batch_sizes[0]].graph.dot()
     report.tokens_equal["graphlab"] = {}
@@ -137,7 +138,8 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
         prompts = make_prompts(model, b, prompt_len, seed=b)
         want = hf_greedy(model, prompts, new_tokens, max_cache_len)
         report.tokens_equal["graphlab"][str(b)] = bool(torch.equal(graphs.greedy(prompts, new_tokens), want))
-    say(f"tokens equal to HF eager: {report.tokens_equal['graphlab']}")
+    say("the same tokens as HF eager: " + ", ".join(f"batch {b} {yes_no(ok)}"
+                                                     for b, ok in report.tokens_equal["graphlab"].items()))
     small = [b for b in batch_sizes if b > 1]
     if small:
         report.padding.append(graphs.check_padding(make_prompts(model, small[0] - 1, prompt_len, seed=99)))
@@ -171,7 +173,7 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
                         continue
                     ro_steps[b] = step
                     report.startup_ms["reduce-overhead"][f"b{b}"] = t["ms"]
-                    say(f"reduce-overhead b{b}: first 3 calls {t['ms']:.0f} ms")
+                    say(f"reduce-overhead, batch {b}: first 3 calls {duration(t['ms'] * 1e3)}")
             watched["reduce-overhead"] = list(got)
             report.graph_pool_bytes["reduce-overhead"] = {"all": sum(g.pool_bytes or 0 for g in got
                                                                      if "compile" in g.library)}
@@ -188,7 +190,7 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
                     report.skipped.append(f"graphlab+compile b{b}: {type(exc).__name__}: {str(exc)[:300]}")
                     continue
                 report.startup_ms["graphlab+compile"][f"b{b}"] = t["ms"]
-                say(f"graphlab+compile b{b}: compile in warm-up + capture {t['ms']:.0f} ms")
+                say(f"graphlab+compile, batch {b}: compile in the warm-up, then capture: {duration(t['ms'] * 1e3)}")
             report.graph_pool_bytes["graphlab+compile"] = {str(s["bucket"]): s["pool_bytes"]
                                                            for s in compiled_graphs.stats()}
             if keep_dots is not None and batch_sizes[0] in compiled_graphs.slots:
@@ -216,7 +218,7 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
             wall = time_ways(calls, rounds=rounds)
             for way, values in wall.items():
                 report.timings.append(_timing(way, b, values))
-            say("b{}: ".format(b) + ", ".join(f"{w} {percentile(v, 50.0):.0f} us" for w, v in wall.items()))
+            say(f"batch {b}, p50: " + ", ".join(f"{w} {duration(percentile(v, 50.0))}" for w, v in wall.items()))
     summary_all = log.summary(watched=watched.get("reduce-overhead"))
     report.compile["all"] = summary_all
     report.conditions["compile_records"] = log.to_dict()["records"]

@@ -4,7 +4,7 @@ Writes `<out>/<gpu>/decode/`: reports.json (per model: per-step p50/p99 and toke
 tokens equal to HF eager, padding check, KV cache and graph pool bytes, start-up with a cold Inductor cache,
 what torch.compile did and the raw log records it was read from) and the decode step's graphs at batch 1
 (`llama-b1`, `llama-compiled-b1`, `gpt2-b1`). The Llama-style model runs all four ways; GPT-2 the eager
-step and graphlab's graphs (the compile ways cost most of the time on the lent GPU).
+step and graphlab's graphs (the compile ways cost most of the time).
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
             continue
         report.conditions["inductor_cache"] = "cold: fresh TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR"
         print(report.table(), flush=True)
-        print(report.compile["all"].table(), flush=True)
+        print(report.table("compile"), flush=True)
         reports[arch] = report.to_dict()
     if not reports:
         raise RecordingError(f"decode: every model failed, so there is nothing to record: {failed}; the lines above "
