@@ -507,3 +507,21 @@ def test_the_diff_views_colours_are_named_as_the_notebook_names_them(b1: CudaGra
     assert "mint: only in batch 8 (added)" in d.hint and "orange: only in batch 1 (removed)" in d.hint
     assert "green" not in d.hint.lower()
     assert "green" not in d._esm.lower()  # the front end names no colour of its own
+
+
+def test_the_details_panel_as_a_table_for_a_notebook(w: Inspector, b1: CudaGraph) -> None:
+    """Notebook 04 printed `found.details` key by key (grid as "[2, 12, 1]"); `details_table()` is the panel in
+    words, with where the node stands among the search's matches."""
+    from graphlab.output_check import html_problems
+
+    with pytest.raises(InspectorError, match="nothing selected"):
+        w.details_table()
+    w.search = "gemm"
+    w.selected = w.matches[0]
+    table = w.details_table()
+    rows = {row["what"]: row["value"] for row in table.rows}
+    node = b1.node(w.matches[0])
+    assert rows["node"] == node.label and rows["grid"] == " x ".join(str(g) for g in node.grid)
+    assert rows["waits for"] and rows["runs before"]
+    assert f"Match 1 of the {len(w.matches)} drawn nodes that match “gemm”." in table.notes
+    assert html_problems(table._repr_html_(), "details") == []

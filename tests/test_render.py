@@ -266,7 +266,9 @@ def test_hidden_families_are_dropped():
     d = render(g, collapse=False, hide_families=["ATen elementwise"])
     kept = set(node_ids(d.source))
     assert all((n.id in kept) == (n.family != "ATen elementwise") for n in g.nodes())
-    assert "family-aten-elementwise" not in d.source and "ATen elementwise" not in d.source
+    assert "family-aten-elementwise" not in d.source and "[ATen elementwise]" not in d.source
+    hidden = sum(n.family == "ATen elementwise" for n in g.nodes())
+    assert f"{hidden} nodes hidden (families ATen elementwise); dashed edges pass through them" in d.source
 
 
 def test_legend_lists_the_families_drawn_and_can_be_left_out():

@@ -29,7 +29,7 @@ from graphlab.ui.diff_inspector import DiffInspector, inspect_diff
 from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, InspectorError, _DrawingWidget, as_cuda_graph, display_rows
 from graphlab.viz.dag import GraphLike
 from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES, left_out_note, nothing_drawn_note, render
-from graphlab.present import count, duration, listing
+from graphlab.present import Code, Table, count, duration, facts, listing
 from graphlab.viz.style import block_words, body_label, family_of
 
 _EXPANDED_REPEAT = re.compile(r"^(block_\d+)-(\d+)$")  # one repeat of an expanded block
@@ -319,6 +319,36 @@ class Inspector(_DrawingWidget):
         details["rows"] = display_rows(details)
         details["code"] = node_id  # what code selects it by (w.selected = ...), shown under "for code"
         return details
+
+    def details_table(self, node_id: str | None = None) -> Table:
+        """What the details panel shows for `node_id` (default: the selected node), as a table for a notebook: the
+        node's name, its full kernel name, its rows (kind, family, launch shape, ...), what it waits for and what
+        waits for it; the panel's note under it, and where it stands among the search's matches.
+
+        Raises:
+            InspectorError: nothing is selected, or `node_id` is no node of this graph.
+        """
+        node_id = self.selected if node_id is None else node_id
+        d = self.details if node_id == self.selected else self.details_for(node_id)
+        if not d:
+            raise InspectorError("nothing selected: set w.selected to a node id (e.g. w.matches[0] after a search), or "
+                                 "pass one: w.details_table(node_id)")
+        pairs: list[tuple[str, Any]] = [("node", d.get("label", ""))]
+        if d.get("demangled_name") and d["demangled_name"] != d.get("label"):
+            pairs.append(("full kernel name", Code(d["demangled_name"])))
+        pairs += [(k, v) for k, v in d.get("rows", [])]
+        for key, what in (("predecessors", "waits for"), ("successors", "runs before")):
+            if key in d:
+                labels = [item["label"] for item in d[key]]
+                pairs.append((what, listing(labels) if labels else "nothing (it starts the graph)"
+                              if key == "predecessors" else listing(labels) if labels else "nothing (it ends the graph)"))
+        notes = [d["note"]] if d.get("note") else []
+        matches = list(self.matches)
+        shown = d.get("drawn_as") or node_id
+        if self.searched and shown in matches:
+            notes.append(f"Match {matches.index(shown) + 1} of the {count(len(matches))} drawn nodes that match "
+                         f"“{self.searched}”.")
+        return facts(pairs, title=f"{d.get('label', '')}: what the details panel shows", notes=notes)
 
     # -- search ------------------------------------------------------------------------------
     @traitlets.observe("search", "search_regex")

@@ -459,6 +459,8 @@ def render(
     note = style.BLOCK_NOTE if legend and painter.collapsed else ""
     if not painter.drawn and len(cg) and (opts.hide_kinds or opts.hide_families):
         note = (f"{note}; " if note else "") + nothing_drawn_note(hide_kinds, hide_families)
+    elif painter.hidden:  # say what the filters left out, so the drawing is not read as the whole graph
+        note = (f"{note}; " if note else "") + hidden_note(len(painter.hidden), hide_kinds, hide_families)
     if painter.left_out:  # said even without the legend: the drawing is not the whole graph
         note = (f"{note}; " if note else "") + left_out_note(len(painter.drawn), painter.left_out, max_nodes)
     title = f"{_source_name(cg)}  ({len(cg):,} nodes)"
@@ -509,15 +511,25 @@ def _heat_fill(painter: _Painter, opts: _Options, heat: Any, critical: bool) -> 
     return scale, on_path
 
 
-def nothing_drawn_note(hide_kinds: Iterable[str], hide_families: Iterable[str]) -> str:
-    """What a drawing whose every node is hidden says, and how to show nodes again."""
+def _filters_words(hide_kinds: Iterable[str], hide_families: Iterable[str]) -> str:
     parts = []
     if hide_kinds:
         parts.append("kinds " + listing(sorted(hide_kinds)))
     if hide_families:
         parts.append("families " + listing(sorted(hide_families)))
-    return (f"no node drawn: every node is hidden ({' and '.join(parts)} left out); tick a kind or family again, or "
-            "pass fewer to hide_kinds / hide_families")
+    return " and ".join(parts)
+
+
+def nothing_drawn_note(hide_kinds: Iterable[str], hide_families: Iterable[str]) -> str:
+    """What a drawing whose every node is hidden says, and how to show nodes again."""
+    return (f"no node drawn: every node is hidden ({_filters_words(hide_kinds, hide_families)} left out); tick a "
+            "kind or family again, or pass fewer to hide_kinds / hide_families")
+
+
+def hidden_note(hidden: int, hide_kinds: Iterable[str], hide_families: Iterable[str]) -> str:
+    """"36 nodes hidden (families ATen elementwise and ATen other); dashed edges pass through them"."""
+    return (f"{hidden:,} node{'s' if hidden != 1 else ''} hidden ({_filters_words(hide_kinds, hide_families)}); "
+            "dashed edges pass through them")
 
 
 def left_out_note(drawn: int, left_out: int, max_nodes: int | None) -> str:
