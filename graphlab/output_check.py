@@ -137,8 +137,8 @@ class _Reader(HTMLParser):
             self._in_head = True
         elif tag in ("td", "th"):
             self._cell, self._cell_tag = [], tag
-        elif tag == "code" and self._cell is not None:
-            self._cell.append("`")
+        elif tag == "code":  # code is shown as code in cells and in the rest of the text alike
+            (self._cell if self._cell is not None else self.text).append("`")
         elif tag in ("br", "p", "div", "li", "tr"):
             self.text.append("\n")
 
@@ -147,8 +147,8 @@ class _Reader(HTMLParser):
             self._skip = max(0, self._skip - 1)
         elif tag == "thead":
             self._in_head = False
-        elif tag == "code" and self._cell is not None:
-            self._cell.append("`")
+        elif tag == "code":
+            (self._cell if self._cell is not None else self.text).append("`")
         elif tag in ("td", "th") and self._cell is not None:
             text = re.sub(r"\s+", " ", "".join(self._cell)).strip()
             if self._cell_tag == "th" and self._in_head:

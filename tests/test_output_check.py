@@ -91,6 +91,13 @@ def test_a_readable_table_passes():
     assert problems == [], problems
 
 
+def test_code_in_html_text_is_code_in_cells_and_outside_them():
+    note = _html("<p>torch's guard <code>ids.size()[0] &lt;= 2147483647</code> on `x`</p>", plain="x")
+    bare = _html("<p>torch's guard ids.size()[0] and [1, 2]</p>", plain="x")
+    assert output_problems(_nb(note), recorded=False) == []
+    assert output_problems(_nb(bare), recorded=False)
+
+
 def test_plain_text_is_checked_only_when_nothing_richer_is_shown():
     rich = _html("<p>fine</p>", plain="{'a': 1}")
     bare = {"output_type": "execute_result", "data": {"text/plain": "{'a': 1}"}}
