@@ -19,13 +19,13 @@ Layer 0 (pure): standard library only; pandas only in `to_pandas()`.
 """
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
 from graphlab.cache.buckets import POLICIES
 from graphlab.errors import BadInputError, ConfigurationError, RecordingError
+from graphlab.present import Column, Table, listing
 
 ADVICE_SCHEMA = "graphlab.bucket_advice/1"
 
@@ -54,11 +54,12 @@ class CostModel:
                        {p.batch_size: p.pool_bytes for p in pts if p.pool_bytes is not None},
                        {p.batch_size: p.graph_exec_bytes for p in pts if p.graph_exec_bytes is not None},
                        {p.batch_size: p.capture_ms for p in pts if p.capture_ms is not None},
-                       f"sweep {getattr(latency, 'model', '')}".strip())
+                       f"the {getattr(latency, 'model', '')} sweep".replace("the  sweep", "the sweep"))
         if isinstance(latency, Mapping) and "graph_us" in latency:  # a latency table: graph and eager by size
             ints = lambda table: {int(k): v for k, v in (table or {}).items()}  # noqa: E731
             return cls(ints(latency["graph_us"]), ints(latency.get("eager_us")), ints(latency.get("pool_bytes")),
-                       ints(latency.get("exec_bytes")), ints(latency.get("capture_ms")), "latency table")
+                       ints(latency.get("exec_bytes")), ints(latency.get("capture_ms")),
+                       str(latency.get("source") or "latency table"))
         if isinstance(latency, Mapping):
             return cls({int(k): float(v) for k, v in latency.items()}, source="latency table")
         if callable(latency):
@@ -206,9 +207,24 @@ def optimal_buckets(hist: Mapping[int, int], cost: CostModel, max_graphs: int) -
     return tuple(sorted(picked))
 
 
+def _sizes_words(sizes: Iterable[int]) -> str:
+    """Sizes in words, short: "1 to 64" when every size between is there, else a listing (counted when long)."""
+    sizes = sorted(set(sizes))
+    if not sizes:
+        return "none"
+    if len(sizes) > 2 and sizes == list(range(sizes[0], sizes[-1] + 1)):
+        return f"{sizes[0]} to {sizes[-1]}"
+    if len(sizes) <= 12:
+        return listing(sizes)
+    return f"{len(sizes)} sizes from {sizes[0]} to {sizes[-1]}"
+
+
 @dataclass(frozen=True)
 class BucketAdvice:
-    """The advisor's answer: `buckets` to capture, and every strategy scored on the same traffic."""
+    """The advisor's answer: `buckets` to capture, and every strategy scored on the same traffic.
+
+    `notes` say what could not be scored and why (a strategy whose buckets have no measured latency is left out,
+    not scored on other buckets than its own)."""
 
     buckets: tuple[int, ...]
     max_graphs: int
@@ -216,6 +232,7 @@ class BucketAdvice:
     sizes: dict[int, int]
     cost: CostModel
     memory_budget_bytes: int | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def chosen(self) -> StrategyResult:
@@ -225,7 +242,7 @@ class BucketAdvice:
         for s in self.strategies:
             if s.name == name:
                 return s
-        raise BadInputError(f"no strategy {name!r}; have {[s.name for s in self.strategies]}")
+        raise BadInputError(f"no strategy {name!r}; have {', '.join(repr(s.name) for s in self.strategies)}")
 
     def rows(self) -> list[dict[str, Any]]:
         return [s.to_dict() for s in self.strategies]
@@ -235,43 +252,47 @@ class BucketAdvice:
 
         return pd.DataFrame(self.rows()).set_index("name")
 
-    def table(self) -> str:
-        lines = [f"{'strategy':<22} {'graphs':>6} {'mean µs':>9} {'p99 µs':>9} {'pad waste':>9} {'eager':>6} "
-                 f"{'pool MiB':>9} {'capture ms':>10}"]
-        for s in self.strategies:
-            pool = "n/a" if s.pool_bytes is None else f"{s.pool_bytes / 2**20:.1f}"
-            cap = "n/a" if s.capture_ms is None else f"{s.capture_ms:.1f}"
-            lines.append(f"{s.name:<22} {s.graphs:>6} {s.expected_us:>9.1f} {s.p99_us:>9.1f} {s.pad_waste:>8.1%} "
-                         f"{s.eager_share:>5.0%} {pool:>9} {cap:>10}")
-        return "\n".join(lines)
+    def title(self) -> str:
+        requests = sum(self.sizes.values())
+        chosen = listing(self.buckets) if self.buckets else "no bucket (every request runs eagerly)"
+        return (f"Bucket advice for {requests:,} requests of {len(self.sizes)} sizes: capture {chosen} "
+                f"(at most {self.max_graphs} graphs)")
+
+    def table(self) -> Table:
+        """Every strategy scored on the observed sizes, the advisor's first: graphs, predicted mean and p99, pad
+        waste, the share that runs eagerly, the largest graph's pool and the capture time."""
+        rows = [{"name": s.name, "buckets": _sizes_words(s.buckets) if s.buckets else "none", "graphs": s.graphs,
+                 "mean": s.expected_us, "p99": s.p99_us, "pad": s.pad_waste, "eager": s.eager_share,
+                 "pool": s.pool_bytes, "capture": None if s.capture_ms is None else s.capture_ms * 1e3}
+                for s in self.strategies]
+        missing = "not in the latency given (a Sweep, or a latency table with memory and capture figures, has it)"
+        columns = [Column("name", "strategy", kind="text"), Column("buckets", "buckets", kind="text"),
+                   Column("graphs", "graphs", kind="count"), Column("mean", "mean", kind="time"),
+                   Column("p99", "p99", kind="time"), Column("pad", "pad waste", kind="percent", factor=100),
+                   Column("eager", "run eagerly", kind="percent", factor=100),
+                   Column("pool", "pool", kind="bytes", missing=missing),
+                   Column("capture", "capture", kind="time", missing=missing)]
+        source = self.cost.source or "the latency given"
+        notes = [f"Mean and p99 are predicted, not run: each request at its bucket's latency in {source} (eager "
+                 "above the largest bucket). Pool: the most pool memory one of its graphs took where the latency was "
+                 "measured (one shared pool holds about that much). Capture: the capture times of its graphs, "
+                 "added.", *self.notes]
+        return Table(rows, columns, index="name", title=self.title(), notes=notes)
 
     def __str__(self) -> str:
-        return f"buckets {list(self.buckets)} (at most {self.max_graphs} graphs)\n" + self.table()
+        return str(self.table())
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
-        heads = ["strategy", "buckets", "graphs", "mean µs", "p99 µs", "pad waste", "eager", "pool MiB", "capture ms"]
-        cells = []
-        for s in self.strategies:
-            buckets = ", ".join(map(str, s.buckets)) if len(s.buckets) <= 10 else f"{len(s.buckets)} sizes"
-            values = [s.name, buckets, str(s.graphs), f"{s.expected_us:.1f}", f"{s.p99_us:.1f}", f"{s.pad_waste:.1%}",
-                      f"{s.eager_share:.0%}", "n/a" if s.pool_bytes is None else f"{s.pool_bytes / 2**20:.1f}",
-                      "n/a" if s.capture_ms is None else f"{s.capture_ms:.1f}"]
-            cells.append("<tr>" + "".join(
-                f"<td style='text-align:{'left' if i < 2 else 'right'}'>{html.escape(v)}</td>"
-                for i, v in enumerate(values)) + "</tr>")
-        head = "".join(f"<th style='text-align:{'left' if i < 2 else 'right'}'>{h}</th>" for i, h in enumerate(heads))
-        return (f"<b>Bucket advice</b>: capture {html.escape(str(list(self.buckets)))} "
-                f"(at most {self.max_graphs} graphs, {sum(self.sizes.values())} requests)"
-                f"<table><tr>{head}</tr>{''.join(cells)}</table>")
+        return self.table().to_html()
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": ADVICE_SCHEMA, "buckets": list(self.buckets), "max_graphs": self.max_graphs,
                 "memory_budget_bytes": self.memory_budget_bytes,
                 "strategies": [s.to_dict() for s in self.strategies],
-                "sizes": {str(k): v for k, v in self.sizes.items()},
+                "sizes": {str(k): v for k, v in self.sizes.items()}, "notes": list(self.notes),
                 "cost": {k: ({str(s): v for s, v in val.items()} if isinstance(val, dict) else val)
                          for k, val in asdict(self.cost).items()}}
 
@@ -284,7 +305,7 @@ class BucketAdvice:
                            ("graph_us", "eager_us", "pool_bytes", "exec_bytes", "capture_ms")), source=c.get("source", ""))
         strategies = tuple(StrategyResult(**{**s, "buckets": tuple(s["buckets"])}) for s in data["strategies"])
         return cls(tuple(data["buckets"]), data["max_graphs"], strategies, {int(k): v for k, v in data["sizes"].items()},
-                   cost, data.get("memory_budget_bytes"))
+                   cost, data.get("memory_budget_bytes"), tuple(data.get("notes") or ()))
 
 
 def advise_buckets(sizes: Any, latency: Any, *, max_graphs: int = 8,
@@ -325,18 +346,32 @@ def advise_buckets(sizes: Any, latency: Any, *, max_graphs: int = 8,
     measured = sorted(cost.graph_us)
     cover = next((b for b in measured if b >= max(hist)), measured[-1])  # the ladders stop at the first cover
     strategies = [score(f"advisor (k={max_graphs})", chosen, hist, cost)]
-    alternatives = {"one graph per size": [s for s in hist if s in cost.graph_us]}
+    notes = []
+    if any(s not in cost.graph_us for s in hist if s <= measured[-1]):
+        notes.append(f"The advisor chose among the sizes whose graph latency was measured: {_sizes_words(measured)}.")
+    # a strategy is scored on its own buckets or not at all: dropping the buckets that were not measured would
+    # score another strategy under its name (one graph per size with padding, a ladder that is another ladder)
+    alternatives = {"one graph per size": sorted(hist)}
     for policy in POLICIES.values():
         if policy.compare:
-            alternatives[policy.label] = [b for b in policy.sizes(cover) if b in cost.graph_us]
+            alternatives[policy.label] = list(policy.sizes(cover))
     for name, buckets in alternatives.items():
+        unmeasured = [b for b in buckets if b not in cost.graph_us]
+        if unmeasured:
+            notes.append(f"Not scored, {name}: no graph latency measured at {_sizes_words(unmeasured)} "
+                         f"(measured: {_sizes_words(measured)}); a sweep of every size (like the `dense` recording) scores it.")
+            continue
         try:
             strategies.append(score(name, buckets, hist, cost))
         except BadInputError:
-            continue  # e.g. a ladder that leaves a size uncovered with no eager latency to fall back on
+            notes.append(f"Not scored, {name}: it leaves sizes above its largest bucket with no eager latency to "
+                         "run them with.")
     if all(s in cost.eager_us for s in hist):
         strategies.append(score("eager", (), hist, cost))
-    return BucketAdvice(tuple(chosen), max_graphs, tuple(strategies), hist, cost, memory_budget_bytes)
+    else:
+        notes.append("Not scored, eager: no eager latency measured at "
+                     f"{_sizes_words(s for s in hist if s not in cost.eager_us)}.")
+    return BucketAdvice(tuple(chosen), max_graphs, tuple(strategies), hist, cost, memory_budget_bytes, tuple(notes))
 
 
 __all__ = ["ADVICE_SCHEMA", "BucketAdvice", "CostModel", "StrategyResult", "advise_buckets", "histogram",

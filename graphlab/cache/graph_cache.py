@@ -47,12 +47,14 @@ import torch
 
 from graphlab.cache.backends import check_device, check_input_devices, make_backend
 from graphlab.cache.buckets import Pad
-from graphlab.cache.padding import check_padding_exact, example_at, pad_tensor, region
+from graphlab.cache.padding import compare_padded, example_at, output_leaves, pad_tensor, raise_if_inexact, region
 from graphlab.cache.plan import CachePlanner, Fallback, Plan, TensorSpec
-from graphlab.cache.stats import BucketCounts, CacheStats
+from graphlab.cache.stats import (BucketCounts, CacheStats, HeldGraph, PaddingCheck, WarmupStats, describe_cache,
+                                  graphs_table, padding_table)
 from graphlab.capture.input_plan import model_refused
-from graphlab.capture.tensors import describe, describe_tree, flatten, map_tensors
+from graphlab.capture.tensors import describe, flatten, map_tensors
 from graphlab.errors import BadInputError, ConfigurationError, GraphlabError, PaddingError
+from graphlab.present import Table, listing
 from graphlab.progress import progress_bar, warn_user
 
 POOLS = ("shared", "private")
@@ -174,6 +176,7 @@ class GraphCache:
         self._pools: dict[str, Any] = {}  # the shared pool of each device
         self._lock = threading.Lock()  # not re-entrant: nothing under it calls back into the cache
         self._stats = CacheStats()
+        self._checks: list[PaddingCheck] = []  # the padding checks run, in order (display only)
         self._warned: set[str] = set()
         self._needs_grad = any(p.requires_grad for p in (model.parameters() if hasattr(model, "parameters") else ()))
 
@@ -381,8 +384,13 @@ class GraphCache:
         with torch.no_grad():
             eager = self.model(*inputs)
         where = f"GraphCache {self.name!r}, bucket {entry.label} for size " + "x".join(map(str, plan.sizes))
+        comparison = compare_padded(replayed, eager)
+        self._checks.append(PaddingCheck(
+            entry.label, plan.sizes, tuple(p.name for p in todo), comparison.max_abs_err,
+            comparison.allowed if comparison.mismatch is None else None,
+            tuple(tuple(t.shape) for _, t in output_leaves(replayed)), comparison.exact))
         try:
-            check_padding_exact(replayed, eager, todo, where)
+            raise_if_inexact(comparison, todo, where)
         except PaddingError as err:
             entry.padding_error = err
             raise
@@ -431,7 +439,7 @@ class GraphCache:
             torch.cuda.empty_cache()
 
     # -- ahead of time ---------------------------------------------------------------------------------------------
-    def warmup(self, *example_inputs: Any, sizes: Iterable[Any] | None = None, progress: bool = True) -> CacheStats:
+    def warmup(self, *example_inputs: Any, sizes: Iterable[Any] | None = None, progress: bool = True) -> WarmupStats:
         """Capture graphs ahead of use, largest first, into the shared pool.
 
         Args:
@@ -440,6 +448,9 @@ class GraphCache:
             sizes: which buckets to capture: sizes of the first dim, or tuples with one size per dim
                 (default: every combination of buckets).
             progress: a tqdm bar.
+
+        Returns:
+            The cache's stats after it (`WarmupStats`), which also say what it made, in order.
         """
         if not example_inputs:
             raise BadInputError("warmup needs example inputs shaped like a real call, e.g. cache.warmup(x)")
@@ -447,6 +458,7 @@ class GraphCache:
         # an eager stand-in captures nothing: the bar says what it does make
         doing = "Capturing graphs" if self.backend.name == "cuda" else "Making eager stand-ins (no GPU: nothing captured)"
         bar = progress_bar(len(combos), f"{doing} ({self.name})", unit="graph", show=progress)
+        made: list[str] = []
         with self._lock, torch.no_grad():
             for seed, combo in enumerate(combos):
                 inputs = self._examples(example_inputs, combo, seed)
@@ -454,12 +466,14 @@ class GraphCache:
                 if isinstance(plan, Fallback):
                     raise BadInputError(f"warmup cannot capture bucket {combo} from these examples: {plan.reason}")
                 if plan.key not in self._entries:
-                    self._capture(plan, inputs)
+                    made.append(self._capture(plan, inputs).label)
                 if bar is not None:
                     bar.update(1)
             if bar is not None:
                 bar.close()
-        return self.stats()
+        stats = self.stats()
+        pool = self.pool_mode if isinstance(self.pool_mode, str) else "given"
+        return WarmupStats(**{**stats.__dict__, "made": tuple(made), "pool": pool})
 
     def _examples(self, example_inputs: tuple[Any, ...], combo: tuple[int, ...], seed: int) -> tuple[Any, ...]:
         """Fresh random inputs like `example_inputs`, resized to `combo` along the padded dims."""
@@ -497,16 +511,26 @@ class GraphCache:
                 seen[e.buckets] += 1
         return out
 
-    def graph_keys(self) -> str:
-        """The keys of `graphs`, one line each with the bucket and the inputs its graph was made for; a key like
-        "4#0" says that bucket 4 holds more than one graph (inputs that differ in another dim or a dtype)."""
-        lines = []
+    def graph_keys(self) -> Table:
+        """The keys of `graphs` as a table, smallest bucket first: each key, its bucket and the inputs its graph was
+        made for; a key like "4#0" says that bucket 4 holds more than one graph (inputs that differ in another dim
+        or a dtype)."""
+        held = []
         for key, graph in self.graphs.items():
-            inputs = ", ".join(f"{path} {text}" for path, text in describe_tree(graph.inputs).items()) or "no tensors"
-            bucket, _, nth = key.partition("#")
-            more = f" (graph {nth} of bucket {bucket}: the bucket holds one graph per other key)" if nth else ""
-            lines.append(f"{key:>8}: bucket {bucket}, inputs {inputs}{more}")
-        return "\n".join(lines) or "no graphs yet"
+            bucket = key.partition("#")[0]
+            inputs = tuple((path, tuple(t.shape), str(t.dtype).replace("torch.", ""))
+                           for path, t in flatten(graph.inputs) if isinstance(t, torch.Tensor))
+            held.append(HeldGraph(key, bucket, inputs))
+        return graphs_table(self.name, held, self.backend.name)
+
+    def padding_checks(self) -> Table:
+        """The padding checks this cache ran (once per graph and padded dim, at its first padded call): the size
+        checked, the output returned, the largest difference from eager on the real rows and what the dtype
+        allows. With the eager backend nothing is replayed: the check compares the model on the padded inputs
+        with the model on the real ones."""
+        with self._lock:
+            checks = list(self._checks)
+        return padding_table(self.name, checks, self.backend.name, str(self.device) if self.device else "")
 
     def graph_for(self, *sizes: int) -> Any:
         """The cached graph that serves these sizes (for gl.render / gl.inspect / gl.diff); the most recently
@@ -517,8 +541,11 @@ class GraphCache:
             for entry in reversed(self._entries.values()):
                 if entry.buckets == wanted:
                     return entry.graph
-        raise BadInputError(f"GraphCache {self.name!r} holds no graph for size {sizes} (bucket {bucket}); "
-                            f"it holds {list(self.graphs)}: call it once at that size or warmup()")
+        size = " x ".join(map(str, sizes))
+        held = f"graphs {listing(self.graphs)}" if self.graphs else "no graphs yet"
+        served = ("above the largest bucket" if bucket is None else f"bucket {' x '.join(map(str, wanted))}")
+        raise BadInputError(f"GraphCache {self.name!r} holds no graph for size {size} ({served}); it holds {held}: "
+                            "call it once at that size or warmup()")
 
     def stats(self) -> CacheStats:
         """A snapshot of the counters, with the memory the held graphs took."""
@@ -550,8 +577,8 @@ class GraphCache:
         return len(self._entries)
 
     def __repr__(self) -> str:
-        return (f"GraphCache({self.name!r}: {self.planner.describe()}; {len(self._entries)} graphs, "
-                f"backend {self.backend.name})")
+        dims = [(p.name, list(t.buckets)) for p, t in zip(self.dims, self.tables)]
+        return describe_cache(self.name, dims, len(self._entries), self.backend.name)
 
 
 __all__ = ["CacheEntry", "GraphCache", "POOLS", "Route"]

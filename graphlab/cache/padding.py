@@ -11,6 +11,7 @@ this module does it to tensors.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
@@ -19,6 +20,7 @@ from graphlab.cache.buckets import Pad
 from graphlab.capture.tensors import flatten, random_like
 from graphlab.capture.verify import TOLERANCES
 from graphlab.errors import PaddingError
+from graphlab.present import error, shape
 
 
 def region(ndim: int, dims: Sequence[int], sizes: Sequence[int]) -> tuple[slice, ...]:
@@ -67,37 +69,73 @@ def _output_name(path: str) -> str:
     return "the output" if path in ("output", "") else f"output {path}"
 
 
-def check_padding_exact(padded_out: Any, eager_out: Any, padded_dims: Sequence[Pad], where: str) -> None:
-    """Raise PaddingError when the padded replay's real part differs from eager beyond the dtype tolerance."""
+@dataclass(frozen=True)
+class PaddingComparison:
+    """The real rows of a padded run against eager: the largest difference and what the dtype allows, for the
+    output that came closest to its tolerance; or `mismatch`, the output whose shape differs (out_dim unset)."""
+
+    max_abs_err: float
+    allowed: float
+    path: str
+    mismatch: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        return self.mismatch is None and not self.max_abs_err - self.allowed > 0  # a NaN difference passes, as before
+
+
+def compare_padded(padded_out: Any, eager_out: Any) -> PaddingComparison:
+    """Compare the real part of a padded run with eager, output by output, with each dtype's tolerance
+    (`graphlab.capture.verify.TOLERANCES`; integers exactly)."""
     eager_leaves = dict(output_leaves(eager_out))
-    worst = (0.0, 0.0, "")
+    worst: tuple[float, float, str, float] | None = None
     for path, got in output_leaves(padded_out):
         want = eager_leaves.get(path)
         if want is None or got.shape != want.shape:
-            raise PaddingError(
-                f"{where}: {_output_name(path)} has shape {tuple(got.shape)} after slicing the padding off, but eager gives "
-                f"{tuple(want.shape) if want is not None else 'no such output'}: set out_dim for "
-                + ", ".join(p.describe() for p in padded_dims) + " (the output dimension to slice), or None",
-                dim_name=",".join(p.name for p in padded_dims))
+            return PaddingComparison(0.0, 0.0, path, mismatch=(
+                f"{_output_name(path)} has shape {shape(got.shape)} after slicing the padding off, but eager gives "
+                f"{shape(want.shape) if want is not None else 'no such output'}"))
         rtol, atol = TOLERANCES.get(str(want.dtype).replace("torch.", ""), (0.0, 0.0))
         if not (want.dtype.is_floating_point or want.dtype.is_complex):
             rtol = atol = 0.0
         diff = (got.double() - want.double()).abs()
         max_abs = float(diff.max()) if diff.numel() else 0.0
         scale = float(want.double().abs().max()) if want.numel() else 0.0
-        margin = max_abs - (atol + rtol * scale)
-        if margin > worst[0] or not worst[2]:
-            worst = (margin, max_abs, path)
-    margin, max_abs, path = worst
-    if margin > 0:
+        allowed = atol + rtol * scale
+        if worst is None or max_abs - allowed > worst[0] or not worst[2]:
+            worst = (max_abs - allowed, max_abs, path, allowed)
+    if worst is None:
+        return PaddingComparison(0.0, 0.0, "")
+    _, max_abs, path, allowed = worst
+    return PaddingComparison(max_abs, allowed, path)
+
+
+def raise_if_inexact(comparison: PaddingComparison, padded_dims: Sequence[Pad], where: str) -> None:
+    """PaddingError naming the dimension and the fix when `comparison` is not exact."""
+    dim_name = ",".join(p.name for p in padded_dims)
+    if comparison.mismatch is not None:
+        raise PaddingError(
+            f"{where}: {comparison.mismatch}: set out_dim for " + ", ".join(p.describe() for p in padded_dims)
+            + " (the output dimension to slice), or None", dim_name=dim_name)
+    if not comparison.exact:
         names = " and ".join(f"{p.describe()}" for p in padded_dims)
         raise PaddingError(
-            f"{where}: padding {names} changes this model's answer: on the real rows the padded replay differs "
-            f"from eager by up to {max_abs:.3g} (in {_output_name(path)}). Positions along that dimension see each other "
+            f"{where}: padding {names} changes this model's answer: on the real rows the answer computed on the "
+            f"padded inputs differs from eager by up to {error(comparison.max_abs_err)} (in "
+            f"{_output_name(comparison.path)}). Positions along that dimension see each other "
             "(e.g. a bidirectional encoder attends to the padding). Fix: pad only dimensions whose positions are "
             "independent (batch rows; the right end of a causal decoder), pass an attention mask as an input, or "
             "list every size you serve as a bucket for it (Pad(..., exact=False) never pads it). Nothing was returned.",
-            dim_name=",".join(p.name for p in padded_dims), max_abs_err=max_abs)
+            dim_name=dim_name, max_abs_err=comparison.max_abs_err)
 
 
-__all__ = ["check_padding_exact", "example_at", "output_leaves", "pad_tensor", "padded_shape", "region"]
+def check_padding_exact(padded_out: Any, eager_out: Any, padded_dims: Sequence[Pad], where: str) -> PaddingComparison:
+    """Raise PaddingError when the padded run's real part differs from eager beyond the dtype tolerance; else
+    return the comparison (the largest difference and what the dtype allows)."""
+    comparison = compare_padded(padded_out, eager_out)
+    raise_if_inexact(comparison, padded_dims, where)
+    return comparison
+
+
+__all__ = ["PaddingComparison", "check_padding_exact", "compare_padded", "example_at", "output_leaves", "pad_tensor",
+           "padded_shape", "raise_if_inexact", "region"]

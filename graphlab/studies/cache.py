@@ -26,6 +26,21 @@ from graphlab.zoo import get_model
 
 RECORDING = "cache"
 
+#: the short request stream notebook 05 sends through a GPT cache, and its buckets
+DEMO_STREAM = (3, 1, 8, 3, 5, 16, 2, 7, 1, 12)
+DEMO_BUCKETS = (1, 2, 4, 8, 16)
+
+
+def demo_stream() -> tuple[GraphCache, dict[str, Any]]:
+    """The zoo GPT's graph cache after the demo stream (on the GPU): the cache, and its stats as recorded."""
+    zoo = get_model("gpt")
+    model = zoo.build()
+    cache = GraphCache(model, buckets=list(DEMO_BUCKETS), max_size=None)
+    with torch.no_grad():
+        for i, n in enumerate(DEMO_STREAM):
+            cache(*zoo.make_inputs(n, seed=i))
+    return cache, {"stream": list(DEMO_STREAM), "buckets": list(DEMO_BUCKETS), "stats": cache.stats().to_dict()}
+
 
 def record(out_root: Path, prov: dict[str, Any]) -> Path:
     """The graph cache's figures: hot path, pools, eviction, threads, padding check, its graphs."""
@@ -39,14 +54,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
             results[key] = run()
         except Exception as exc:  # keep what was measured; say what failed
             results[key] = {"error": f"{type(exc).__name__}: {exc}"}
-    zoo = get_model("gpt")
-    model = zoo.build()
-    cache = GraphCache(model, buckets=[1, 2, 4, 8, 16], max_size=None)
-    stream = [3, 1, 8, 3, 5, 16, 2, 7, 1, 12]
-    with torch.no_grad():
-        for i, n in enumerate(stream):
-            cache(*zoo.make_inputs(n, seed=i))
-    results["demo_stats"] = {"stream": stream, "buckets": [1, 2, 4, 8, 16], "stats": cache.stats().to_dict()}
+    cache, results["demo_stats"] = demo_stream()
     graphs = {}
     for label, graph in cache.graphs.items():
         dot = graph.dot(RECORD_DOT_FLAGS)
@@ -73,8 +81,8 @@ def cache_figures() -> CacheFigures:
     require_cuda("cache_figures")
     data = {"hot_path": cache_bench.hot_path("mlp", 1), "pools": cache_bench.pool_memory(),
             "eviction": cache_bench.eviction_memory(), "threads": cache_bench.threads(),
-            "padding_check": cache_bench.padding_check_demo()}
+            "padding_check": cache_bench.padding_check_demo(), "demo_stats": demo_stream()[1]}
     return CacheFigures(data)
 
 
-__all__ = ["RECORDING", "cache_figures", "record"]
+__all__ = ["DEMO_BUCKETS", "DEMO_STREAM", "RECORDING", "cache_figures", "demo_stream", "record"]

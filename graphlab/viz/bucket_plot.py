@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from graphlab.cache.advisor import BucketAdvice
+from graphlab.present import duration, listing, percent
 from graphlab.viz.banner import recorded_banner
 
-GRAPH, EAGER, CHOSEN, PAID = "#2E86AB", "#E4572E", "#1B998B", "rgba(27,153,139,0.35)"
+GRAPH, EAGER, CHOSEN, PAID = "#2E86AB", "#E4572E", "#1B998B", "rgba(142,68,173,0.45)"
 
 
 @recorded_banner
@@ -41,15 +42,16 @@ def plot_buckets(advice: BucketAdvice, title: str | None = None) -> Any:
             continue
         paid_x += [s, bucket, None]
         paid_y += [cost.graph_us[s], cost.graph_us[bucket], None]
-        hover += [f"size {s} runs on bucket {bucket}: {cost.graph_us[bucket] - cost.graph_us[s]:+.1f} µs"] * 2 + [""]
+        extra = cost.graph_us[bucket] - cost.graph_us[s]
+        hover += [f"size {s} runs on bucket {bucket}: {'+' if extra >= 0 else ''}{duration(extra)}"] * 2 + [""]
     fig.add_trace(go.Scatter(x=paid_x, y=paid_y, mode="lines", name="padding paid (size → its bucket)",
                              line={"color": PAID, "width": 4}, hovertext=hover, hoverinfo="text"), row=1, col=1)
     fig.add_trace(go.Bar(x=list(sizes), y=list(sizes.values()), name="requests", marker={"color": "#888"}),
                   row=2, col=1)
     best = advice.chosen
     fig.update_layout(
-        title=title or (f"buckets {chosen}: mean {best.expected_us:.0f} µs, p99 {best.p99_us:.0f} µs, "
-                        f"pad waste {best.pad_waste:.0%}"),
+        title=title or (f"Buckets {listing(chosen) if chosen else 'none'}: predicted mean {duration(best.expected_us)}, "
+                        f"p99 {duration(best.p99_us)}, pad waste {percent(100 * best.pad_waste)}"),
         template="plotly_white", height=520, legend={"orientation": "h", "y": -0.15})
     fig.update_yaxes(title_text="latency (µs)", row=1, col=1)
     fig.update_yaxes(title_text="requests", row=2, col=1)
