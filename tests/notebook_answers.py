@@ -15,7 +15,7 @@ ANSWERS: dict[str, dict[str, str]] = {
     "05_graph_cache.ipynb": {"my_padding": "(4 - 3) + (8 - 5) + (8 - 7) + (16 - 12) + (4 - 3)"},
     "06_dynamic_shapes.ipynb": {"my_eager_share": "sum(size > max(advice.buckets) for size in replay.sizes) / len(replay.sizes)"},
     "07_multi_gpu.ipynb": {"my_bucket": "16", "my_padding": "4 * 16 - (5 + 2 + 9 + 3)"},
-    "08_conditional_nodes.ipynb": {"my_syncs": "49"},
+    "08_conditional_nodes.ipynb": {"my_freed_ms": "10.5 - 0.371"},
     "09_serving.ipynb": {"my_batches": "[[3, 5], [2, 6], [1]]"},
     "10_what_did_compile_capture.ipynb": {"kernels_saved": "35 - 29"},
     "11_where_the_time_goes.ipynb": {"top_module": "prof64.by_module(depth=2).module[0]"},

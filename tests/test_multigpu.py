@@ -31,7 +31,7 @@ def test_every_rank_pads_to_the_bucket_of_the_largest_local_size():
     assert (agreement.global_size, agreement.bucket, agreement.padding) == (7, 8, (5, 1, 7))
     assert agreement.pad_waste == pytest.approx(13 / 24)
     assert [r["padding"] for r in agreement.rows()] == [5, 1, 7]
-    assert "bucket 8 on every rank" in str(agreement)
+    assert "every rank replays bucket 8" in str(agreement)
 
 
 def test_above_the_largest_bucket_every_rank_runs_eager_together():
@@ -102,8 +102,10 @@ def test_recorded_mode_replica_throughput_comes_from_the_recording(tmp_path, mon
         import graphlab.mode
 
         graphlab.mode._current = None
-    assert result.rows()[0]["replicas_req_s"] == 150.0 and "pytest synthetic" in result.source
-    assert "replicas on cuda:0, cuda:1" in str(result)
+    assert result.rows()[0]["replicas_req_s"] == 150.0 and result.source == "recorded on NVIDIA H200 on 2026-01-01"
+    assert "replicas on cuda:0 and cuda:1" in str(result)
+    # asked for what the recording does not hold: it says so and shows what it has
+    assert "asked for batch sizes 1, 8 and 32, the recording has 8" in str(result)
 
 
 def test_graph_metadata_round_trips_and_stays_out_of_plain_dumps(tmp_path):

@@ -37,12 +37,12 @@ graph to launch); the conditional studies in `graphlab.studies.conditional` answ
 from __future__ import annotations
 
 import contextlib
-import html
 import weakref
 from typing import Any, Callable, Sequence
 
 import torch
 
+from graphlab import present
 from graphlab.clock import Stopwatch
 from graphlab.capture.api import capture
 from graphlab.capture.streams import side_stream
@@ -238,15 +238,25 @@ class ConditionalGraph:
     def __repr__(self) -> str:
         s = self.summary()
         state = ("closed" if s["closed"] else
-                 f"capture {s['capture_ms']:.1f} ms, pool +{s['pool_bytes'] / 2**20:.1f} MiB")
+                 f"capture {present.duration(1e3 * s['capture_ms'])}, pool +{present.size(s['pool_bytes'])}")
         return (f"ConditionalGraph({s['name']!r}: {s['kind'].upper().replace('_', '/')} over {', '.join(s['branches'])}"
                 f", route {s['route']!r}; {state})")
 
+    def table(self) -> present.Table:
+        """What this graph is and what building it cost, as facts in words."""
+        s = self.summary()
+        rows = [("kind", f"{s['kind'].upper().replace('_', '/')} over {present.listing(s['branches'])}"),
+                ("route", s["route"])]
+        if s["max_iterations"] is not None:
+            rows.append(("at most", f"{present.count(s['max_iterations'])} iterations"))
+        rows += [("capture", present.duration(1e3 * s["capture_ms"])),
+                 ("instantiate", present.duration(1e3 * s["instantiate_ms"])),
+                 ("memory pool", present.size(s["pool_bytes"])), ("graph executable", present.size(s["exec_bytes"])),
+                 ("set-condition kernel", s["set_condition_kernel"]), ("closed", present.yes_no(s["closed"]))]
+        return present.facts(rows, title=f"ConditionalGraph `{self.name}`")
+
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
-                       f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>"
-                       for k, v in self.summary().items())
-        return f"<b>ConditionalGraph {html.escape(self.name)}</b><table>{rows}</table>"
+        return self.table()._repr_html_()
 
 
 def _check_fn(fn: Any, what: str) -> None:

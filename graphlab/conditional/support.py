@@ -18,13 +18,16 @@ every probe there survives their absence. `ConditionalSupport.from_facts` is pur
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import inspect
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from graphlab.errors import ConditionalUnsupportedError
+from graphlab import present
+from graphlab.errors import ConditionalUnsupportedError, RecordingError
+from graphlab.mode import recorded_gpu, stand_in
 
 #: CUDA driver versions (cudaDriverGetVersion: 1000 * major + 10 * minor) that added each kind.
 KIND_MIN_DRIVER = {"if": 12030, "while": 12030, "if_else": 12080, "switch": 12080}
@@ -33,6 +36,9 @@ KINDS = tuple(KIND_MIN_DRIVER)
 #: "capture": bodies captured straight into the conditional's body graph, allocator on a torch pool;
 #: "torch": torch.cond captured by torch itself (IF nodes; torch >= 2.12).
 ROUTES = ("child", "capture", "torch")
+#: each route in words, for the support table
+ROUTE_WORDS = {"child": "torch graphs as child nodes", "capture": "captured straight into the body",
+               "torch": "torch.cond captured by torch"}
 POOL_ROUTING = ("_cuda_beginAllocateCurrentStreamToPool", "_cuda_endAllocateToPool", "_cuda_releasePool")
 TORCH_COND_MODULE = "torch._higher_order_ops.cudagraph_conditional_nodes"
 
@@ -72,12 +78,17 @@ class ConditionalSupport:
         routes: {"child", "capture", "torch"} -> usable.
         missing: "kind:if" / "route:capture" -> one sentence naming what is missing.
         facts: the raw facts (versions, detected features).
+        recorded: in recorded mode, what the recording's GPU supported (shown beside this machine's, never as it);
+            None otherwise. `kinds`, `routes` and `require` are always this machine's.
+        recorded_where: the recording's GPU and date, as its column says it.
     """
 
     kinds: dict[str, bool]
     routes: dict[str, bool]
     missing: dict[str, str]
     facts: ConditionalFacts = field(default_factory=ConditionalFacts)
+    recorded: ConditionalSupport | None = field(default=None, compare=False, repr=False)
+    recorded_where: str = field(default="", compare=False, repr=False)
 
     @classmethod
     def from_facts(cls, facts: ConditionalFacts) -> ConditionalSupport:
@@ -162,30 +173,86 @@ class ConditionalSupport:
         return cls(kinds=dict(data["kinds"]), routes=dict(data["routes"]), missing=dict(data["missing"]),
                    facts=ConditionalFacts(**facts))
 
+    def _shared(self) -> str:
+        """The reason every kind shares (no GPU, no cuda-bindings, no NVRTC), or ""."""
+        reasons = [self.missing.get(f"kind:{k}", "") for k in self.kinds]
+        if not all(reasons):
+            return ""
+        first = reasons[0].removeprefix("needs ").split("; ")
+        common = [part for part in first if all(part in r for r in reasons)]
+        return "; ".join(common)
+
+    def _column(self) -> dict[str, str]:
+        """Row label -> what this support says for it, in words (yes, or no and why; versions for the facts)."""
+        f, shared = self.facts, self._shared()
+        out: dict[str, str] = {}
+        for kind, ok in self.kinds.items():
+            label = f"{kind.upper().replace('_', '/')} node"
+            if ok:
+                out[label] = "yes"
+                continue
+            own = self.missing[f"kind:{kind}"].removeprefix("needs ")
+            if shared:
+                own = "; ".join(part for part in own.split("; ") if part not in shared.split("; "))
+            out[label] = "no" + (f": needs {own}" if own else "")
+        for route, ok in self.routes.items():
+            label = f"route '{route}' ({ROUTE_WORDS[route]})"
+            if ok and f.cuda_available:
+                out[label] = "yes"
+            elif ok:
+                out[label] = "no: no CUDA GPU (this torch has the calls the route needs)"
+            else:
+                out[label] = "no: " + self._route_short(route)
+        out["CUDA driver"] = (driver_version_text(f.driver_version) if f.driver_version or f.cuda_available
+                              else "none (no GPU)")
+        out["cuda-bindings"] = f.cuda_bindings or "not installed"
+        out["NVRTC"] = f.nvrtc or "not found"
+        out["torch"] = f.torch_version or "not installed"
+        return out
+
+    def _route_short(self, route: str) -> str:
+        """Why a route is missing, in a table cell's few words (`missing` has the full sentence for errors)."""
+        torch_text = f"torch {self.facts.torch_version}" if self.facts.torch_version else "torch (not installed)"
+        return {
+            "child": f"needs CUDAGraph(keep_graph=True) and raw_cuda_graph() (torch >= 2.8); {torch_text} lacks them",
+            "capture": f"{torch_text} lacks the allocator's pool-routing calls (`torch._C.{POOL_ROUTING[0]}` and "
+                       f"{len(POOL_ROUTING) - 1} more)",
+            "torch": f"torch.cond capture needs torch >= 2.12 built with CUDA; {torch_text} lacks it",
+        }[route]
+
     def rows(self) -> list[tuple[str, str]]:
-        f = self.facts
-        yes = lambda b: "yes" if b else "no"  # noqa: E731
-        rows = [(f"{k.upper().replace('_', '/')} node", yes(v) + ("" if v else f" ({self.missing[f'kind:{k}']})"))
-                for k, v in self.kinds.items()]
-        rows += [(f"route {r!r}", yes(v) + ("" if v else f" ({self.missing[f'route:{r}']})"))
-                 for r, v in self.routes.items()]
-        rows += [("CUDA driver", driver_version_text(f.driver_version)), ("cuda-bindings", f.cuda_bindings or "no"),
-                 ("NVRTC", f.nvrtc or "no"), ("torch", f.torch_version or "no")]
-        return rows
+        """(what, this machine's answer) pairs, in words."""
+        return list(self._column().items())
+
+    def table(self) -> present.Table:
+        """What this machine can build, and in recorded mode what the recording's GPU could, side by side; a
+        reason every kind shares is said once, under the table."""
+        here = self._column()
+        there = self.recorded._column() if self.recorded is not None else {}
+        rows = [{"what": label, "here": value, **({"there": there.get(label)} if there else {})}
+                for label, value in here.items()]
+        columns = [present.Column("what", "", kind="text"), present.Column("here", "this machine", kind="text")]
+        if there:
+            columns.append(present.Column("there", self.recorded_where, kind="text"))
+        notes = []
+        shared = self._shared()
+        if shared:
+            notes.append(f"No conditional kind can be built on this machine: every kind needs {shared}.")
+        if self.recorded is not None:
+            notes.append(f"The last column is the recording's GPU ({self.recorded_where}), not this machine: the "
+                         "conditional studies below come from it.")
+        title = ("Conditional nodes: this machine, and the GPU of the recordings" if there else
+                 "Conditional nodes on this machine")
+        return present.Table(rows, columns, index="what", title=title, notes=notes)
 
     def __str__(self) -> str:
-        width = max(len(k) for k, _ in self.rows())
-        return "\n".join(f"{k:<{width}}  {v}" for k, v in self.rows())
+        return str(self.table())
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
     def _repr_html_(self) -> str:
-        import html
-
-        body = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-                       f"<td style='text-align:left'>{html.escape(v)}</td></tr>" for k, v in self.rows())
-        return f"<b>Conditional nodes on this machine</b><table>{body}</table>"
+        return self.table()._repr_html_()
 
 
 # -- detection (touches torch, cuda-bindings and NVRTC; never raises) -------------------------------------
@@ -267,11 +334,32 @@ def detect_facts() -> ConditionalFacts:
 _CACHE: dict[str, ConditionalSupport] = {}
 
 
-def conditional_support(refresh: bool = False) -> ConditionalSupport:
-    """What this machine can build: conditional kinds, routes, and what is missing (cached)."""
+def _support_here(refresh: bool = False) -> ConditionalSupport:
     if refresh or "here" not in _CACHE:
         _CACHE["here"] = ConditionalSupport.from_facts(detect_facts())
     return _CACHE["here"]
+
+
+def _with_recording(refresh: bool = False) -> ConditionalSupport:
+    """Recorded mode: this machine's support (what `require` decides by), with the recording's GPU beside it
+    for display, so the recorded features never read as this machine's."""
+    from graphlab.recordings import load_recording
+
+    here = _support_here(refresh)
+    try:
+        rec = load_recording("conditional", gpu=recorded_gpu())
+        there = ConditionalSupport.from_dict(rec.results("support"))
+    except (RecordingError, KeyError, TypeError, ValueError):
+        return here
+    where = f"{rec.gpu}, recorded on {str(rec.provenance.get('date', '?'))[:10]}"
+    return dataclasses.replace(here, recorded=there, recorded_where=where)
+
+
+@stand_in(_with_recording)
+def conditional_support(refresh: bool = False) -> ConditionalSupport:
+    """What this machine can build: conditional kinds, routes, and what is missing (cached). In recorded mode the
+    table also shows what the recording's GPU supported, in its own column."""
+    return _support_here(refresh)
 
 
 def conditional_features() -> dict[str, bool]:
@@ -285,5 +373,6 @@ def conditional_features() -> dict[str, bool]:
     return out
 
 
-__all__ = ["ConditionalFacts", "ConditionalSupport", "KINDS", "KIND_MIN_DRIVER", "ROUTES", "conditional_features",
+__all__ = ["ConditionalFacts", "ConditionalSupport", "KINDS", "KIND_MIN_DRIVER", "ROUTES", "ROUTE_WORDS",
+           "conditional_features",
            "conditional_support", "detect_facts", "driver_version_text"]

@@ -7,8 +7,12 @@ Python: no torch, no GPU), so notebook 07 shows them on any laptop:
     >>> overview = gl.multigpu_recordings()   # every machine recorded, and plainly what is missing
     >>> rec = gl.load_multigpu()               # the recording with the most GPUs
     >>> rec.graph("tp", rank=0, batch_size=1)  # one rank's graph (rank and device in .metadata)
-    >>> rec.tensor_parallel_rows()             # eager vs graph latency of the TP layer by batch size
-    >>> rec.replica_rows()                     # requests/s: one GPU vs replicas, by batch size
+    >>> rec.graph_summary("tp", rank=0)        # that graph in words: rank, device, kernels by family, NCCL
+    >>> rec.tensor_parallel_table()            # eager vs graph latency of the TP layer by batch size
+    >>> rec.launch_table()                     # host time of one replay, per rank
+    >>> rec.replica_rows()                     # requests/s: one GPU vs replicas, by batch size (raw rows)
+
+Every view a person reads is a `present.Table` (or words); the `*_rows` methods keep the raw numbers for code.
 
 Pure (in `graphlab.distributed.PURE`): the standard library and ground-floor modules only; pandas only
 inside `to_pandas`.
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphlab import present
 from graphlab.errors import RecordingError
 from graphlab.mode import recorded_gpu
 from graphlab.recordings import Recording, gpu_slug, list_recordings, recordings_root
@@ -66,10 +71,28 @@ class MultiGpuRecording:
         """World size, NCCL version, topology (`nvidia-smi topo -m`), launch command, NCCL settings."""
         return dict(self.recording.results("distributed"))
 
+    def where(self) -> str:
+        """"recorded on NVIDIA H200 on 2026-12-01": where and when, in a few words."""
+        return recorded_where(self.recording.provenance)
+
     def banner(self) -> str:
+        """Where, when and how it was recorded, naming the launch command once."""
+        p, d = self.recording.provenance, self.distributed()
+        command = d.get("launch_command") or p.get("command")
+        return (f"{self.where()} (driver {p.get('driver')}, torch {p.get('torch')}, CUDA {p.get('cuda')}), "
+                f"world size {d.get('world_size')}, NCCL {d.get('nccl_version')}, by `{command}`")
+
+    def wiring(self) -> str:
+        """How the machine's GPUs are wired (`nvidia-smi topo -m`, the tool's own text and legend) and the NCCL
+        settings of the run, introduced in words."""
         d = self.distributed()
-        return (f"{self.recording.banner()}; world size {d.get('world_size')}, NCCL {d.get('nccl_version')}, "
-                f"launched as `{d.get('launch_command')}`")
+        topology = (d.get("topology") or "").rstrip()
+        settings = d.get("nccl_settings") or {}
+        said = present.listing(f"`{k}={v}`" for k, v in settings.items()) if settings else "none set"
+        lines = [f"`nvidia-smi topo -m` on {self.machine}, {self.where()}:", "",
+                 topology or "(nvidia-smi printed nothing on that machine)", "",
+                 f"NCCL settings of the run: {said}"]
+        return "\n".join(lines)
 
     # -- graphs ------------------------------------------------------------------------------------------
     def graph_key(self, kind: str = "tp", rank: int = 0, batch_size: int | None = None) -> str:
@@ -98,6 +121,28 @@ class MultiGpuRecording:
         """NCCL kernels in each recorded graph, by graph key (0 means the all-reduce left no kernel)."""
         return {key: int(info.get("nccl_kernels", 0)) for key, info in self.recording.meta["graphs"].items()}
 
+    def graph_summary(self, kind: str = "tp", rank: int = 0, batch_size: int | None = None) -> present.Table:
+        """One rank's graph in words: which graph, rank of world size, device, kernels by family, NCCL kernels."""
+        if kind == "tp" and batch_size is None:
+            batch_size = min(self.graph_batch_sizes())
+        graph = self.graph(kind, rank, batch_size)
+        origin = dict(graph.metadata or {})
+        world = origin.get("world_size", self.world_size)
+        families = graph.count_by_family()
+        nccl = families.get("NCCL", 0)
+        what = (f"the tensor-parallel GPT layer at batch {batch_size}" if kind == "tp" else
+                "the bare all-reduce (y = x * 1, all-reduce, y + 1)" if kind == "allreduce" else kind)
+        by_family = present.listing(f"{n} {family}" for family, n in
+                                    sorted(families.items(), key=lambda item: (-item[1], item[0])))
+        nccl_words = (f"{nccl}: the all-reduces, inside the graph" if nccl else
+                      "none: a one-rank all-reduce launches no kernel" if world == 1 else
+                      "none: the all-reduce left no kernel in this graph")
+        rows = [("graph", what), ("rank", f"{origin.get('rank', rank)} of {world}"),
+                ("device", f"{origin.get('device', '?')} ({self.gpu})"),
+                ("kernel nodes", present.count(len(graph.kernels()))), ("kernels by family", by_family),
+                ("NCCL kernels", nccl_words)]
+        return present.facts(rows, title=f"Rank {rank}'s graph, {self.where()}")
+
     # -- measurements -------------------------------------------------------------------------------------
     def tensor_parallel(self) -> dict[str, Any]:
         return dict(self.recording.results("tensor_parallel"))
@@ -108,10 +153,34 @@ class MultiGpuRecording:
                  "graph_p50_us": p["graph_p50_us"], "speedup": p["speedup"], "nccl_kernels": p["nccl_kernels"],
                  "max_abs_err": p["max_abs_err"]} for p in self.tensor_parallel()["points"]]
 
+    def tensor_parallel_table(self) -> present.Table:
+        """Eager vs graph latency of the tensor-parallel layer by batch size, in words with units."""
+        columns = [present.Column("batch_size", "batch size", kind="count"),
+                   present.Column("eager_p50_us", "eager p50", kind="time"),
+                   present.Column("graph_p50_us", "graph p50", kind="time"),
+                   present.Column("speedup", "speedup", kind="ratio"),
+                   present.Column("nccl_kernels", "NCCL kernels in the graph", kind="count"),
+                   present.Column("max_abs_err", "largest difference from the dense layer", kind="error")]
+        rows = sorted(self.tensor_parallel_rows(), key=lambda r: r["batch_size"])
+        return present.Table(rows, columns, index="batch_size",
+                             title=f"One tensor-parallel layer call on {_ranks(self.world_size)}, {self.where()}",
+                             notes=["p50: the median of the slowest rank (an all-reduce ends when the last rank "
+                                    "arrives); every call waits for the GPU."])
+
     def launch_rows(self) -> list[dict[str, Any]]:
         """Host time of one replay per rank and device, by batch size (the TP layer's graph)."""
         return [{"batch_size": p["batch_size"], "rank": r["rank"], "device": r["device"],
                  "launch_p50_us": r["launch_p50_us"]} for p in self.tensor_parallel()["points"] for r in p["per_rank"]]
+
+    def launch_table(self) -> present.Table:
+        """Host time of one `replay()` on each rank, by batch size, in words with units."""
+        columns = [present.Column("batch_size", "batch size", kind="count"),
+                   present.Column("rank", "rank", kind="count"),
+                   present.Column("device", "device", kind="text"),
+                   present.Column("launch_p50_us", "host time of one replay p50", kind="time")]
+        rows = sorted(self.launch_rows(), key=lambda r: (r["batch_size"], r["rank"]))
+        return present.Table(rows, columns, title=f"What the CPU pays per replay, {self.where()}",
+                             notes=["the call to replay() alone, not waiting for the GPU"])
 
     def replicas(self) -> dict[str, Any]:
         return dict(self.recording.results("replicas"))
@@ -124,23 +193,37 @@ class MultiGpuRecording:
         """What this recording can and cannot show, in one paragraph (measured facts only)."""
         kernels = self.nccl_kernels()
         with_kernel = sorted(k for k, n in kernels.items() if n > 0)
+        err = present.error(max((r["max_abs_err"] for r in self.tensor_parallel_rows()), default=None))
         if self.world_size > 1:
-            return (f"{self.world_size} ranks on {self.machine}: each rank's graph holds "
-                    f"{max(kernels.values(), default=0)} NCCL kernel(s); the replays agree with the dense layer "
-                    f"(max abs error {max(r['max_abs_err'] for r in self.tensor_parallel_rows()):.2g}).")
+            most = max(kernels.values(), default=0)
+            return (f"{self.world_size} ranks on {self.machine}: each rank's graph holds up to {most} NCCL "
+                    f"kernel{'s' if most != 1 else ''}; the replays agree with the dense layer "
+                    f"(largest difference {err}).")
         seen = (f"the all-reduce left an NCCL kernel in the graph ({', '.join(with_kernel)})" if with_kernel else
                 "NCCL put no kernel in the graph: a one-rank all-reduce launches nothing")
-        err = max((r["max_abs_err"] for r in self.tensor_parallel_rows()), default=float("nan"))
         return (f"World size 1 on {self.machine}: {seen}. It shows the capture path working (eager communicator, "
                 "warm-up on the capture stream, the collective captured without error) and the tensor-parallel "
-                f"layer equal to the dense one (max abs error {err:.2g}); it cannot show communication between "
+                f"layer equal to the dense one (largest difference {err}); it cannot show communication between "
                 "GPUs, its cost, or ranks staying in step.")
 
+    def table(self) -> present.Table:
+        """What this recording is, as facts, with what it can and cannot show as a note."""
+        d, p = self.distributed(), self.recording.provenance
+        rows = [("machine", f"{self.machine}: {_ranks(self.world_size)}, {self.gpu}"),
+                ("recorded on", str(p.get("date", "?"))[:10]),
+                ("software", f"driver {p.get('driver')}, torch {p.get('torch')}, CUDA {p.get('cuda')}, "
+                             f"NCCL {d.get('nccl_version') or '?'}"),
+                ("launched as", f"`{d.get('launch_command') or p.get('command')}`")]
+        return present.facts(rows, title=f"The {self.machine} recording", notes=[self.world_size_note()])
+
     def __str__(self) -> str:
-        return f"{self.machine}: {self.banner()}"
+        return str(self.table())
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
 
 
 def replica_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -153,10 +236,18 @@ def replica_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class ReplicaThroughput:
-    """A replica measurement (`measure_replica_throughput`'s dict) and where it came from; `str()` is a table."""
+    """A replica measurement (`measure_replica_throughput`'s dict) and where it came from; shows as a table.
+
+    Attributes:
+        result: the measurement (JSON-ready dict).
+        source: where and when, in a few words ("recorded on NVIDIA H200 on 2026-12-01", "measured now on ...").
+        asked: what a recorded answer was asked for and could not honour ("asked for batch sizes 1 and 2, the
+            recording has 1, 8 and 32"), said under the table; "" when it answers what was asked.
+    """
 
     result: dict[str, Any]
     source: str
+    asked: str = ""
 
     def rows(self) -> list[dict[str, Any]]:
         return replica_rows(self.result)
@@ -171,23 +262,75 @@ class ReplicaThroughput:
         """True when the measurement did not complete (the recording keeps why, in `error`)."""
         return "error" in self.result
 
+    @property
+    def replica_devices(self) -> list[str]:
+        return list(self.result.get("replica_devices", []))
+
+    def _spread_words(self) -> str:
+        devices = self.replica_devices
+        if len(set(devices)) == 1 and len(devices) > 1:
+            return f"{len(devices)} replicas on {devices[0]}"
+        return f"replicas on {present.listing(devices)}"
+
+    def table(self) -> present.Table:
+        """Requests per second by batch size: one GPU, replicas, inline dispatch, and the host time of a replay."""
+        rows = []
+        for p in sorted(self.result.get("points", []), key=lambda p: p["batch_size"]):
+            launches = [v for v in (p.get("launch_us") or {}).values() if v is not None]
+            rows.append({"batch_size": p["batch_size"], "one_gpu": p["one_gpu"]["requests_per_s"],
+                         "replicas": p["replicas"]["requests_per_s"], "speedup": p.get("speedup"),
+                         "inline": p["inline"]["requests_per_s"], "inline_speedup": p.get("inline_speedup"),
+                         "launch_us": max(launches) if launches else None})
+        columns = [present.Column("batch_size", "batch size", kind="count"),
+                   present.Column("one_gpu", "one GPU", kind="count", unit="req/s"),
+                   present.Column("replicas", self._spread_words(), kind="count", unit="req/s"),
+                   present.Column("speedup", "replicas vs one GPU", kind="ratio"),
+                   present.Column("inline", "inline dispatch", kind="count", unit="req/s"),
+                   present.Column("inline_speedup", "inline vs one GPU", kind="ratio"),
+                   present.Column("launch_us", "host time of one replay", kind="time",
+                                  missing="no replay time kept")]
+        notes = [f"model {self.result.get('model')}, {self.result.get('input', 'inputs')}; two requests in flight "
+                 "per replica for "
+                 f"{present.duration(1e6 * float(self.result.get('duration_s', 1.0)))} per batch size and way"]
+        if self.asked:
+            notes.append(self.asked)
+        return present.Table(rows, columns, index="batch_size",
+                             title=f"Requests per second, {self._spread_words()}, {self.source}", notes=notes)
+
+    def summary(self) -> str:
+        """The result in one sentence: the range of each speedup over one GPU, and where it was best."""
+        if self.failed:
+            return str(self)
+        points = self.result.get("points", [])
+        parts = []
+        for key, what in (("speedup", self._spread_words()), ("inline_speedup", "inline dispatch")):
+            measured = [p for p in points if p.get(key) is not None]
+            if not measured:
+                continue
+            best = max(measured, key=lambda p: p[key])
+            low, high = min(p[key] for p in measured), best[key]
+            span = present.ratio(high) if low == high else f"{present.ratio(low)} to {present.ratio(high)}"
+            parts.append(f"{what} served {span} the requests per second of one GPU (best at batch "
+                         f"{best['batch_size']})")
+        where = self.source[:1].upper() + self.source[1:]
+        return f"{where}: " + ("; ".join(parts) if parts else "nothing measured") + "."
+
     def __str__(self) -> str:
         r = self.result
         if self.failed:
             errors = r["error"] if isinstance(r["error"], list) else [r["error"]]
             return "replica throughput was not measured (" + self.source + "): " + "; ".join(errors)
-        lines = [f"replica throughput, {r['model']}, replicas on {', '.join(r['replica_devices'])} ({self.source})",
-                 f"{'batch':>6}{'1 GPU req/s':>13}{'replicas req/s':>16}{'x':>7}{'inline req/s':>14}{'x':>7}"
-                 f"{'launch us':>12}"]
-        for p in r["points"]:
-            launch = ", ".join(f"{v:.1f}" for v in p.get("launch_us", {}).values() if v is not None) or "-"
-            lines.append(f"{p['batch_size']:>6}{p['one_gpu']['requests_per_s']:>13.0f}"
-                         f"{p['replicas']['requests_per_s']:>16.0f}{p['speedup'] or 0:>7.2f}"
-                         f"{p['inline']['requests_per_s']:>14.0f}{p['inline_speedup'] or 0:>7.2f}{launch:>12}")
-        return "\n".join(lines)
+        return str(self.table())
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        if self.failed:
+            import html
+
+            return f"<p>{html.escape(str(self))}</p>"
+        return self.table()._repr_html_()
 
 
 @dataclass(frozen=True)
@@ -212,18 +355,42 @@ class MultiGpuOverview:
                  "nccl": r.distributed().get("nccl_version"), "date": str(r.recording.provenance["date"])[:10]}
                 for r in self.recordings]
 
+    def table(self) -> present.Table:
+        """One row per machine recorded (fewest GPUs first), and plainly what is missing."""
+        columns = [present.Column("machine", "machine", kind="text"),
+                   present.Column("world_size", "GPUs (world size)", kind="count"),
+                   present.Column("gpu", "GPU", kind="text"), present.Column("nccl", "NCCL", kind="text"),
+                   present.Column("date", "recorded on", kind="text")]
+        notes = []
+        if not self.multi_gpu:
+            notes.append(f"No recording from a machine with several GPUs yet: the results below come from one GPU "
+                         f"(world size 1). On a machine with 2 or 4 GPUs, `{MULTI_GPU_SCRIPT}` makes one.")
+        return present.Table(self.rows(), columns, index="machine", title=f"Multi-GPU recordings for {self.gpu}",
+                             notes=notes)
+
     def __str__(self) -> str:
         if not self.recordings:
             return missing_message(self.gpu)
-        lines = [f"multi-GPU recordings for {self.gpu}:"]
-        lines += [f"  {r['machine']}: world size {r['world_size']}, NCCL {r['nccl']}, {r['date']}" for r in self.rows()]
-        if not self.multi_gpu:
-            lines.append(f"No recording from a machine with several GPUs yet: the results below come from one GPU "
-                         f"(world size 1). On a machine with 2 or 4 GPUs, `{MULTI_GPU_SCRIPT}` makes one.")
-        return "\n".join(lines)
+        return str(self.table())
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        if not self.recordings:
+            import html
+
+            return f"<p>{html.escape(missing_message(self.gpu))}</p>"
+        return self.table()._repr_html_()
+
+
+def recorded_where(provenance: dict[str, Any]) -> str:
+    """"recorded on NVIDIA H200 on 2026-12-01" from a recording's provenance."""
+    return f"recorded on {provenance.get('gpu', 'an unnamed GPU')} on {str(provenance.get('date', '?'))[:10]}"
+
+
+def _ranks(world_size: int) -> str:
+    return "1 GPU" if world_size == 1 else f"{world_size} GPUs"
 
 
 def missing_message(gpu: str) -> str:
@@ -255,4 +422,4 @@ def load_multigpu(gpu: str | None = None, root: str | Path | None = None) -> Mul
 
 
 __all__ = ["NAME", "MultiGpuOverview", "MultiGpuRecording", "ReplicaThroughput", "load_multigpu", "machine_slug",
-           "missing_message", "multigpu_recordings", "replica_rows", "split_machine_slug"]
+           "missing_message", "multigpu_recordings", "recorded_where", "replica_rows", "split_machine_slug"]

@@ -10,7 +10,7 @@ Two pieces, both pure, so the notebook shows them on any laptop:
 
     >>> common_bucket([3, 7], [1, 2, 4, 8, 16]).bucket
     8
-    >>> [row["cause"] for row in collective_rules()][:2]
+    >>> collective_rules().column("cause")[:2]
     ['nccl_lazy_init', 'collective_not_warmed']
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from graphlab import present
 from graphlab.capture.diagnose import CAUSES, Diagnosis, capture_error
 from graphlab.errors import CaptureError, DistributedError
 
@@ -64,14 +65,38 @@ class BucketAgreement:
         return [{"rank": r, "local_size": n, "bucket": self.bucket, "padding": p}
                 for r, (n, p) in enumerate(zip(self.local_sizes, self.padding))]
 
+    def sentence(self) -> str:
+        """The agreement in words: "4 ranks hold 3, 7, 1 and 5 rows; the largest is 7, so every rank replays
+        bucket 8: 16 of the 32 replayed rows are padding (50%)"."""
+        ranks = len(self.local_sizes)
+        held = (f"{ranks} ranks hold {present.listing(self.local_sizes)} rows" if ranks > 1 else
+                f"1 rank holds {present.count(self.local_sizes[0])} rows")
+        if self.bucket is None:
+            return (f"{held}; the largest, {self.global_size}, is above the largest bucket "
+                    f"({present.count(max(self.buckets)) if self.buckets else 'none'}), so every rank runs eager, "
+                    "together, with no padding")
+        replayed = self.bucket * ranks
+        return (f"{held}; the largest is {self.global_size}, so every rank replays bucket {self.bucket}: "
+                f"{present.count(sum(self.padding))} of the {present.count(replayed)} replayed rows are padding "
+                f"({present.percent(100 * self.pad_waste)})")
+
+    def table(self) -> present.Table:
+        """One row per rank: the rows it holds, the bucket it replays, the padding it adds; the sentence as title."""
+        columns = [present.Column("rank", "rank", kind="count"),
+                   present.Column("local_size", "rows it holds", kind="count"),
+                   present.Column("bucket", "bucket it replays", kind="count",
+                                  missing="above the largest bucket: eager on every rank"),
+                   present.Column("padding", "padding rows", kind="count")]
+        return present.Table(self.rows(), columns, index="rank", title=self.sentence())
+
     def __str__(self) -> str:
-        where = f"bucket {self.bucket}" if self.bucket is not None else "eager (above the largest bucket)"
-        return (f"{len(self.local_sizes)} rank(s) with sizes {list(self.local_sizes)} -> global size "
-                f"{self.global_size} -> {where} on every rank; padding {list(self.padding)} "
-                f"({self.pad_waste:.0%} of the replayed rows)")
+        return str(self.table())
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
 
 
 def common_bucket(local_sizes: Sequence[int], buckets: Sequence[int]) -> BucketAgreement:
@@ -92,16 +117,26 @@ def common_bucket(local_sizes: Sequence[int], buckets: Sequence[int]) -> BucketA
 # -- the rules of a captured collective ---------------------------------------------------------------
 #: The rules of a captured collective, in the order `capture_collective` checks them: (cause, rule).
 RULES = (
-    ("nccl_lazy_init", "the NCCL communicator exists before capture (eager init: device_id)"),
+    ("nccl_lazy_init", "the NCCL communicator exists before capture (created eagerly, given `device_id`)"),
     ("collective_not_warmed", "every collective ran eagerly on the capture stream first (warm-up)"),
     ("rank_mismatch", "every rank captures the same shapes (one global bucket)"),
     ("rank_capture_failed", "every rank captured, or none keeps a graph"),
 )
 
 
-def collective_rules() -> list[dict[str, str]]:
-    """The rules as rows (rule, the CaptureError cause that reports a break, what it says, the fix); pure."""
-    return [{"rule": rule, "cause": key, "error": CAUSES[key].title, "fix": CAUSES[key].fix} for key, rule in RULES]
+def collective_rules() -> present.Table:
+    """The rules as a table (pure): one row per rule, in words, with the `CaptureError.cause` that reports a
+    broken rule (code), what the error says and the fix. `.rows` holds them as dicts, `.column("cause")` the
+    causes."""
+    rows = [{"rule": rule, "cause": key, "error": CAUSES[key].title, "fix": CAUSES[key].fix} for key, rule in RULES]
+    columns = [present.Column("rule", "the rule", kind="text"),
+               present.Column("cause", "cause (err.cause)", kind="code"),
+               present.Column("error", "what the error says", kind="text"),
+               present.Column("fix", "the fix", kind="text")]
+    return present.Table(rows, columns, index="rule",
+                         title="What every rank must agree on before a graph holds a collective",
+                         notes=["capture_collective checks the rules in this order, on every rank, before it "
+                                "captures; a broken rule raises the same CaptureError on every rank."])
 
 
 def rule_error(cause: str, detail: str) -> CaptureError:

@@ -26,6 +26,7 @@ from graphlab.distributed.replicas import Replicas, normalize_devices
 from graphlab.distributed.results import ReplicaThroughput, load_multigpu
 from graphlab.env import require_cuda
 from graphlab.mode import stand_in
+from graphlab.present import listing
 from graphlab.progress import progress_bar
 from graphlab.stats import median
 from graphlab.clock import submit_us
@@ -128,10 +129,31 @@ def measure_replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence
 
 def _recorded_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence[int] = DEFAULT_REPLICA_BATCH_SIZES,
                          devices: Any = None, *, duration_s: float = 1.0) -> ReplicaThroughput:
-    """The replica throughput of the recording with the most GPUs (`load_multigpu()`), whatever the arguments:
-    a recording holds the one measurement it made."""
+    """The replica throughput of the recording with the most GPUs (`load_multigpu()`). A recording holds the one
+    measurement it made: asked for another model, other batch sizes or devices, it says what was asked and what
+    the recording has, and shows what it has."""
     rec = load_multigpu()
-    return ReplicaThroughput(rec.replicas(), rec.banner())
+    result = rec.replicas()
+    return ReplicaThroughput(result, rec.where(), asked=asked_beyond_recording(result, model, batch_sizes, devices))
+
+
+def asked_beyond_recording(result: dict[str, Any], model: str, batch_sizes: Sequence[int], devices: Any) -> str:
+    """"asked for ..., the recording has ..." for every argument the recorded measurement does not match; ""
+    when it matches (pure)."""
+    said = []
+    if model != result.get("model"):
+        said.append(f"asked for model {model}, the recording has {result.get('model')}")
+    recorded_sizes = [int(p["batch_size"]) for p in result.get("points", [])]
+    if sorted(set(int(b) for b in batch_sizes)) != sorted(recorded_sizes):
+        said.append(f"asked for batch sizes {listing(sorted(set(int(b) for b in batch_sizes)))}, the recording "
+                    f"has {listing(recorded_sizes)}")
+    if devices is not None:
+        asked = [str(d) if not isinstance(d, int) else f"cuda:{d}" for d in
+                 (devices if isinstance(devices, (list, tuple)) else [devices])]
+        if asked != list(result.get("devices", [])):
+            said.append(f"asked for devices {listing(asked)}, the recording has "
+                        f"{listing(result.get('devices', []))}")
+    return ("; ".join(said) + ": shown is what the recording has") if said else ""
 
 
 @stand_in(_recorded_throughput)
@@ -139,10 +161,12 @@ def replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence[int] = 
                        devices: Any = None, *, duration_s: float = 1.0) -> ReplicaThroughput:
     """Replica throughput as a `ReplicaThroughput`: measured here (live), or the recorded one (recorded mode).
 
-    In recorded mode the recording with the most GPUs answers (`load_multigpu()`), whatever the arguments.
+    In recorded mode the recording with the most GPUs answers (`load_multigpu()`); asked for something it does
+    not hold, it says so ("asked for batch sizes 1 and 2, the recording has 1, 8 and 32") and shows what it has.
     """
     result = measure_replica_throughput(model, batch_sizes, devices, duration_s=duration_s)
-    return ReplicaThroughput(result, f"measured now on {', '.join(result['device_names'])}")
+    return ReplicaThroughput(result, f"measured now on {listing(sorted(set(result['device_names'])))}")
 
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_REPLICA_BATCH_SIZES", "measure_replica_throughput", "replica_throughput"]
+__all__ = ["DEFAULT_MODEL", "DEFAULT_REPLICA_BATCH_SIZES", "asked_beyond_recording", "measure_replica_throughput",
+           "replica_throughput"]

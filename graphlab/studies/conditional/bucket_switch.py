@@ -1,6 +1,6 @@
 """Use 3, one graph for several batch sizes: a SWITCH over bucket bodies, chosen on the GPU.
 
-The seed material claims conditional nodes keep dynamic shapes "on the graph path". A SWITCH node
+A claim often made for conditional nodes is that they keep dynamic shapes "on the graph path". A SWITCH node
 can hold one body per bucket (the zoo MLP captured at batch 1, 2, 4, ... 64 over views of one
 64-row input buffer), and a kernel picks the body from a device-side row count, so one graph and
 one launch serve every batch size. This measures it against what a graph cache does, one graph per
