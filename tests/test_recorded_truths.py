@@ -119,8 +119,9 @@ def test_eager_rows_of_a_conditional_study_do_not_read_launches_0(recorded):
     from graphlab.studies.conditional import early_exit_study
 
     table = early_exit_study().table()
-    column = table[0].index("graph launches")
-    assert all(row[column] != "0" for row in table[1:] if row[0] == "eager")
+    column = next(c for c in table.columns if c.key == "launches")
+    eager = [r for r in table.rows if r["variant"] == "eager"]
+    assert eager and all(table.cell(column, r["launches"]) == "\u2013" for r in eager)
 
 
 def test_recorded_mode_offers_every_recorded_batch_size_and_an_estimate(recorded):
