@@ -14,15 +14,19 @@ from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, _DrawingWidget, as_cu
 from graphlab.viz.dag import GraphLike
 from graphlab.viz.diff_drawing import render_diff
 from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES
-from graphlab.viz.style import block_words
+from graphlab.viz.style import STATUS_COLORS, STATUS_COLOUR_WORDS, block_words
 
 
 def diff_hint(a_name: str, b_name: str, *, fused: bool = False) -> str:
     """What the diff view's details panel says before a click: the colours, named as the drawing's legend names
     them (grey "same", mint "added", ...)."""
-    fusion = " · light blue: fused (one kernel for a run of them)" if fused else ""
-    return (f"Click a node to compare it with its counterpart. Grey: the same · pale yellow: another launch shape · "
-            f"yellow: another kernel · mint: only in {b_name} (added) · orange: only in {a_name} (removed){fusion}.")
+    said = {"same": "the same", "launch changed": "another launch shape", "kernel changed": "another kernel",
+            "added": f"only in {b_name} (added)", "removed": f"only in {a_name} (removed)",
+            "fused": "fused (one kernel for a run of them)"}
+    parts = [f"{STATUS_COLOUR_WORDS[status]}: {said[status]}" for status in STATUS_COLORS
+             if status != "fused" or fused]
+    text = " · ".join(parts)
+    return f"Click a node to compare it with its counterpart. {text[:1].upper()}{text[1:]}."
 
 
 class DiffInspector(_DrawingWidget):

@@ -391,7 +391,7 @@ def render(
     How to read it:
       - Kernels are rounded boxes, coloured by family: cuBLAS light blue, CUTLASS light cyan,
         cuDNN mint, attention orange, ATen elementwise light yellow, ATen reduction pear green,
-        ATen other pale olive, Triton pink, NCCL lavender, other grey. The second line gives the
+        ATen other pale olive, Triton pink, NCCL lavender, other grey (`style.FAMILY_COLOUR_WORDS`). The second line gives the
         grid and block (and dynamic shared memory when non-zero).
       - Other kinds are white: memcpy a parallelogram ("memcpy HtoD", bytes), memset a
         trapezium, host function a hexagon, child graph a 3-D box, conditional a diamond,

@@ -83,6 +83,17 @@ STATUS_COLORS: dict[str, str] = {
     "removed": "#EE8866",
     "fused": "#99DDFF",  # one kernel standing for a run of them on the other side (torch.compile vs eager)
 }
+#: each family's and each diff status's colour in words, as docs/reading-a-drawing.md, the notebooks and the
+#: inspector's hints name them
+FAMILY_COLOUR_WORDS: dict[str, str] = {
+    "cuBLAS": "light blue", "CUTLASS": "light cyan", "cuDNN": "mint", "attention": "orange",
+    "ATen elementwise": "light yellow", "ATen reduction": "pear green", "ATen other": "pale olive", "Triton": "pink",
+    "NCCL": "lavender", "other": "grey",
+}
+STATUS_COLOUR_WORDS: dict[str, str] = {
+    "same": "grey", "launch changed": "pale yellow", "kernel changed": "yellow", "added": "mint", "removed": "orange",
+    "fused": "light blue",
+}
 BLOCK_NOTE = "xN box: a block drawn once that ran N times in a row"
 
 MAX_NAME_CHARS = 34  # longer short names are cut with an ellipsis; the tooltip has the full name
@@ -302,7 +313,7 @@ def diff_table(names: tuple[str, str], counts: dict[str, tuple[int, int]], lines
             + "".join(cells) + "</TABLE>")
 
 
-__all__ = ["BLOCK_FILL", "BLOCK_NOTE", "BODY_FILL", "EDGE_COLOR", "EMPTY_FILL", "FAMILY_COLORS", "FONT",
+__all__ = ["BLOCK_FILL", "BLOCK_NOTE", "BODY_FILL", "FAMILY_COLOUR_WORDS", "STATUS_COLOUR_WORDS", "EDGE_COLOR", "EMPTY_FILL", "FAMILY_COLORS", "FONT",
            "HIGHLIGHT_COLOR", "KIND_SHAPES", "KIND_TITLES", "LINE_COLOR", "MAX_NAME_CHARS", "NON_KERNEL_FILL",
            "SELECTED_COLOR", "STATUS_COLORS", "block_words", "body_label", "css_classes", "diff_table", "family_of",
            "fill_color", "format_bytes", "html_label", "label_lines", "slug", "title_label", "tooltip"]
