@@ -17,7 +17,7 @@ ANSWERS: dict[str, dict[str, str]] = {
     "07_multi_gpu.ipynb": {"my_bucket": "16", "my_padding": "4 * 16 - (5 + 2 + 9 + 3)"},
     "08_conditional_nodes.ipynb": {"my_freed_ms": "10.5 - 0.371"},
     "09_serving.ipynb": {"my_batches": "[[3, 5], [2, 6], [1]]"},
-    "10_what_did_compile_capture.ipynb": {"kernels_saved": "35 - 29"},
-    "11_where_the_time_goes.ipynb": {"top_module": "prof64.by_module(depth=2).module[0]"},
+    "10_what_did_compile_capture.ipynb": {"kernels_saved": "44 - 32"},
+    "11_where_the_time_goes.ipynb": {"my_idle_ratio": "(prof.idle_us / prof.span_us) / (prof64.idle_us / prof64.span_us)"},
     "12_llm_decode.ipynb": {"speedup_b1": 'report.timing("eager", 1).p50_us / report.timing("graphlab", 1).p50_us'},
 }

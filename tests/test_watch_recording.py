@@ -117,7 +117,8 @@ def test_recorded_examples_load_as_they_were(recorded):
 def test_recorded_overhead(recorded):
     r = watch_overhead()
     assert r.ratio_p50 == 1.0 and r.outputs_identical and "Recorded on" in r.source
-    assert "watched / unwatched 1.000x" in r.describe()
+    assert "watched / unwatched 1.00x" in r.describe()
+    assert "bit-identical" in str(r) and "Recorded on" in str(r.facts())
     with pytest.raises(RecordingError, match="batch size 8, not 1"):
         watch_overhead(batch_size=1)
 

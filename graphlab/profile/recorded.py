@@ -52,7 +52,14 @@ def recorded_profile(target: Any, *inputs: Any, replays: int = 20, **options: An
     data = rec.results(key)
     prof = Profile.from_dict(data, rec.graph(key))
     prof.conditions["recorded"] = rec.banner()
+    prof.conditions["recorded_on"] = recorded_on(rec.provenance)
     return prof
+
+
+def recorded_on(provenance: dict[str, Any]) -> str:
+    """ "Recorded on NVIDIA H200 on 2026-12-02": where and when, in the words a result's title says it."""
+    gpu, date = provenance.get("gpu"), str(provenance.get("date") or "")[:10]
+    return "Recorded" + (f" on {gpu}" if gpu else "") + (f" on {date}" if date else "")
 
 
 def recorded_spans(key: str) -> list[ModuleSpan]:
@@ -110,8 +117,8 @@ def what_if_checks() -> Table:
         raise RecordingError(f"{exc}; make it on a GPU with `graphlab record --models profile`") from None
     if "what_if" not in rec.result_names:
         raise RecordingError(f"the profile recording has no what-if check; it has {', '.join(rec.result_names)}")
-    return what_if_table(rec.results("what_if"), rec.banner())
+    return what_if_table(rec.results("what_if"), recorded_on(rec.provenance))
 
 
-__all__ = ["RECORDING", "WHAT_IF_CASES", "profile_key", "recorded_keys", "recorded_profile", "recorded_spans",
-           "what_if_checks", "what_if_table"]
+__all__ = ["RECORDING", "WHAT_IF_CASES", "profile_key", "recorded_keys", "recorded_on", "recorded_profile",
+           "recorded_spans", "what_if_checks", "what_if_table"]

@@ -196,7 +196,7 @@ class Profile:
 
     def where(self) -> str:
         """Where the profile was measured: the recording's banner, or the GPU and date of a live run."""
-        recorded = self.conditions.get("recorded")
+        recorded = self.conditions.get("recorded_on") or self.conditions.get("recorded")
         if recorded:
             return str(recorded)
         gpu, date = self.conditions.get("gpu"), str(self.conditions.get("date") or "")[:10]

@@ -29,6 +29,7 @@ from graphlab.graph.diff import diff
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.mode import stand_in
 from graphlab.present import Column, Table
+from graphlab.profile.recorded import recorded_on
 from graphlab.progress import progress_bar
 from graphlab.studies.catalog import open_recording
 from graphlab.watch.api import watch
@@ -284,7 +285,7 @@ def load_example(name: str = "compile", batch_sizes: Any = None, recording: Any 
     if name not in examples:
         raise RecordingError(f"the {RECORDING!r} recording has no {name!r} example; it has {', '.join(examples)}")
     info = examples[name]
-    banner = rec.banner()
+    banner = recorded_on(rec.provenance)
     seen = WatchedGraphs((WatchedGraph.from_dict({**rec.graph_info(key)["watched"], "dot": rec.dot(key)})
                           for key in info["graph_keys"]), recorded=banner)
     for g in seen:

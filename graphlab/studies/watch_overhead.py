@@ -17,11 +17,12 @@ Two copies of the same zoo model (same seeded weights) are compiled with
 """
 from __future__ import annotations
 
-import html
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 import torch
+
+from graphlab import present
 
 from graphlab.clock import Stopwatch, synced_us
 from graphlab.timing.schedulers import interleave
@@ -29,6 +30,7 @@ from graphlab.timing.sync import cuda_sync
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, RecordingError
 from graphlab.mode import stand_in
+from graphlab.profile.recorded import recorded_on
 from graphlab.progress import progress_bar
 from graphlab.stats import median
 from graphlab.studies.catalog import open_recording
@@ -82,10 +84,28 @@ class WatchOverhead:
 
     def describe(self) -> str:
         same = "bit-identical" if self.outputs_identical else "NOT identical"
-        return (f"{self.model} batch {self.batch_size}: replay watched / unwatched {self.ratio_p50:.3f}x "
-                f"(p10-p90 {self.ratio_p10:.3f}-{self.ratio_p90:.3f}x over {self.pairs} pairs of "
-                f"{self.calls_per_block} calls; {self.unwatched_p50_us:.1f} vs {self.watched_p50_us:.1f} µs per "
-                f"call); outputs {same}; host: {self.host_modes}")
+        return (f"{self.model} batch {self.batch_size}: replay watched / unwatched {present.ratio(self.ratio_p50)} "
+                f"(p10-p90 {present.ratio(self.ratio_p10)} to {present.ratio(self.ratio_p90)} over "
+                f"{present.count(self.pairs)} pairs of {present.count(self.calls_per_block)} calls; "
+                f"{present.duration(self.unwatched_p50_us)} vs {present.duration(self.watched_p50_us)} per call); "
+                f"outputs {same}; host: {self.host_modes}")
+
+    def facts(self) -> Any:
+        """The check in words (a `present` facts table), titled with where it was measured."""
+        rows = [
+            ("replay, unwatched vs watched", f"{present.duration(self.unwatched_p50_us)} vs "
+             f"{present.duration(self.watched_p50_us)} per call (median of the blocks' medians)"),
+            ("watched / unwatched, pair by pair", f"{present.ratio(self.ratio_p50)} (p10 to p90: "
+             f"{present.ratio(self.ratio_p10)} to {present.ratio(self.ratio_p90)}, over {present.count(self.pairs)} "
+             f"pairs of blocks of {present.count(self.calls_per_block)} calls)"),
+            ("outputs of the two copies", "bit-identical" if self.outputs_identical else "not identical"),
+            ("largest difference from eager", present.error(self.max_abs_err_vs_eager)),
+            ("graphs captured while timing", "none: nothing was re-recorded" if not self.graphs_during_timing
+             else present.count(self.graphs_during_timing)),
+            ("host speed modes", self.host_modes),
+        ]
+        title = f"gl.watch's replay overhead, {self.model} at batch {self.batch_size}"
+        return present.facts(rows, title=f"{title}: {self.source}" if self.source else title)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,10 +116,13 @@ class WatchOverhead:
         return cls(**{k: v for k, v in data.items() if k in names})
 
     def __repr__(self) -> str:
-        return f"WatchOverhead({self.describe()})"
+        return f"<WatchOverhead {self.describe()}>"
+
+    def __str__(self) -> str:
+        return str(self.facts())
 
     def _repr_html_(self) -> str:
-        return f"<b>gl.watch replay overhead</b>: {html.escape(self.describe())}<br><i>{html.escape(self.source)}</i>"
+        return self.facts()._repr_html_()
 
 
 def measure_watch_overhead(*, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE,
@@ -169,7 +192,7 @@ def _recorded_overhead(batch_size: int = DEFAULT_BATCH_SIZE, pairs: int = DEFAUL
     if result.batch_size != batch_size:
         raise RecordingError(f"the recording measured batch size {result.batch_size}, not {batch_size}; call "
                              f"watch_overhead(batch_size={result.batch_size}) or measure it live on a GPU")
-    return WatchOverhead.from_dict({**result.to_dict(), "source": rec.banner()})
+    return WatchOverhead.from_dict({**result.to_dict(), "source": recorded_on(rec.provenance)})
 
 
 @stand_in(_recorded_overhead)

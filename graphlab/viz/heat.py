@@ -88,14 +88,13 @@ def plot_modules(profile: Any, depth: int | None = 2, top: int = 15) -> Any:
     finding = (f"{profile.name}: the {k} slowest modules hold {present.percent(held)} of the GPU time" if k > 1
                else f"{profile.name}: GPU time by module")
     where = profile.where() if hasattr(profile, "where") else ""
-    title = f"{finding}{cut}" + (f"<br><sup>{where}</sup>" if where else "")
+    shown = f"the {len(rows)} slowest of {len(every)} modules (plot_modules(prof, top=...) for more)" \
+        if len(every) > len(rows) else ""
+    title = f"{finding}{cut}" + "".join(f"<br><sup>{x}</sup>" for x in (shown, where) if x)
     largest = max((r["gpu_us"] for r in rows), default=1.0)
     fig.update_layout(title=title, xaxis_title="GPU time per replay (µs), the module's nodes summed",
                       yaxis_title="module", xaxis_range=[0, largest * 1.2], height=160 + 26 * len(rows),
-                      margin={"l": 160, "t": 90})
-    if len(every) > len(rows):
-        fig.add_annotation(text=f"and {len(every) - len(rows)} more modules (plot_modules(prof, top=...))",
-                           xref="paper", yref="paper", x=1, y=-0.12, showarrow=False, xanchor="right")
+                      margin={"l": 160, "t": 110})
     return mark_recorded(fig)
 
 

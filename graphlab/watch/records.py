@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator, Sequence, overload
 from graphlab import present
 from graphlab.errors import BadInputError, GraphlabError, RecordingError, UnsupportedError
 from graphlab.present import Code, Column, Table
+from graphlab.watch.frames import TORCH_CUDA_GRAPH
 from graphlab.watch.kernel_modules import node_modules
 
 #: the columns of `WatchedGraphs.rows()` / `to_pandas()`
@@ -203,7 +204,7 @@ class WatchedGraph:
         capture's time and memory, and the user's line it came from."""
         what = self.library + (f", {self.role}" if self.role else "")
         rows: list[tuple[str, Any]] = [("captured by", what), ("input shapes", shapes_words(self.input_shapes)
-                                                                 or NO_SHAPES)]
+                                                                 or self._no_shapes())]
         parsed = self._graph_or_none()
         if parsed is None:
             rows.append(("nodes", f"no DOT ({self.dot_error})" if self.dot_error else "no DOT"))
@@ -229,6 +230,14 @@ class WatchedGraph:
             rows.append(("captured from", where))
         title = f"Watched graph #{self.index}" + (f": {self._recorded}" if self._recorded else "")
         return present.facts(rows, title=title)
+
+    def _no_shapes(self) -> str:
+        """Why this graph's input shapes are not known, in words."""
+        if self.role == "pool keeper":
+            return "none: the pool keeper reads no input"
+        if self.library == TORCH_CUDA_GRAPH:
+            return "not knowable from outside: a `torch.cuda.graph` block may read any tensor"
+        return "not knowable from outside the library"
 
     def __repr__(self) -> str:
         size = f"{present.count(self.nodes)} nodes" if self.dot is not None else f"no DOT ({self.dot_error})"
