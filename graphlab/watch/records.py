@@ -489,7 +489,8 @@ class WatchedGraphs(Sequence[WatchedGraph]):
             title += f": {self.recorded}"
         notes = ["pool grew: reserved memory taken during the capture (0 when a shared pool already had room); "
                  "pool held after: all the pool's memory right after it; pool: the same number is one shared pool.",
-                 "captured from: the line of your code that led to the capture (`.where` gives its file and line)."]
+                 "captured from: the line of your code that led to the capture (`.where` gives its file and line"
+                 + (", as they were when recorded)." if self.recorded else ").")]
         if self.dropped:
             notes.append(f"{present.count(self.dropped)} more captures were counted but not kept (max_graphs).")
         return Table(rows, columns, index="index", title=title, notes=notes, limit=limit,
