@@ -76,6 +76,15 @@ def test_the_graph_keys_are_a_table_with_shapes_in_words():
     assert _clean(keys) == []
 
 
+def test_an_eager_stand_in_says_its_outputs_in_words():
+    cache = gl.GraphCache(torch.nn.Linear(8, 4), buckets=[2], max_size=None, backend="eager")
+    with torch.no_grad():
+        cache(torch.randn(2, 8))
+    text = repr(cache.graphs["2"])
+    assert text == "EagerGraph('Linear 2' on cpu (eager stand-in): outputs 2 x 4 float32, 32 B held)"  # was a raw list
+    assert text_problems(text, "repr") == []
+
+
 def test_the_eager_calls_are_said_in_words():
     zoo, cache = _gpt_cache()
     with torch.inference_mode(), warnings.catch_warnings():

@@ -19,6 +19,7 @@ from graphlab.capture.tensors import describe_tree, flatten, grad_context, leadi
 from graphlab.capture.verify import VerifyResult, verify_replay
 from graphlab.errors import BadInputError, UnsupportedError
 from graphlab.mode import pick, recorded_gpu, stand_in
+from graphlab.present import shape, size
 from graphlab.recordings import load_recording
 
 if TYPE_CHECKING:
@@ -137,8 +138,9 @@ class EagerGraph:
 
     def __repr__(self) -> str:
         s = self.summary()
-        return (f"EagerGraph({s['name']!r} on {s['device']}: outputs {list(s['outputs'].values())}, "
-                f"{s['pool_bytes'] / 2**20:.2f} MiB held)")
+        outputs = "; ".join(f"{shape(t.shape)} {str(t.dtype).replace('torch.', '')}" for _, t in flatten(self.outputs)
+                            if isinstance(t, torch.Tensor)) or "none"
+        return f"EagerGraph({s['name']!r} on {s['device']}: outputs {outputs}, {size(s['pool_bytes'])} held)"
 
 
 
