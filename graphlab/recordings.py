@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphlab import present
 from graphlab.graph.model import CudaGraph
 from graphlab.errors import DotParseError, GraphlabError, RecordingError
 
@@ -289,6 +290,11 @@ class Recording:
             raise RecordingError(f"{self.path}: no results {key!r}; it has {', '.join(self.result_names) or 'none'}")
         return _read_json(self._file(self.meta["results"][key]), self.root)
 
+    @property
+    def made(self) -> str:
+        """Where and when it was made, in words: "recorded on NVIDIA H200 on 2026-12-01"."""
+        return made_on(self.meta["provenance"])
+
     def banner(self) -> str:
         """One line naming where and when the numbers were measured."""
         p = self.meta["provenance"]
@@ -299,6 +305,14 @@ class Recording:
 
     def __repr__(self) -> str:
         return f"Recording({self.name!r}, gpu={self.gpu!r}, graphs={self.graph_names}, results={self.result_names})"
+
+
+def made_on(provenance: Any, verb: str = "recorded") -> str:
+    """Where and when a result was made, from its provenance (or a result's conditions): "recorded on NVIDIA H200
+    on 2026-12-01"; `verb="measured"` for a result made on this machine. Missing parts are left out."""
+    provenance = provenance if isinstance(provenance, dict) else {}
+    gpu, date = provenance.get("gpu"), str(provenance.get("date") or "")[:10]
+    return verb + (f" on {gpu}" if gpu else "") + (f" on {date}" if date else "")
 
 
 def _folders(base: Path) -> list[Path]:
@@ -425,11 +439,58 @@ __all__ = [
     "write_recording",
     "gpu_slug",
     "recordings_table",
+    "RecordingsTable",
+    "made_on",
 ]
 
 
-def recordings_table(root: str | Path | None = None) -> list[dict[str, Any]]:
-    """One row per recording (GPU, name, graphs, results, torch, date), e.g. for a DataFrame."""
+class RecordingsTable(present.Table):
+    """The recordings as a table for people (`gl.recordings_table()`); iterating it gives one dict per
+    recording with every key (gpu, name, graphs, results, torch, driver, date, description), for code."""
+
+    def __iter__(self) -> Any:
+        return iter(self.rows)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return self.rows[index]
+
+
+def _holds(rec: Recording) -> str:
+    """What a recording holds, in words with counts: "7 graphs (batch sizes 1 to 64), 3 result files"."""
+    graphs = rec.graph_names
+    sizes = sorted({int(rec.meta["graphs"][k]["batch_size"]) for k in graphs
+                    if isinstance(rec.meta["graphs"][k].get("batch_size"), int)})
+    parts = []
+    if graphs:
+        text = f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}"
+        if len(sizes) > 2:
+            text += f" (batch sizes {sizes[0]} to {sizes[-1]})"
+        elif sizes:
+            text += f" (batch size{'s' if len(sizes) > 1 else ''} {present.listing(sizes)})"
+        parts.append(text)
+    results = rec.result_names
+    if results:
+        parts.append(f"{len(results)} result file{'s' if len(results) != 1 else ''}")
+    return ", ".join(parts) or "nothing"
+
+
+_PYTHON_FRAGMENT = re.compile(
+    r"(?<![`\w.])(?:%%[a-z]+"  # a cell magic
+    r"|[A-Za-z_]\w*=(?:'[^']*'|\"[^\"]*\"|[\w.]+)"  # a keyword argument: weights=None
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\([^()]*\))?"  # a dotted name, maybe called: torch.compile(mode=...)
+    r"|[A-Za-z]\w*_\w*)(?![\w`])"  # a snake_case name: make_graphed_callables, copy_
+)
+
+
+def _code_in_words(text: str) -> str:
+    """A description with its Python fragments (`weights=None`, `gl.profile`, `%%cudagraph`) shown as code."""
+    return _PYTHON_FRAGMENT.sub(lambda m: f"`{m.group(0)}`", text)
+
+
+def recordings_table(root: str | Path | None = None) -> RecordingsTable:
+    """One row per recording: its GPU, its name (what `gl.load_recording` takes), what it holds (how many graphs
+    and result files), when and with which torch it was made, and what it is. Iterate it for one dict per
+    recording with every key (e.g. for a DataFrame or a docs page)."""
     rows = []
     for rec in list_recordings(root):
         prov = rec.provenance
@@ -443,6 +504,13 @@ def recordings_table(root: str | Path | None = None) -> list[dict[str, Any]]:
                 "driver": prov["driver"],
                 "date": str(prov["date"])[:10],
                 "description": rec.description,
+                "recording": present.Code(rec.name),
+                "holds": _holds(rec),
+                "what": _code_in_words(rec.description),
             }
         )
-    return rows
+    columns = [present.Column("recording", "recording", kind="code"), present.Column("holds", "holds", kind="text"),
+               present.Column("what", "what it is", kind="text"), present.Column("gpu", "GPU", kind="text"),
+               present.Column("torch", "torch", kind="text"), present.Column("date", "recorded on", kind="text")]
+    notes = ["`gl.load_recording(name)` opens one; its `.graph_names` and `.result_names` list what it holds."]
+    return RecordingsTable(rows, columns, notes=notes)

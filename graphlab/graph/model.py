@@ -17,6 +17,8 @@ from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Callable, Iterator, Union, get_args, get_origin, get_type_hints
 
+from graphlab import present
+
 
 class NodeKind(str, enum.Enum):
     """Node kinds, named as in torch's `get_graph_data` and CUDA's `cudaGraphNodeType`."""
@@ -38,6 +40,25 @@ class NodeKind(str, enum.Enum):
 
     def __str__(self) -> str:  # "kernel", not "NodeKind.KERNEL"
         return self.value
+
+    def words(self, n: int = 1) -> str:
+        """The kind in words, singular or plural by `n`: "kernel", "memory copies", "event waits"."""
+        one, many = _KIND_WORDS.get(self.value, (self.value.replace("_", " "), self.value.replace("_", " ") + "s"))
+        return one if n == 1 else many
+
+
+#: each node kind in words, (one, many)
+_KIND_WORDS = {
+    "kernel": ("kernel", "kernels"), "memcpy": ("memory copy", "memory copies"), "memset": ("memset", "memsets"),
+    "host": ("host callback", "host callbacks"), "child_graph": ("child graph", "child graphs"),
+    "empty": ("empty node", "empty nodes"), "wait_event": ("event wait", "event waits"),
+    "event_record": ("event record", "event records"),
+    "ext_semas_signal": ("external semaphore signal", "external semaphore signals"),
+    "ext_semas_wait": ("external semaphore wait", "external semaphore waits"),
+    "mem_alloc": ("memory allocation", "memory allocations"), "mem_free": ("memory free", "memory frees"),
+    "batch_mem_op": ("batched memory operation", "batched memory operations"),
+    "conditional": ("conditional node", "conditional nodes"),
+}
 
 
 class ConditionalType(str, enum.Enum):
@@ -270,6 +291,14 @@ def _count(n: int, what: str) -> str:
     return f"{n:,} {what}{'' if n == 1 else 's'}"
 
 
+def _dims(dims: tuple[int, ...]) -> str:
+    """Launch dimensions in words: (64, 1, 1) -> "64", (4, 2, 1) -> "4 x 2"."""
+    dims = tuple(int(d) for d in dims)
+    while len(dims) > 1 and dims[-1] == 1:
+        dims = dims[:-1]
+    return present.shape(dims)
+
+
 _ENCODERS, _DECODERS = _codecs()
 _NO_BODIES: tuple[str, ...] = ()
 _DEFAULTS = {f.name: f.default for f in fields(Node) if f.default is not MISSING}
@@ -414,6 +443,64 @@ class CudaGraph:
 
     def __len__(self) -> int:
         return len(self._index)
+
+    # -- views for people ----------------------------------------------------------------
+    def kinds(self) -> str:
+        """The nodes by kind, in words: "47 nodes: 44 kernels and 3 memsets" (bodies included)."""
+        counts = self.count_by_kind()
+        parts = [f"{n:,} {NodeKind(kind).words(n)}" for kind, n in counts.items()]
+        total = len(self)
+        if len(counts) == 1 and total > 1:
+            return f"{_count(total, 'node')}, all {NodeKind(next(iter(counts))).words(total)}"
+        return f"{_count(total, 'node')}: {present.listing(parts)}" if parts else "no nodes"
+
+    def families(self) -> str:
+        """The kernels by the library they come from, in words: "44 kernels: 19 cuBLAS, 10 ATen elementwise,
+        9 ATen other, 3 attention and 3 CUTLASS"."""
+        counts = self.count_by_family()
+        if not counts:
+            return "no kernels"
+        total = sum(counts.values())
+        return f"{_count(total, 'kernel')}: {present.listing(f'{n:,} {family}' for family, n in counts.items())}"
+
+    def sequence(self, limit: int = 12) -> str:
+        """The nodes in capture order, by their readable labels: "5 nodes: gemv (cuBLAS), gelu (elementwise),
+        ..."; past `limit`, "and N more (graph.table())" says how many are left out."""
+        labels = [n.label for n in self.nodes()]
+        shown = labels if limit is None or len(labels) <= limit else labels[:limit]
+        rest = len(labels) - len(shown)
+        text = f"{_count(len(labels), 'node')}: {', '.join(shown)}"
+        return text + (f" and {rest:,} more (`graph.table(limit=None)` lists them all)" if rest else "")
+
+    def table(self, limit: int | None = 30) -> present.Table:
+        """One row per node, in capture order: what it does, the library a kernel comes from, its launch (blocks
+        in the grid, threads per block, dynamic shared memory). `limit=None` shows every node."""
+        rows = []
+        several = len(self.graphs) > 1
+        for number, node in enumerate(self.nodes(), start=1):
+            kernel = node.kind is NodeKind.KERNEL
+            row: dict[str, Any] = {
+                "order": number,
+                "node": node.label,
+                "library": node.family if kernel else None,
+                "grid": _dims(node.grid) if kernel and node.grid else None,
+                "block": _dims(node.block) if kernel and node.block else None,
+                "shared": node.shared_bytes if kernel else None,
+            }
+            if several:
+                row["graph"] = "root" if node.graph_id == self.root.id else "body"
+            rows.append(row)
+        columns = [present.Column("order", "#", kind="count"), present.Column("node", "what it does", kind="text"),
+                   present.Column("library", "library", kind="text", missing="not a kernel"),
+                   present.Column("grid", "grid (blocks)", kind="text", missing="not a kernel, or not in the dump"),
+                   present.Column("block", "block (threads)", kind="text", missing="not a kernel, or not in the dump")]
+        if any(r["shared"] for r in rows):
+            columns.append(present.Column("shared", "shared memory", kind="bytes",
+                                          missing="not a kernel, or not in the dump"))
+        if several:
+            columns.insert(1, present.Column("graph", "in", kind="text"))
+        more = f"`graph.table(limit=None)` shows all {len(rows):,}"
+        return present.Table(rows, columns, title=self.kinds(), limit=limit, more=more)
 
     def __repr__(self) -> str:
         """One line: the source, node counts by kind (the four commonest), edges and graphs. The
