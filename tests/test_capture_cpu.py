@@ -176,8 +176,10 @@ def test_summary_and_reprs_describe_the_graph():
     cg._parsed = parse_dot(H200_MLP.read_text(), source=str(H200_MLP))
     s = cg.summary()
     assert s["nodes"] == len(cg._parsed) and s["count_by_kind"]["kernel"] > 0
-    assert "(2, 4) float32" in repr(cg) and "kernel" in repr(cg)
-    assert "<table>" in cg._repr_html_() and "pool +1.00 MiB" in cg._repr_html_()
+    assert "2 x 4 float32" in repr(cg) and "6 nodes, all kernels" in repr(cg)
+    html = cg._repr_html_()
+    assert "<table" in html and "pool 1.00 MiB" in html and "static inputs" in html
+    assert "(2, 4)" not in repr(cg) + html and "[0]" not in repr(cg) + html  # shapes in words, no Python reprs
 
 
 # -- DOT export ----------------------------------------------------------------------------------------------

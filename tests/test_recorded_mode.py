@@ -41,7 +41,7 @@ def test_capture_of_a_zoo_model_is_the_recorded_graph(recorded):
     assert cg.graph.count_by_kind() == rec.graph("b8").count_by_kind()
     assert cg.dot() == rec.dot("b8") and cg.capture_ms == rec.graph_info("b8")["capture_ms"]
     assert cg.verify().passed is rec.graph_info("b8")["verify"]["passed"]
-    assert "recorded on NVIDIA H200" in repr(cg) and "(recorded)" in cg._repr_html_()
+    assert "recorded on NVIDIA H200 on 2026-12-01" in repr(cg) and "recorded on NVIDIA H200" in cg._repr_html_()
     y = torch.randn(8, 256)
     torch.testing.assert_close(cg(y), model(y))  # runs eagerly here
     assert cg.census().compare(cg.graph) == rec.results("census")["b8"]["disagreements"]

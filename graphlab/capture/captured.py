@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from graphlab.capture.input_plan import InputPlan
-from graphlab.capture.surface import capture_time_text
-from graphlab.capture.tensors import describe_tree
-from graphlab.capture.verify import VerifyResult, verify_replay
+from graphlab.capture.surface import capture_time_text, summary_facts, tensors_in_words
+from graphlab.capture.tensors import describe_tree, flatten
+from graphlab.capture.verify import CallCheck, CensusCheck, VerifyResult, check_call, verify_replay
+from graphlab import present
 from graphlab.errors import BadInputError, UnsupportedError
 from graphlab.graph.census import take_census
 from graphlab.graph.dot_limits import NO_LIMITS
@@ -206,6 +207,10 @@ class CapturedGraph:
                                    "CUDAGraph(keep_graph=True)")
         return take_census(handle)
 
+    def check_census(self) -> CensusCheck:
+        """The census (`census()`) compared with the parsed DOT (`graph`), in words: do the two witnesses agree?"""
+        return CensusCheck(len(self.graph), tuple(self.census().compare(self.graph)))
+
     def pool(self) -> Any:
         """The memory pool id, to share with another capture (`gl.capture(..., pool=cg)`)."""
         return self.torch_graph.pool()
@@ -249,32 +254,45 @@ class CapturedGraph:
             "outputs": describe_tree(self.outputs),
         }
 
+    def _nodes_in_words(self) -> str:
+        try:
+            return self.graph.kinds()
+        except Exception:  # the DOT export needs cuda-bindings or a torch that keeps the graph
+            return "not read (the DOT export needs cuda-bindings: pip install cuda-bindings)"
+
+    def _tensors_in_words(self, tree: Any) -> str:
+        return tensors_in_words((path, tuple(t.shape), str(t.dtype).replace("torch.", ""))
+                                for path, t in flatten(tree) if isinstance(t, torch.Tensor))
+
+    def table(self) -> Any:
+        """The summary as a table for people (`present.facts`): nodes, device, capture cost, memory, static
+        inputs and outputs."""
+        named = dict(zip(self.input_names, self.inputs)) if self.input_names else self.inputs
+        return summary_facts(
+            title=f"CapturedGraph {self.name}", nodes=self._nodes_in_words(),
+            where=f"copies the inputs into the static inputs and replays the graph on cuda:{self.device_index}",
+            capture_ms=self.capture_ms, capture_state=self.cost.capture_state, instantiate_ms=self.instantiate_ms,
+            pool_bytes=self.pool_bytes, peak_bytes=self.peak_bytes, exec_bytes=self.exec_bytes,
+            inputs=self._tensors_in_words(named), outputs=self._tensors_in_words(self.outputs))
+
     def __repr__(self) -> str:
         if self._capturing:
             return f"CapturedGraph({self.name!r}, capturing...)"
-        s = self.summary()
-        kinds = ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items()) or "nodes not parsed"
-        return (f"CapturedGraph({s['name']!r} on {s['device']}: {s['nodes']} nodes ({kinds}); capture "
-                f"{capture_time_text(s['capture_ms'], s['capture_state'])}, pool +{s['pool_bytes'] / 2**20:.1f} MiB; inputs "
-                f"{list(s['inputs'].values())}; outputs {list(s['outputs'].values())})")
+        named = dict(zip(self.input_names, self.inputs)) if self.input_names else self.inputs
+        return (f"CapturedGraph {self.name!r} on cuda:{self.device_index}: {self._nodes_in_words()}; capture "
+                f"{capture_time_text(self.capture_ms, self.cost.capture_state)}, pool {present.size(self.pool_bytes)};"
+                f" inputs {self._tensors_in_words(named)}; outputs {self._tensors_in_words(self.outputs)}")
 
     def _repr_html_(self) -> str:
         if self._capturing:
             return f"<b>CapturedGraph {html.escape(self.name)}</b>: capturing..."
-        s = self.summary()
-        exec_text = "" if s["exec_bytes"] is None else f", executable graph {s['exec_bytes'] / 2**10:.0f} KiB"
-        rows = [
-            ("nodes", f"{s['nodes']} (" + ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items()) + ")"),
-            ("device", s["device"]),
-            ("capture", f"{capture_time_text(s['capture_ms'], s['capture_state'])} (+ instantiate {s['instantiate_ms']:.1f} ms)"),
-            ("memory", f"pool +{s['pool_bytes'] / 2**20:.2f} MiB (peak in use {s['peak_bytes'] / 2**20:.2f} MiB"
-                       f"{exec_text})"),
-            ("inputs", ", ".join(f"{k}: {v}" for k, v in s["inputs"].items()) or "none"),
-            ("outputs", ", ".join(f"{k}: {v}" for k, v in s["outputs"].items()) or "none"),
-        ]
-        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{html.escape(v)}</td>"
-                       "</tr>" for k, v in rows)
-        return f"<b>CapturedGraph {html.escape(s['name'])}</b><table>{body}</table>"
+        return self.table()._repr_html_()
+
+    def check_call(self, *new_inputs: Any) -> CallCheck:
+        """`cg(*new_inputs)`, checked: the replay against the model run eagerly on the same inputs, and what the
+        call returned (the static outputs: a second call with other inputs returns the same tensors and
+        overwrites them). The static inputs and outputs hold `new_inputs`' result afterwards, as after the call."""
+        return check_call(self, *new_inputs)
 
 
 __all__ = ["CapturedGraph"]

@@ -240,12 +240,24 @@ class UserLine:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A classified capture failure."""
+    """A classified capture failure.
+
+    Attributes:
+        cause, message, line, detail: what failed (`Cause`), the first line of the error, the user's line, and
+            what that line does.
+        code, setup: the cell that was captured and the code run eagerly before it, when known (the pitfalls
+            examples); shown with the diagnosis.
+        where: where and when the failure happened, when not here and now: "recorded on NVIDIA H200 on
+            2026-12-01 with torch 2.11.0+cu130" for a recorded one (recorded mode says so above the panel).
+    """
 
     cause: Cause
     message: str
     line: UserLine | None = None
     detail: str | None = None
+    code: str = ""
+    setup: str = ""
+    where: str = ""
 
     def summary(self) -> str:
         """One line: what, where, why, fix."""
@@ -276,8 +288,22 @@ class Diagnosis:
             user_line = UserLine(filename, int(line["lineno"]), line.get("text", ""), line.get("function", ""))
         return cls(CAUSES.get(data["cause"], CAUSES["unknown"]), data.get("message", ""), user_line, data.get("detail"))
 
+    @property
+    def heading(self) -> str:
+        """The line above the panel: where the failure happened when it was not here ("" when it was)."""
+        if not self.where:
+            return ""
+        return (f"{self.where[:1].upper()}{self.where[1:]}: what graphlab said when this cell was captured there. "
+                "Nothing was captured here.")
+
     def __str__(self) -> str:
-        rows = [f"cause:   {self.cause.title} [{self.cause.key}]"]
+        rows = [self.heading] if self.heading else []
+        if self.code:
+            lines = [ln for ln in self.code.splitlines() if ln.strip()]
+            rows += [f"{'cell:' if i == 0 else '':<9}`{ln}`" for i, ln in enumerate(lines)]
+        if self.setup:
+            rows += [f"{'run first:' if i == 0 else '':<11}`{ln}`" for i, ln in enumerate(self.setup.splitlines())]
+        rows.append(f"cause:   {self.cause.title} [{self.cause.key}]")
         if self.line is not None:
             rows.append(f"where:   {self.line}")
         if self.detail:
@@ -292,7 +318,15 @@ class Diagnosis:
         def esc(text: str) -> str:  # escape, then `code` spans
             return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
-        rows = [("cause", esc(self.cause.title))]
+        def block(code: str) -> str:
+            return (f"<pre style='margin:0'><code>{html.escape(code.rstrip())}</code></pre>")
+
+        rows = []
+        if self.code:
+            rows.append(("the cell", block(self.code)))
+        if self.setup:
+            rows.append(("run first", block(self.setup) + "<span>(eagerly, before the capture)</span>"))
+        rows.append(("cause", esc(self.cause.title)))
         if self.line is not None:
             rows.append(("where", f"{html.escape(self.line.where())}: <code>{html.escape(self.line.text)}</code>"))
         if self.detail:
@@ -301,7 +335,8 @@ class Diagnosis:
                  ("message", f"<code>{html.escape(self.message)}</code>")]
         body = "".join(f"<tr><th style='text-align:left;vertical-align:top'>{k}</th><td style='text-align:left'>{v}"
                        "</td></tr>" for k, v in rows)
-        return f"<table style='border-left:4px solid #c0392b'>{body}</table>"
+        heading = (f"<p style='margin:0 0 4px 0'><b>{esc(self.heading)}</b></p>" if self.heading else "")
+        return f"<div>{heading}<table style='border-left:4px solid #c0392b'>{body}</table></div>"
 
 
 def first_line(message: str) -> str:
@@ -404,7 +439,7 @@ def render_traceback(diagnosis: Diagnosis) -> list[str]:
     """The lines a notebook shows for a CaptureError: the cause, then where, why and how to fix it."""
     red, bold, reset = "\x1b[31m", "\x1b[1m", "\x1b[0m"
     lines = [f"{red}{bold}CaptureError{reset}: capture failed, {diagnosis.cause.title}"]
-    lines += [f"  {row}" for row in str(diagnosis).splitlines()[1:]]
+    lines += [f"  {row}" for row in str(diagnosis).splitlines() if not row.startswith("cause:")]
     lines.append("  (the process is fine: fix the cell and run it again; err.original holds PyTorch's exception)")
     return lines
 

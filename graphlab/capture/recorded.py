@@ -3,8 +3,13 @@
 In recorded mode (`gl.set_mode("recorded")`, or "auto" on a machine without a GPU), `gl.capture(model, x)`
 on a zoo model returns a `RecordedGraph`: its drawing, DOT, census, verification and capture cost are
 what `graphlab record` measured on a real GPU, and calling it runs the model eagerly on this machine's
-CPU (so the learner's next cells have real outputs to look at). It says so in its summary. A model or
-batch size the recordings do not hold raises `GPUUnavailableError` naming what they do hold.
+CPU (so the learner's next cells have real outputs to look at). It says so in its summary. A model, batch size
+or input shape the recordings do not hold raises `GPUUnavailableError` naming what they do hold.
+
+A recorded graph refuses what the live graph refuses: an input of another shape, dtype or structure raises the
+same `BadInputError` with the same message, and says that the graph is a recorded one. Each call returns the
+model's eager outputs (new tensors; a live graph returns its static outputs, the same tensors every call), and
+`check_call` says so instead of claiming a replay.
 
 `recorded_capture` and `recorded_cell` take the arguments of the live `capture` and `capture_cell` (they
 stand in for them through `graphlab.mode.stand_in`) and ignore those a recording cannot honour (a pool, a
@@ -13,16 +18,18 @@ stream, warm-up runs). What a recorded graph cannot do here raises `UnsupportedE
 from __future__ import annotations
 
 import ast
-import html
 from typing import Any, Callable
 
-from graphlab.capture.tensors import describe_tree, grad_context, is_tensor, leading_size, map_tensors
-from graphlab.capture.surface import capture_time_text
-from graphlab.capture.verify import VerifyResult
+from graphlab import present
+from graphlab.capture.input_plan import InputPlan
+from graphlab.capture.tensors import describe_tree, flatten, grad_context, is_tensor, leading_size, map_tensors
+from graphlab.capture.surface import capture_time_text, summary_facts, tensors_in_words
+from graphlab.capture.verify import CallCheck, CensusCheck, VerifyResult
 from graphlab.errors import BadInputError, GPUUnavailableError, RecordingError, UnsupportedError
 from graphlab.graph.export import DEFAULT_DOT_FLAGS, parse_flags
 from graphlab.mode import recorded_gpu
 from graphlab.recordings import load_recording
+from graphlab.zoo import get_model
 
 
 def zoo_name(fn: Any) -> str | None:
@@ -62,6 +69,9 @@ class RecordedGraph:
         self.grad_mode = grad_mode
         self.inputs = static_inputs
         self.info = recording.graph_info(key)
+        #: the names a `%%cudagraph` cell's inputs go by (`step(ids=new_ids)`); empty for `gl.capture`
+        self.input_names = tuple(self.info.get("inputs", ())) if fn is None else ()
+        self.plan = InputPlan(static_inputs, name)
         self._was_reset = False
         if outputs is None and fn is not None:
             outputs = self._run(static_inputs)
@@ -78,16 +88,41 @@ class RecordedGraph:
         with grad_context(self.grad_mode):
             return self._fn(*inputs)
 
+    def _refused(self, exc: BadInputError) -> BadInputError:
+        return BadInputError(f"{exc} (this graph was {self.where}: it refuses what the live graph refuses)")
+
+    def _checked(self, new_inputs: tuple[Any, ...], named: dict[str, Any]) -> tuple[Any, ...]:
+        """The inputs, checked as the live graph checks them (same error, same message, plus that it is
+        recorded), and copied into the static inputs as a live call does."""
+        try:
+            if named:
+                new_inputs = self.plan.by_name(named, self.input_names)
+            self.plan.feed(new_inputs)
+        except BadInputError as exc:
+            raise self._refused(exc) from None
+        return new_inputs
+
     def __call__(self, *new_inputs: Any, **named: Any) -> Any:
-        """Run the model eagerly on this CPU (a recorded graph cannot replay without its GPU)."""
-        if named:
-            raise BadInputError(f"graph {self.name!r} takes its inputs by position, got {', '.join(named)} by name")
-        self.outputs = self._run(new_inputs)
+        """Check the inputs as a live graph does, then run the model eagerly on this CPU (a recorded graph cannot
+        replay without its GPU): the outputs are new tensors each call, not static ones."""
+        self._checked(new_inputs, named)
+        self.outputs = self._run(self.inputs)
         return self.outputs
 
     def unchecked(self, *new_inputs: Any) -> Any:
-        """The same as calling it: there are no checks to skip in an eager run."""
-        return self(*new_inputs)
+        """Copy the inputs in without a check (as the live fast path does) and run the model eagerly."""
+        self.plan.feed_unchecked(new_inputs)
+        self.outputs = self._run(self.inputs)
+        return self.outputs
+
+    def check_call(self, *new_inputs: Any) -> CallCheck:
+        """What `cg.check_call` can say in recorded mode: the inputs are checked as live, then it says that nothing
+        was replayed here, what a call does on a GPU, and what the GPU's own check found when it was recorded."""
+        self._checked(new_inputs, {})
+        if self._fn is not None:
+            self.outputs = self._run(self.inputs)
+        recorded = VerifyResult(**{**self.info["verify"], "where": self.where}) if "verify" in self.info else None
+        return CallCheck(graph=self.name, where=self.where, recorded_check=recorded)
 
     def replay(self) -> Any:
         """Run the model eagerly on the static inputs."""
@@ -113,8 +148,8 @@ class RecordedGraph:
 
     @property
     def where(self) -> str:
-        prov = self.recording.provenance
-        return f"recorded on {prov.get('gpu')} ({prov.get('date', '')[:10]})"
+        """Where and when it was recorded: "recorded on NVIDIA H200 on 2026-12-01"."""
+        return self.recording.made
 
     @property
     def graph(self) -> Any:
@@ -135,6 +170,10 @@ class RecordedGraph:
         if entry is None:
             raise GPUUnavailableError(f"{self.name}: the recording has no census for {self.key}")
         return RecordedCensus(entry)
+
+    def check_census(self) -> CensusCheck:
+        """How the census `graphlab record` took on the GPU compared with the DOT, saying where and when."""
+        return CensusCheck(len(self.graph), tuple(self.census().compare(self.graph)), where=self.where)
 
     def verify(self, make_inputs: Any = None, trials: int = 3) -> Any:
         """What verify() found on the GPU when this graph was recorded."""
@@ -159,23 +198,34 @@ class RecordedGraph:
                 "pool_bytes": self.pool_bytes, "peak_bytes": self.peak_bytes, "exec_bytes": self.exec_bytes,
                 "inputs": describe_tree(self.inputs), "outputs": describe_tree(self.outputs)}
 
+    def _tensors_in_words(self, tree: Any) -> str:
+        return tensors_in_words((path, tuple(t.shape), str(t.dtype).replace("torch.", ""))
+                                for path, t in flatten(tree) if is_tensor(t))
+
+    def table(self) -> Any:
+        """The summary as a table for people, titled with where and when it was recorded."""
+        named = dict(zip(self.input_names, self.inputs)) if self.input_names else self.inputs
+        running = ("checks the inputs as the live graph does, then runs the model eagerly on this CPU (nothing is "
+                   "replayed)" if self._fn is not None else
+                   "checks the inputs as the live graph does; its code is not in the recording, so it cannot run here")
+        return summary_facts(
+            title=f"CapturedGraph {self.name}, {self.where}", nodes=self.graph.kinds(), where=running,
+            capture_ms=self.capture_ms, capture_state=self.capture_state, instantiate_ms=self.instantiate_ms,
+            pool_bytes=self.pool_bytes, peak_bytes=self.peak_bytes, exec_bytes=self.exec_bytes,
+            inputs=self._tensors_in_words(named), outputs=self._tensors_in_words(self.outputs))
+
     def __repr__(self) -> str:
-        s = self.summary()
-        kinds = ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items())
-        return (f"CapturedGraph({s['name']!r}, {s['device']}: {s['nodes']} nodes ({kinds}); capture "
-                f"{capture_time_text(s['capture_ms'], s['capture_state'])}, pool +{s['pool_bytes'] / 2**20:.1f} MiB)")
+        return (f"CapturedGraph {self.name!r}, {self.where}: {self.graph.kinds()}; capture "
+                f"{capture_time_text(self.capture_ms, self.capture_state)}, pool {present.size(self.pool_bytes)}")
 
     def _repr_html_(self) -> str:
-        s = self.summary()
-        rows = [("nodes", f"{s['nodes']} (" + ", ".join(f"{v} {k}" for k, v in s["count_by_kind"].items()) + ")"),
-                ("where", s["device"] + ": replay here runs the model eagerly on the CPU"),
-                ("capture", f"{capture_time_text(s['capture_ms'], s['capture_state'])} (+ instantiate {s['instantiate_ms']:.1f} ms)"),
-                ("memory", f"pool +{s['pool_bytes'] / 2**20:.2f} MiB"),
-                ("inputs", ", ".join(f"{k}: {v}" for k, v in s["inputs"].items()) or "none"),
-                ("outputs", ", ".join(f"{k}: {v}" for k, v in s["outputs"].items()) or "none")]
-        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{html.escape(v)}</td>"
-                       "</tr>" for k, v in rows)
-        return f"<b>CapturedGraph {html.escape(s['name'])}</b> (recorded)<table>{body}</table>"
+        return self.table()._repr_html_()
+
+
+def _inputs_in_words(inputs: Any) -> str:
+    """ "1 x 64 int64" or "8 x 256 float32 and 8 int64": the tensors of some inputs, for a message."""
+    return present.listing(f"{present.shape(t.shape)} {str(t.dtype).replace('torch.', '')}"
+                           for _, t in flatten(inputs) if is_tensor(t))
 
 
 def recorded_capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool: Any = None,
@@ -198,6 +248,13 @@ def recorded_capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int =
                                   f"{', '.join(k[1:] for k in rec.graph_names)}, not {batch}: pick one of those, or "
                                   "capture on a GPU (gl.recorded_models() lists every recorded batch size, latency "
                                   "included)")
+    # the recording was captured with the zoo's own inputs at this batch size: other shapes or dtypes are another graph
+    recorded_inputs = get_model(model_name).make_inputs(batch, device="cpu")
+    asked, held = _inputs_in_words(example_inputs), _inputs_in_words(recorded_inputs)
+    if asked != held:
+        raise GPUUnavailableError(f"asked for a {model_name} graph of inputs {asked}, the recording has {held}: "
+                                  f"capture with the zoo's inputs (gl.get_model({model_name!r}).make_inputs({batch})), "
+                                  "or capture other shapes on a GPU")
     static = map_tensors(lambda t: t.detach().clone(), example_inputs)
     with grad_context(grad_mode):
         outputs = fn(*static)

@@ -16,7 +16,10 @@ Pure: importing it needs no torch.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol, runtime_checkable
+import re
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Protocol, Sequence, runtime_checkable
+
+from graphlab import present
 
 if TYPE_CHECKING:
     from graphlab.graph.model import CudaGraph
@@ -106,4 +109,54 @@ def capture_time_text(capture_ms: float, state: str | None) -> str:
     return f"{capture_ms:.1f} ms" + (f" ({label})" if label else "")
 
 
-__all__ = ["CAPTURE_STATES", "capture_time_text", "Origin", "Replayable"]
+def tensors_in_words(leaves: Iterable[tuple[str, Sequence[int], str]]) -> str:
+    """Tensors by (path, shape, dtype), in words: one positional tensor is "8 x 256 float32"; several, or named
+    ones, carry their name or path as code: "`ids` 1 x 64 int64", "`logits` 1 x 64 x 512 float32, `probs` ...".
+
+    >>> tensors_in_words([("[0]", (8, 256), "float32")]), tensors_in_words([("['ids']", (1, 64), "int64")])
+    ('8 x 256 float32', '`ids` 1 x 64 int64')
+    """
+    items = list(leaves)
+    if not items:
+        return "none"
+    if len(items) == 1 and items[0][0] in ("[0]", "output", ""):
+        return f"{present.shape(items[0][1])} {items[0][2]}"
+
+    def name(path: str) -> str:
+        match = re.fullmatch(r"\[(['\"])(.+)\1\]", path)
+        return match.group(2) if match else path
+
+    return ", ".join(f"`{name(path)}` {present.shape(dims)} {dtype}" for path, dims, dtype in items)
+
+
+def capture_cost_words(capture_ms: float, state: str | None, instantiate_ms: float | None = None) -> str:
+    """A capture time for people, with the quantity it is: "8.10 ms (cold: the first capture in its process,
+    ...), instantiating 0.449 ms"."""
+    label = CAPTURE_STATES.get(state or "")
+    text = present.duration(capture_ms * 1e3) + (f" ({label})" if label else "")
+    if instantiate_ms:
+        text += f", then instantiating it {present.duration(instantiate_ms * 1e3)}"
+    return text
+
+
+def summary_facts(*, title: str, nodes: str, where: str, capture_ms: float, capture_state: str | None,
+                  instantiate_ms: float | None, pool_bytes: int | None, peak_bytes: int | None,
+                  exec_bytes: int | None, inputs: str, outputs: str, notes: Sequence[str] = ()) -> present.Table:
+    """A captured graph's summary as a two-column table for people (live and recorded graphs show the same
+    rows): its nodes, where it lives, what capturing it cost, its memory, its static inputs and outputs."""
+    memory = f"pool {present.size(pool_bytes)}" if pool_bytes is not None else present.DASH
+    extra = []
+    if peak_bytes is not None:
+        extra.append(f"peak in use while capturing {present.size(peak_bytes)}")
+    if exec_bytes is not None:
+        extra.append(f"executable graph {present.size(exec_bytes)}")
+    if extra:
+        memory += f" ({', '.join(extra)})"
+    rows = [("nodes", nodes), ("calling it", where), ("capture", capture_cost_words(capture_ms, capture_state,
+                                                                              instantiate_ms)),
+            ("memory", memory), ("static inputs", inputs), ("static outputs", outputs)]
+    return present.facts(rows, title=title, notes=notes)
+
+
+__all__ = ["CAPTURE_STATES", "capture_cost_words", "capture_time_text", "Origin", "Replayable", "summary_facts",
+           "tensors_in_words"]

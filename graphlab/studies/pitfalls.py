@@ -10,10 +10,9 @@ GPU: in recorded mode (`gl.set_mode`) `run_example` and `capture_after_pitfalls`
 """
 from __future__ import annotations
 
-import html
+import dataclasses
 import json
 import os
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import torch
 from graphlab.capture.api import capture
 from graphlab.capture.cell import capture_cell
 from graphlab.capture.diagnose import Diagnosis, catalogue, first_line
+from graphlab import present
 from graphlab.capture.recorded import RecordedGraph
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, CaptureError, UnsupportedError
@@ -89,10 +89,19 @@ def _check_key(key: str) -> None:
         raise BadInputError(f"no example {key!r}; choose one of {', '.join(EXAMPLES)}")
 
 
+def _with_cell(diagnosis: Diagnosis, key: str, where: str = "") -> Diagnosis:
+    """The diagnosis with the example's cell and set-up (shown with it), and where it happened when not here."""
+    example = EXAMPLES[key]
+    return dataclasses.replace(diagnosis, code=example.code, setup=example.setup, where=where)
+
+
 def recorded_run_example(key: str) -> Diagnosis:
-    """Recorded mode's `run_example`: what this example said when `graphlab record` ran it on a GPU."""
+    """Recorded mode's `run_example`: what this example said when `graphlab record` ran it on a GPU, with the
+    cell, its set-up, and where and when (the panel says "recorded on <GPU> on <date>" above it)."""
     _check_key(key)
-    return recorded_diagnoses(load_recording("pitfalls", gpu=recorded_gpu()))[key]
+    recording = load_recording("pitfalls", gpu=recorded_gpu())
+    where = f"{recording.made} with torch {recording.provenance.get('torch')}"
+    return _with_cell(recorded_diagnoses(recording)[key], key, where)
 
 
 @stand_in(recorded_run_example)
@@ -108,12 +117,12 @@ def run_example(key: str) -> Diagnosis:
     _check_key(key)
     example = EXAMPLES[key]
     if example.fresh_process:
-        return _run_in_fresh_process(key)
+        return _with_cell(_run_in_fresh_process(key), key)
     diagnosis = _diagnose_here(key)
     if diagnosis is None:
         raise UnsupportedError(f"example {key!r} captured without error on this machine: the failure it shows "
                                "does not happen here")
-    return diagnosis
+    return _with_cell(diagnosis, key)
 
 
 def _diagnose_here(key: str) -> Diagnosis | None:
@@ -175,16 +184,12 @@ def capture_after_pitfalls() -> Any:
     return capture(mlp.build(), *mlp.make_inputs(8), name="recovered")
 
 
-def causes_table() -> Any:
-    """Every cause graphlab recognises as a table (pandas, prose left-aligned, code in code font)."""
-    import pandas as pd  # only this table needs pandas
-
-    def code(text: str) -> str:
-        return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
-
-    frame = pd.DataFrame([{"cause": c.key, "what": code(c.title), "fix": code(c.fix)} for c in catalogue()])
-    return frame.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
-        [{"selector": "th", "props": [("text-align", "left")]}])
+def causes_table() -> present.Table:
+    """Every cause graphlab recognises, as a table: its key (`err.cause.key`), what happened, and the fix."""
+    rows = [{"key": present.Code(c.key), "what": c.title, "fix": c.fix} for c in catalogue()]
+    columns = [present.Column("key", "cause (`err.cause.key`)", kind="code"),
+               present.Column("what", "what happened", kind="text"), present.Column("fix", "the fix", kind="text")]
+    return present.Table(rows, columns, title="Every capture failure graphlab recognises")
 
 
 RECORDING = "pitfalls"
