@@ -545,3 +545,18 @@ def facts(pairs: Iterable[tuple[str, Any]] | Mapping[str, Any], *, title: str = 
     rows = [{"what": words(str(k)), "value": v if isinstance(v, str) else _cell_text(v)} for k, v in items]
     return Table(rows, [Column("what", "what", kind="text"), Column("value", "value", kind="text")], index="what",
                  title=title, notes=notes)
+
+
+def signed(value: float | None, decimals: int = 1) -> str:
+    """A difference with its sign, to a fixed resolution (for small gaps around zero, where three significant
+    digits would print noise): "+1.2", "-0.3", "0" (anything that rounds to zero).
+
+        >>> signed(1.24), signed(-0.298), signed(-0.00135), signed(12.96), signed(None)
+        ('+1.2', '-0.3', '0', '+13.0', '–')
+    """
+    if _missing(value):
+        return DASH
+    rounded = round(float(value), decimals)
+    if rounded == 0:
+        return "0"
+    return f"{rounded:+,.{decimals}f}"

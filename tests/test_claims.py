@@ -84,8 +84,9 @@ def test_claims_read_recordings_from_disk(tmp_path):
     assert CudaGraph  # the model import keeps recordings importable
     verdicts = check_claims(list_recordings(tmp_path))
     assert _by_key(verdicts)["batch1"].per_model == pytest.approx({"a": 40.0})
-    table = verdicts._repr_markdown_()
-    assert table.startswith("| claim | verdict | measured |") and table == claims_markdown(list(verdicts))
+    assert claims_markdown(list(verdicts)).startswith("| claim | verdict | measured |")
+    table = verdicts.table()
+    assert [r["verdict"] for r in table.rows] == [v.verdict for v in verdicts] and "Test GPU" in table.title
     assert "[HOLDS]" in str(verdicts)
 
 

@@ -103,13 +103,16 @@ def test_timeline_draws_kernels_gaps_and_launches_on_one_axis():
     assert len(idle) == 2
     eager_idle = [t for t in idle if t.y[0].startswith("eager")][0]
     assert sum(eager_idle.x) == pytest.approx(9.0)  # 0-5 and 8-12
-    assert "idle 9.0 of 13.0 µs" in eager_idle.y[0]
+    assert "idle 9.00 µs of 13.0 µs" in eager_idle.y[0]  # durations in words, three digits (present.duration)
     graph_idle = [t for t in idle if t.y[0].startswith("graph")][0]
     assert sum(graph_idle.x) == pytest.approx(3.0)
     assert "µs since the host called" in fig.layout.xaxis.title.text
     assert fig.layout.barmode == "overlay"
     order = list(fig.layout.yaxis.categoryarray)  # bottom to top: eager's rows end up on top
-    assert [r.split(" (")[0] for r in order] == ["graph: GPU", "graph: host launches", "eager: GPU", "eager: host launches"]
+    assert [r.split(" (")[0] for r in order] == ["graph: GPU", "graph: host launch calls", "eager: GPU",
+                                                 "eager: host launch calls"]
+    # the title counts what the graph call launched, as its host row does
+    assert "graph: 1 (1 graph launch, which runs the whole graph)" in fig.layout.title.text
 
 
 def test_several_models_are_told_apart_by_name():

@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import REPO
+from graphlab import present
 from graphlab.timing.results import LatencyPoint, ResultsError, Span, Sweep, Timeline, Trace
 
 
@@ -85,10 +86,12 @@ def test_pandas_view(sweep):
     assert pivot.loc[1, "eager"] == 100.0
 
 
-def test_table_lists_paired_batch_sizes_only(sweep):
-    text = sweep.table()
-    assert "1.67x" in text and "1.11x" in text
-    assert "\n    64" not in text
+def test_table_lists_batch_sizes_measured_in_both_modes_only(sweep):
+    table = sweep.table()
+    assert table.column("batch") == [1, 8]
+    text = str(table)
+    assert "speedup (x)" in text and "1.67" in text and "1.11" in text
+    assert "eager p50 (µs)" in text and "mlp, measured on test GPU: one call" in text
 
 
 def test_trace_gaps_merge_overlapping_kernels():
@@ -221,15 +224,15 @@ def test_old_recordings_still_load():
     assert old.speedup(1) == pytest.approx(809.6 / 900.0)  # auto falls back to the medians
     with pytest.raises(ResultsError, match="no paired blocks"):
         old.paired(1)
-    assert "no blocks (recorded before the paired method)" in old.modes_report()
-    assert "0.90x" in old.table()
+    assert "no blocks (recorded before the paired method)" in str(old.modes_report())
+    assert "0.900" in str(old.table()) and "pairs" not in str(old.table())
 
 
 def test_the_shipped_recordings_load():
     for path in sorted((REPO / "data" / "recordings").glob("*/*/sweep.json")):
         sweep = Sweep.from_json(path.read_text(encoding="utf-8"))
         assert sweep.batch_sizes and all(sweep.speedup(b) > 0 for b in sweep.batch_sizes if sweep.has(b))
-        sweep.table(), sweep.modes_report(), sweep.rows()
+        str(sweep.table()), str(sweep.modes_report()), sweep.rows()
 
 
 def test_a_shipped_recording_with_the_older_name_reads_pool_bytes():
@@ -271,17 +274,24 @@ def test_host_modes_and_fastest_mode_of_a_point(paired_sweep):
     assert eager.fastest_mode_p50_us == pytest.approx(702.0)
     assert paired_sweep.host_modes(1, "graph").count == 1
     report = paired_sweep.modes_report()
-    assert "batch 1: eager 2 modes: 702 µs (50%), 882 µs (50%); 7 switches in 10 blocks; graph 1 mode" in report
+    row = report.rows[0]
+    assert (row["states"], row["switches"], row["blocks"], row["graph_states"]) == (2, 7, 10, 1)
+    assert row["fastest"] == pytest.approx(702.0) and row["slowest"] == pytest.approx(882.0)
+    assert row["share"] == pytest.approx(50.0)
+    assert "eager states" in str(report) and "702" in str(report) and "882" in str(report)
     row = paired_sweep.rows()[0]
     assert row["host_modes"] == 2 and row["fastest_mode_p50_us"] == pytest.approx(702.0)
 
 
-def test_paired_table_shows_the_fastest_mode_and_the_spread(paired_sweep):
-    text = paired_sweep.table()
-    assert "median over paired blocks" in text
+def test_paired_table_shows_the_spread_and_the_modes_the_fastest_state(paired_sweep):
+    table = paired_sweep.table()
+    text = str(table)
+    assert "the median over block pairs" in text
     pairs = paired_sweep.paired(1)
-    assert f"{pairs.p50:.2f}x" in text and f"{pairs.p10:.2f}-{pairs.p90:.2f}x" in text
-    assert f"{pairs.fastest_mode:.2f}x" in text and "702.0" in text
+    row = table.rows[0]
+    assert row["speedup"] == pytest.approx(pairs.p50) and row["pairs"] == pairs.pairs
+    assert row["spread"] == f"{present.ratio(pairs.p10)[:-1]} to {present.ratio(pairs.p90)[:-1]}"
+    assert paired_sweep.modes_report().rows[0]["fastest_speedup"] == pytest.approx(pairs.fastest_mode)
 
 
 def test_a_sweep_over_sequence_length():
@@ -296,8 +306,11 @@ def test_a_sweep_over_sequence_length():
     at16 = s.at_seq(16)
     assert at16.batch_sizes == [1, 8] and at16.point(1, "eager").seq_len == 16
     assert s.speedup(1, seq_len=64) == pytest.approx(s.paired(1, seq_len=64).p50)
-    assert "gpt-seq (seq 16):" in s.table() and "gpt-seq (seq 64):" in s.table()
-    assert "batch 8, seq 64: eager 2 modes" in s.modes_report()
+    table = s.table()
+    assert "sequence length" in str(table) and [(r["batch"], r["seq"]) for r in table.rows] == [
+        (1, 16), (8, 16), (1, 64), (8, 64)]
+    report = s.modes_report()
+    assert "sequence length" in str(report) and report.rows[-1]["states"] == 2
     with pytest.raises(ResultsError, match="no points at sequence length 32"):
         s.at_seq(32)
     assert Sweep.from_json(s.to_json()) == s
@@ -317,7 +330,8 @@ def test_host_speed_modes_put_every_batch_size_in_the_same_states():
     assert by_host.modes.levels_us == modes.levels_us and by_host.modes.labels[:3] == (0, 0, 1)
     assert s.paired(64).modes.count == 1  # eager is GPU-bound there: no modes of its own...
     assert s.paired(64, modes_from="host").modes.count == 2  # ...but the host's states still label its pairs
-    assert "host speed (a fixed workload's time, lower is faster) over the sweep: 2 modes" in s.modes_report()
+    assert "The host's own speed (a fixed pure-Python workload timed after every block; lower is faster): 2 states" \
+        in str(s.modes_report())
     with pytest.raises(ResultsError, match="modes_from must be"):
         s.paired(1, modes_from="gpu")
 

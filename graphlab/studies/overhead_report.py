@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from graphlab import present
+from graphlab.recordings import made_on
 from graphlab.stats import median, percentile
 from graphlab.errors import RecordingError, ResultsError
 
@@ -137,6 +139,45 @@ def overhead_markdown(data: dict[str, Any]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+def overhead_table(data: dict[str, Any] | None = None) -> present.Table:
+    """What graphlab's own call path costs above the least a request needs (`static.copy_(x); graph.replay()`),
+    per model and batch size, as a table for people: the paired difference's median and its p10 to p90 over the
+    rounds, for `CapturedGraph(x)` (checks, copies, replays) and `.unchecked(x)`. `data`: an overhead result
+    (default: the recorded one, `load_overhead()`)."""
+    data = load_overhead() if data is None else data
+    if not isinstance(data, dict) or "cases" not in data:
+        raise ResultsError("not an overhead benchmark result: expected a JSON object with 'cases'")
+
+    def median_of(gap: dict[str, float] | None) -> str | None:
+        return None if gap is None else present.signed(gap["median"])
+
+    def spread(gap: dict[str, float] | None) -> str | None:
+        return None if gap is None else f"{present.signed(gap['p10'])} to {present.signed(gap['p90'])}"
+
+    rows = []
+    for case in data["cases"]:
+        gaps = call_gaps(case)
+        call, fast = gaps.get("captured_call"), gaps.get("captured_unchecked")
+        rows.append({"case": case["title"], "call": median_of(call), "call_spread": spread(call),
+                     "fast": median_of(fast), "fast_spread": spread(fast),
+                     "within": None if call is None else call["median"] <= CALL_GAP_GOAL_US})
+    missing = "not measured in this case"
+    columns = [present.Column("case", "model and batch size", kind="text"),
+               present.Column("call", "`CapturedGraph(x)`, above raw (µs)", kind="text", missing=missing),
+               present.Column("call_spread", "its p10 to p90 (µs)", kind="text", missing=missing),
+               present.Column("fast", "`.unchecked(x)`, above raw (µs)", kind="text", missing=missing),
+               present.Column("fast_spread", "its p10 to p90 (µs)", kind="text", missing=missing),
+               present.Column("within", f"within {present.number(CALL_GAP_GOAL_US)} µs", kind="bool", missing=missing)]
+    c = data.get("conditions", {})
+    provenance = data.get("provenance") or c
+    where = made_on(provenance) if provenance.get("command") else made_on(provenance, "measured")
+    notes = [f"Host time per call: a block of back-to-back calls timed without synchronising, divided by the calls; "
+             f"every way once per round in rotating order, {c.get('rounds', 'several')} rounds. Each figure is the "
+             "difference to a raw `static.copy_(x); graph.replay()` timed in the same round (negative: faster, "
+             "within the noise)."]
+    return present.Table(rows, columns, title=f"What graphlab's call adds to a raw copy + replay, {where}", notes=notes)
+
+
 def load_overhead(gpu: str | None = None) -> dict[str, Any]:
     """The recorded overhead benchmark (`data/recordings/<gpu>/overhead`), with its provenance."""
     from graphlab.recordings import load_recording
@@ -150,4 +191,4 @@ def load_overhead(gpu: str | None = None) -> dict[str, Any]:
 
 
 __all__ = ["CALL_GAP_GOAL_US", "WAYS", "call_gaps", "case_markdown", "gaps_markdown", "load_overhead",
-           "overhead_markdown", "paired_gap_us", "summarize_blocks"]
+           "overhead_markdown", "overhead_table", "paired_gap_us", "summarize_blocks"]

@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from graphlab.timing.results import ResultsError, Sweep
+from graphlab import present
+from graphlab.timing.results import ResultsError, Sweep, made_here_or_recorded
 
 HOLDS, FAILS, DEPENDS, UNSETTLED = "holds", "fails", "depends", "unsettled"
 
@@ -48,12 +49,16 @@ class ClaimVerdict:
     condition: str
     per_model: dict[str, Any] = field(default_factory=dict)
     unit: str = ""
+    #: where and when the measurements were made ("recorded on NVIDIA H200 on 2026-12-01 with torch ..."),
+    #: also at the end of `condition`
+    where: str = ""
 
     def __str__(self) -> str:
         return f"[{self.verdict.upper()}] {self.claim}\n  measured: {self.measured}\n  condition: {self.condition}"
 
-    def _repr_markdown_(self) -> str:
-        return f"**{self.verdict}** — {self.claim}  \nmeasured: {self.measured}  \n*{self.condition}*"
+    def _repr_html_(self) -> str:
+        return ClaimsReport([self])._repr_html_()
+
 
 
 def _sweeps(recordings: Iterable[Any] | None) -> list[Sweep]:
@@ -80,10 +85,11 @@ def _sweeps(recordings: Iterable[Any] | None) -> list[Sweep]:
 
 
 def _where(sweeps: list[Sweep]) -> str:
-    gpus = sorted({str(s.conditions.get("gpu")) for s in sweeps if s.conditions.get("gpu")})
+    """ "recorded on NVIDIA H200 on 2026-12-01 with torch 2.11.0+cu130" (every GPU, date and torch the sweeps name)."""
+    made = sorted({made_here_or_recorded(s.conditions) for s in sweeps} - {""})
     torches = sorted({str(s.conditions.get("torch")) for s in sweeps if s.conditions.get("torch")})
-    dates = sorted({str(s.conditions.get("date"))[:10] for s in sweeps if s.conditions.get("date")})
-    return f"{', '.join(gpus) or 'unknown GPU'}, torch {', '.join(torches) or '?'}, {', '.join(dates) or 'undated'}"
+    where = present.listing(made) if made else "where and when not recorded"
+    return where + (f" with torch {present.listing(torches)}" if torches else "")
 
 
 def _judge(values: dict[str, float], ok: Callable[[float], bool]) -> str:
@@ -95,15 +101,25 @@ def _judge(values: dict[str, float], ok: Callable[[float], bool]) -> str:
 
 def _drop_claim(sweeps: list[Sweep], key: str, batch_size: int, claim: str, low: float, high: float) -> ClaimVerdict:
     drops = {s.model: s.latency_drop_pct(batch_size) for s in sweeps if s.has(batch_size)}
-    spreads = [p.spread_pct for s in sweeps if s.has(batch_size) for p in s.points
-               if p.batch_size == batch_size and p.spread_pct is not None]
-    measured = ", ".join(f"{m} {v:.0f}%" for m, v in drops.items()) or f"no recording has batch size {batch_size} in both modes"
-    noise = f"; runs agreed within {max(spreads):.1f}%" if spreads else ""
+    parts = []
+    for s in sweeps:
+        if not s.has(batch_size):
+            continue
+        text = f"{s.model} {present.percent(drops[s.model])}"
+        if s.is_paired(batch_size):  # the drop in the middle 80% of the block pairs: the noise, measured
+            pairs = s.paired(batch_size)
+            lo, hi = (100.0 * (1.0 - 1.0 / r) for r in (pairs.p10, pairs.p90))
+            text += f" ({present.percent(lo)[:-1]} to {present.percent(hi)} over the pairs)"
+        parts.append(text)
+    measured = ", ".join(parts) or f"no recording has batch size {batch_size} in both modes"
+    paired = any(s.is_paired(batch_size) for s in sweeps if s.has(batch_size))
+    noise = ("; in brackets, the drop of the pairs' p10 to p90 (an eager and a graph block timed back to back): "
+             "the spread a second run would see" if paired else "")
     return ClaimVerdict(
         key, claim, _judge(drops, lambda v: low <= v <= high), measured,
         f"end-to-end p50 (host wall time, synchronised per call), eager vs graph replay with input copy, "
-        f"batch size {batch_size}; read as a drop of {low:.0f}-{high:.0f}%; {_where(sweeps)}{noise}",
-        drops, "%",
+        f"batch size {batch_size}; read as a drop of {low:.0f}-{high:.0f}%{noise}; {_where(sweeps)}",
+        drops, "%", _where(sweeps),
     )
 
 
@@ -115,13 +131,14 @@ def _capture_claim(sweeps: list[Sweep]) -> ClaimVerdict:
             if p.capture_ms is not None and p.capture_ms >= worst.get(s.model, -1.0):
                 worst[s.model] = p.capture_ms
                 kernels[s.model] = p.kernel_count or 0
-    measured = ", ".join(f"{m} {v:.1f} ms ({kernels[m]} kernels)" for m, v in worst.items()) or "no capture times recorded"
+    measured = ", ".join(f"{m} {present.duration(v * 1e3)} ({kernels[m]} kernels)" for m, v in worst.items()) or \
+        "no capture times recorded"
     return ClaimVerdict(
         "capture", "Capturing a graph of a medium-sized model takes under 100 ms.",
         _judge(worst, lambda v: v < CAPTURE_LIMIT_MS), measured,
         "slowest capture per model over the recorded batch sizes: stream capture + instantiate, warm-up "
         f"excluded; one graph, not a whole serving engine's set of batch sizes; {_where(sweeps)}",
-        worst, "ms",
+        worst, "ms", _where(sweeps),
     )
 
 
@@ -177,7 +194,7 @@ def _memory_claim(sweeps: list[Sweep]) -> ClaimVerdict:
         "the cheapest graph of each model: its private memory pool (torch.cuda.memory_reserved growth, whole "
         "allocator segments of 2 MiB and up) plus the driver's instantiate cost (cudaMemGetInfo, page-granular); "
         "read as 100 KiB to 1 MiB; " + _where(sweeps),
-        total, "bytes",
+        total, "bytes", _where(sweeps),
     )
 
 
@@ -201,15 +218,55 @@ def _weights_claim(sweeps: list[Sweep]) -> ClaimVerdict:
         "weights", claim, verdict, measured,
         "a graph replays kernels on fixed addresses: writing new values into the same tensors needs no new capture; "
         f"pointing the module at new tensors (load_state_dict(assign=True), new nn.Parameter) does; {_where(sweeps)}",
-        inplace, "",
+        inplace, "", _where(sweeps),
     )
 
 
-class ClaimsReport(list):  # type: ignore[type-arg]
-    """A list of `ClaimVerdict`s that shows as a table in a notebook."""
+#: each claim's short name, for the notes under the table
+_CLAIM_NAMES = {"batch1": "Batch-1 drop", "batch8": "Batch-8 drop", "capture": "Capture time", "memory": "Memory",
+                "weights": "New weights"}
 
-    def _repr_markdown_(self) -> str:
-        return claims_markdown(list(self))
+
+class ClaimsReport(list):  # type: ignore[type-arg]
+    """A list of `ClaimVerdict`s that shows as a table in a notebook (`table()`)."""
+
+    def table(self) -> present.Table:
+        """One row per claim: the claim, its verdict, what was measured; how each claim was read, and where and
+        when the measurements were made, under the table."""
+        rows = [{"claim": v.claim, "verdict": v.verdict, "measured": v.measured} for v in self]
+        columns = [present.Column("claim", "claim", kind="text"), present.Column("verdict", "verdict", kind="text"),
+                   present.Column("measured", "measured", kind="text")]
+        wheres = sorted({v.where for v in self} - {""})
+        title = "Claims about CUDA graphs, checked against the measurements" + (
+            f" {present.listing(wheres)}" if wheres else "")
+        notes = [f"{_CLAIM_NAMES.get(v.key, v.key)}: {v.condition.removesuffix('; ' + v.where)}." for v in self]
+        return present.Table(rows, columns, title=title, notes=notes)
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+    #: the sweeps the verdicts were drawn from (`check_claims` sets them)
+    sweeps: list[Sweep] = []
+
+    def figures(self, batch_size: int = 1) -> present.Table:
+        """The figures behind the verdicts, one row per model at `batch_size`: how much lower the latency is
+        with a graph (%), how many kernels one call runs, and the share of an eager call in which the GPU ran no
+        kernel (%). A graph can only win back idle time, so the drop stays below the idle share."""
+        rows = []
+        for s in self.sweeps:
+            if not s.has(batch_size):
+                continue
+            rows.append({"model": s.model, "drop": s.latency_drop_pct(batch_size),
+                         "kernels": s.point(batch_size, "graph").kernel_count,
+                         "idle": s.point(batch_size, "eager").launch_overhead_pct})
+        columns = [present.Column("model", "model", kind="text"),
+                   present.Column("drop", f"latency drop at batch {batch_size}", kind="percent"),
+                   present.Column("kernels", "kernels per call", kind="count", missing="not counted"),
+                   present.Column("idle", "GPU idle in an eager call", kind="percent", missing="not profiled")]
+        wheres = sorted({made_here_or_recorded(s.conditions) for s in self.sweeps} - {""})
+        title = f"The figures behind the verdicts, at batch {batch_size}" + (
+            f", {present.listing(wheres)}" if wheres else "")
+        return present.Table(rows, columns, index="model", title=title)
 
     def __str__(self) -> str:
         return "\n\n".join(str(v) for v in self)
@@ -228,7 +285,7 @@ def check_claims(recordings: Iterable[Any] | None = None) -> ClaimsReport:
         One `ClaimVerdict` per claim, in this order: batch1, batch8, capture, memory, weights.
     """
     sweeps = _sweeps(recordings)
-    return ClaimsReport([
+    report = ClaimsReport([
         _drop_claim(sweeps, "batch1", 1, "With CUDA graphs, batch-1 end-to-end latency drops by 30-45%.",
                     *BATCH1_RANGE_PCT),
         _drop_claim(sweeps, "batch8", 8, "At batch size 8 the drop is only about 10%.", *BATCH8_RANGE_PCT),
@@ -236,6 +293,8 @@ def check_claims(recordings: Iterable[Any] | None = None) -> ClaimsReport:
         _memory_claim(sweeps),
         _weights_claim(sweeps),
     ])
+    report.sweeps = sweeps
+    return report
 
 
 def claims_markdown(verdicts: list[ClaimVerdict]) -> str:

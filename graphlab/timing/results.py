@@ -19,6 +19,8 @@ from typing import Any, Iterator
 
 from graphlab.timing.host_modes import (READINGS, HostMatched, HostModes, HostTarget, PairedSpeedup, assign_modes,
                                  detect_modes, host_matched, paired_speedup, readings_before_pairs)
+from graphlab import present
+from graphlab.recordings import made_on
 from graphlab.stats import latency_drop_pct, median, speedup
 from graphlab.timing.weight_update import WeightUpdate, as_weight_update
 from graphlab.errors import ResultsError
@@ -371,56 +373,108 @@ class Sweep:
             raise ResultsError("to_pandas() needs pandas: pip install pandas (or use sweep.rows())") from None
         return pd.DataFrame(self.rows())
 
-    def table(self) -> str:
-        """A plain-text table: batch size, eager and graph p50, speedup; for paired sweeps also the
-        fastest host mode's eager median, the pairs' p10-p90 and the number of host modes seen."""
-        if len(self.seq_lens) > 1:
-            return "\n\n".join(self.at_seq(s).table().replace(f"{self.model}:", f"{self.model} (seq {s}):", 1)
-                                for s in self.seq_lens)
-        paired = any(self.is_paired(b) for b in self.batch_sizes)
-        if not paired:
-            lines = [f"{self.model}: end-to-end p50 latency (µs)",
-                     f"{'batch':>6} {'eager':>10} {'graph':>10} {'speedup':>8}"]
-            for b in self.batch_sizes:
-                if self.has(b):
-                    e, g = self.point(b, "eager").p50_us, self.point(b, "graph").p50_us
-                    lines.append(f"{b:>6} {e:>10.1f} {g:>10.1f} {self.speedup(b):>7.2f}x")
-            return "\n".join(lines)
-        lines = [f"{self.model}: end-to-end p50 latency (µs); speedup = median over paired blocks",
-                 f"{'batch':>6} {'eager':>9} {'fastest':>9} {'graph':>9} {'speedup':>8} {'p10-p90':>12} "
-                 f"{'fastest':>8} {'modes':>5}"]
-        for b in self.batch_sizes:
-            if not self.has(b):
-                continue
-            e, g = self.point(b, "eager"), self.point(b, "graph")
-            if not self.is_paired(b):
-                lines.append(f"{b:>6} {e.p50_us:>9.1f} {'':>9} {g.p50_us:>9.1f} {self.speedup(b):>7.2f}x")
-                continue
-            pairs = self.paired(b)
-            spread = f"{pairs.p10:.2f}-{pairs.p90:.2f}x"
-            lines.append(f"{b:>6} {e.p50_us:>9.1f} {pairs.modes.fastest_us:>9.1f} {g.p50_us:>9.1f} "
-                         f"{pairs.p50:>7.2f}x {spread:>12} {pairs.fastest_mode:>7.2f}x {pairs.modes.count:>5}")
-        return "\n".join(lines)
+    @property
+    def made(self) -> str:
+        """Where and when it was measured: "recorded on NVIDIA H200 on 2026-12-01" for a recording,
+        "measured on ..." for a sweep run here."""
+        return made_here_or_recorded(self.conditions)
 
-    def modes_report(self) -> str:
-        """One line per batch size: the host speed modes the eager blocks fell into, and the graph's."""
-        lines = [f"{self.model}: host speed modes seen in the timed blocks"]
+    def _title(self, what: str) -> str:
+        return f"{self.model}, {self.made}: {what}" if self.made else f"{self.model}: {what}"
+
+    def table(self) -> present.Table:
+        """The sweep for people, one row per batch size (and sequence length): eager and graph p50 (the median
+        of every timed call, end to end) and the speedup; for a sweep timed in pairs, the speedup is the median
+        over block pairs, with the p10 to p90 of the pairs and how many there were. The host's speed states and
+        the speedup in the fastest one: `modes_report()`."""
+        several = len(self.seq_lens) > 1
+        paired = any(self.is_paired(p.batch_size, p.seq_len) for p in self.points)
+        rows = []
+        for p in sorted(self.by_mode("eager"), key=lambda p: (p.seq_len or 0, p.batch_size)):
+            if not self.has(p.batch_size, p.seq_len):
+                continue
+            g = self.point(p.batch_size, "graph", p.seq_len)
+            row: dict[str, Any] = {"batch": p.batch_size, "seq": p.seq_len, "eager": p.p50_us, "graph": g.p50_us}
+            if self.is_paired(p.batch_size, p.seq_len):
+                pairs = self.paired(p.batch_size, p.seq_len)
+                row.update(speedup=pairs.p50, spread=f"{present.ratio(pairs.p10)[:-1]} to {present.ratio(pairs.p90)[:-1]}",
+                           pairs=pairs.pairs)
+            else:
+                row.update(speedup=speedup(p.p50_us, g.p50_us), spread=None, pairs=None)
+            rows.append(row)
+        columns = [present.Column("batch", "batch size", kind="count")]
+        if several:
+            columns.append(present.Column("seq", "sequence length", kind="count"))
+        columns += [present.Column("eager", "eager p50", kind="time"), present.Column("graph", "graph p50", kind="time"),
+                    present.Column("speedup", "speedup", kind="ratio")]
+        notes = ["eager p50, graph p50: the median of every timed call, end to end (synchronised: what one request "
+                 "waits)."]
+        if paired:
+            columns += [present.Column("spread", "speedup, p10 to p90 of the pairs (x)", kind="text",
+                                       missing="not timed in pairs (recorded before the paired method)"),
+                        present.Column("pairs", "pairs", kind="count", missing="not timed in pairs")]
+            notes.append("speedup: the median over block pairs (an eager block and a graph block timed one after the "
+                         "other, so both saw the same machine); p10 to p90: the middle 80% of the pairs. The host's "
+                         "speed states: `sweep.modes_report()`.")
+        else:
+            notes.append("speedup: eager p50 divided by graph p50.")
+        return present.Table(rows, columns, title=self._title("one call, eager vs CUDA graph"), notes=notes)
+
+    def modes_report(self) -> present.Table:
+        """The host's speed states the timed blocks fell into, one row per batch size: how many states the eager
+        blocks saw, the eager median in the fastest and the slowest, the share of blocks in the fastest, how often
+        it switched, the graph's median, and the speedup counted in the fastest state only."""
+        rows = []
+        for p in sorted(self.by_mode("eager"), key=lambda p: (p.seq_len or 0, p.batch_size)):
+            eager = p.host_modes
+            paired = self.is_paired(p.batch_size, p.seq_len)
+            graph = self.point(p.batch_size, "graph", p.seq_len) if self.has(p.batch_size, p.seq_len) else None
+            row: dict[str, Any] = dict.fromkeys(("states", "fastest", "slowest", "share", "switches", "blocks",
+                                                 "graph_states", "graph", "fastest_speedup"))
+            row.update(batch=p.batch_size, seq=p.seq_len)
+            if eager is not None:
+                row.update(states=eager.count, fastest=eager.fastest_us,
+                           slowest=eager.levels_us[-1] if eager.count > 1 else None,
+                           share=100.0 * eager.shares[0], switches=eager.switches, blocks=eager.blocks)
+            if graph is not None and graph.host_modes is not None:
+                row.update(graph_states=graph.host_modes.count, graph=graph.host_modes.fastest_us
+                           if graph.host_modes.count == 1 else median(graph.block_p50_us))
+            if paired:
+                row["fastest_speedup"] = self.paired(p.batch_size, p.seq_len).fastest_mode
+            rows.append(row)
+        columns = [present.Column("batch", "batch size", kind="count")]
+        if len(self.seq_lens) > 1:
+            columns.append(present.Column("seq", "sequence length", kind="count"))
+        one = "one state only"
+        columns += [present.Column("states", "eager states", kind="count", missing="no blocks (recorded before the "
+                                                                                       "paired method)"),
+                    present.Column("fastest", "eager, fastest state", kind="time", missing="no blocks"),
+                    present.Column("slowest", "eager, slowest state", kind="time", missing=one),
+                    present.Column("share", "blocks in the fastest state", kind="percent", missing="no blocks"),
+                    present.Column("switches", "switches", kind="count", missing="no blocks"),
+                    present.Column("blocks", "blocks", kind="count", missing="no blocks"),
+                    present.Column("graph_states", "graph states", kind="count", missing="no blocks"),
+                    present.Column("graph", "graph, median block", kind="time", missing="no blocks"),
+                    present.Column("fastest_speedup", "speedup in the fastest state", kind="ratio",
+                                   missing="not timed in pairs")]
+        notes = ["A state is a level the block medians cluster at (the host's CPU changes speed for seconds at a "
+                 "time); eager calls, mostly host work, follow it, graph replays barely do."]
         host = self.host_speed_modes()
         if host is not None:
-            lines.append(f"  host speed (a fixed workload's time, lower is faster) over the sweep: {host.describe()}")
-        for p in sorted(self.by_mode("eager"), key=lambda p: (p.seq_len or 0, p.batch_size)):
-            where = f"batch {p.batch_size}" + (f", seq {p.seq_len}" if p.seq_len is not None else "")
-            eager = p.host_modes
-            if eager is None:
-                lines.append(f"  {where}: no blocks (recorded before the paired method)")
-                continue
-            paired = self.has(p.batch_size, p.seq_len)
-            graph = self.point(p.batch_size, "graph", p.seq_len).host_modes if paired else None
-            lines.append(f"  {where}: eager {eager.describe()}" + (f"; graph {graph.describe()}" if graph else ""))
-        return "\n".join(lines)
+            levels = present.listing(f"{present.duration(level)} in {present.percent(100.0 * share)} of the blocks"
+                                     for level, share in zip(host.levels_us, host.shares))
+            states = "1 state" if host.count == 1 else f"{host.count} states"
+            notes.insert(0, f"The host's own speed (a fixed pure-Python workload timed after every block; lower is "
+                            f"faster): {states}, {levels}; {host.switches} switch{'es' if host.switches != 1 else ''} "
+                            f"in {host.blocks} blocks.")
+        return present.Table(rows, columns, title=self._title("the host's speed states in the timed blocks"),
+                             notes=notes)
 
     def __str__(self) -> str:
-        return self.table()
+        return str(self.table())
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
 
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -483,6 +537,20 @@ def _merge(spans: list[Span]) -> list[tuple[float, float]]:
     return [(a, b) for a, b in merged]
 
 
+#: a host launch call's name -> what it launches, in words
+_LAUNCH_WORDS = (("GraphLaunch", "graph launch"), ("LaunchKernel", "kernel launch"), ("Memcpy", "copy"),
+                 ("Memset", "memset"), ("Launch", "kernel launch"))
+_PLURAL = {"copy": "copies", "graph launch": "graph launches", "kernel launch": "kernel launches"}
+
+
+def made_here_or_recorded(conditions: dict[str, Any]) -> str:
+    """ "recorded on NVIDIA H200 on 2026-12-01" for a result loaded from a recording (its conditions carry the
+    recording's command), "measured on <GPU> on <date>" for one measured here."""
+    command = str(conditions.get("command") or "")
+    verb = "recorded" if command.startswith("graphlab record") else "measured"
+    return made_on(conditions, verb) if conditions.get("gpu") or conditions.get("date") else ""
+
+
 @dataclass(frozen=True)
 class Trace:
     """What one call did, on a time axis that starts (0 µs) when the host called it.
@@ -523,6 +591,16 @@ class Trace:
         """Summed idle gaps."""
         return sum(b - a for a, b in self.gaps())
 
+    def launches_in_words(self) -> str:
+        """What the host launched, in words: "44 kernel launches and 3 memsets", "1 copy and 1 graph launch"."""
+        counts: dict[str, int] = {}
+        for span in self.launches:
+            what = next((w for key, w in _LAUNCH_WORDS if key in span.name), "other call")
+            counts[what] = counts.get(what, 0) + 1
+        if not counts:
+            return "nothing"
+        return present.listing(f"{n} {what if n == 1 else _PLURAL.get(what, what + 's')}" for what, n in counts.items())
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
@@ -555,6 +633,40 @@ class Timeline:
         if mode not in MODES:
             raise ResultsError(f"mode must be one of {MODES}, got {mode!r}")
         return self.eager if mode == "eager" else self.graph
+
+    @property
+    def made(self) -> str:
+        """Where and when it was measured ("recorded on NVIDIA H200 on 2026-12-01" for a recording)."""
+        return made_here_or_recorded(self.conditions)
+
+    def table(self) -> present.Table:
+        """The two calls side by side, one row each: what the host launched, how many operations the GPU ran, and
+        how long it was busy and idle until its last operation ended (time 0: the host called the model)."""
+        rows = []
+        for mode, what in (("eager", "eager (`model(x)`)"), ("graph", "CUDA graph (copy in + replay)")):
+            trace = self.trace(mode)
+            rows.append({"call": what, "launched": f"{len(trace.launches)}: {trace.launches_in_words()}",
+                         "operations": len(trace.kernels), "busy": trace.busy_us, "idle": trace.idle_us,
+                         "end": trace.end_us,
+                         "share": 100.0 * trace.idle_us / trace.end_us if trace.end_us else None})
+        columns = [present.Column("call", "call", kind="text"),
+                   present.Column("launched", "host launch calls", kind="text"),
+                   present.Column("operations", "GPU operations", kind="count"),
+                   present.Column("busy", "GPU busy", kind="time"), present.Column("idle", "GPU idle", kind="time"),
+                   present.Column("end", "last operation ended at", kind="time"),
+                   present.Column("share", "idle share", kind="percent", missing="nothing ran")]
+        where = f", {self.made}" if self.made else ""
+        notes = ["GPU operations: kernels, copies and memsets. GPU idle: the gaps between them, from the host's call "
+                 "to the end of the last one. The profiler slows every launch down, so eager gaps are wider than in "
+                 "an unprofiled call."]
+        return present.Table(rows, columns, title=f"{self.model}, batch {self.batch_size}{where}: one call, kernel by "
+                                                  "kernel", notes=notes)
+
+    def __str__(self) -> str:
+        return str(self.table())
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence, Union
 
+from graphlab.present import duration
 from graphlab.timing.results import MODES, Sweep, Timeline, Trace
 from graphlab.viz.banner import recorded_banner
 
@@ -234,8 +235,8 @@ def _short(name: str) -> str:
 
 def _trace_rows(fig: Any, trace: Trace, mode: str) -> None:
     go = _go()
-    gpu_row = f"{mode}: GPU (idle {trace.idle_us:.1f} of {trace.end_us:.1f} µs)"
-    host_row = f"{mode}: host launches ({len(trace.launches)})"
+    gpu_row = f"{mode}: GPU (idle {duration(trace.idle_us)} of {duration(trace.end_us)})"
+    host_row = f"{mode}: host launch calls ({len(trace.launches)})"
     if trace.launches:
         fig.add_trace(go.Bar(
             y=[host_row] * len(trace.launches), x=[s.duration_us for s in trace.launches],
@@ -279,9 +280,10 @@ def plot_timeline(timeline: Timeline) -> Any:
         _trace_rows(fig, timeline.trace(mode), mode)
     e, g = timeline.eager, timeline.graph
     fig.update_layout(
-        title=f"{timeline.model}, batch {timeline.batch_size}: what the GPU did during one call<br><sup>eager: GPU "
-        f"idle {e.idle_us:.1f} µs around {len(e.kernels)} kernels and copies; graph: {g.idle_us:.1f} µs, one "
-        "launch for the whole graph (grey hatched: GPU idle)</sup>",
+        title=f"{timeline.model}, batch {timeline.batch_size}: what the GPU did during one call<br><sup>eager: "
+        f"{len(e.launches)} host launch calls ({e.launches_in_words()}), GPU idle {duration(e.idle_us)}; graph: "
+        f"{len(g.launches)} ({g.launches_in_words()}, which runs the whole graph), GPU idle "
+        f"{duration(g.idle_us)} (grey hatched: GPU idle)</sup>",
         barmode="overlay", xaxis_title="µs since the host called the model", height=360,
         yaxis={"title": "", "categoryorder": "array", "categoryarray": _row_order(fig)},
         legend={"orientation": "h", "y": -0.25},
