@@ -74,8 +74,12 @@ def test_sweep_and_timeline_answer_from_the_recordings(recorded):
     assert sweep.batch_sizes == [1, 8] and sweep.conditions["gpu"] == "NVIDIA H200"
     full = gl.Sweep.load("gpt")
     assert sweep.point(8, "graph") == full.point(8, "graph")
-    with pytest.raises(gl.GPUUnavailableError, match="not \\[3\\]"):
+    with pytest.raises(gl.GPUUnavailableError, match="asked for batch sizes 3, the gpt recording has 1, 2, 4, 8, "
+                                                     "16, 32 and 64"):
         gl.sweep("gpt", batch_sizes=[3])
+    with pytest.raises(gl.GPUUnavailableError, match="asked for a gpt timeline at batch size 8, the recording has "
+                                                     "one at batch size 1"):
+        gl.record_timeline("gpt", batch_size=8)
     model = gl.get_model("mlp").build()
     assert gl.sweep(model).model == "mlp"
     assert gl.record_timeline("gpt", batch_size=1).model == "gpt"

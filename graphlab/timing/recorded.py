@@ -15,6 +15,7 @@ from typing import Any, Sequence
 from graphlab.capture.recorded import zoo_name
 from graphlab.errors import GPUUnavailableError
 from graphlab.mode import recorded_gpu
+from graphlab.present import listing
 from graphlab.timing.results import Sweep, Timeline
 from graphlab.zoo import DEFAULT_BATCH_SIZES
 
@@ -40,19 +41,28 @@ def recorded_sweep(model: Any, make_inputs: Any = None, batch_sizes: Sequence[in
     wanted = set(batch_sizes)
     missing = sorted(wanted - set(sweep.batch_sizes))
     if missing:
-        raise GPUUnavailableError(f"the {sweep.model} recording has batch sizes {sweep.batch_sizes}, not {missing}: "
-                                  "pick recorded ones, or measure on a GPU")
+        raise GPUUnavailableError(f"asked for batch sizes {listing(sorted(wanted))}, the {sweep.model} recording has "
+                                  f"{listing(sweep.batch_sizes)} (not {listing(missing)}): pick recorded ones, or "
+                                  "measure on a GPU")
     return Sweep(sweep.model, tuple(p for p in sweep.points if p.batch_size in wanted), sweep.conditions,
                  sweep.weight_update)
 
 
-def recorded_timeline(model: Any, inputs: Any = None, **not_recorded: Any) -> Timeline:
+def recorded_timeline(model: Any, inputs: Any = None, *, batch_size: int | None = None,
+                      **not_recorded: Any) -> Timeline:
     """The kernel timeline recorded for a zoo model.
 
-    Stands in for `graphlab.timing.timeline.record_timeline` (same arguments); the inputs, batch size and
-    warm-up are the recording's own.
+    Stands in for `graphlab.timing.timeline.record_timeline` (same arguments); the warm-up is the recording's own.
+    A batch size the recording lacks (asked for with `batch_size`, or by the inputs' leading size) raises
+    `GPUUnavailableError` saying what it has, instead of answering with another batch size.
     """
-    return Timeline.load(_model_name(model, "timelines"), gpu=recorded_gpu())
+    timeline = Timeline.load(_model_name(model, "timelines"), gpu=recorded_gpu())
+    leading = getattr(inputs[0] if isinstance(inputs, (tuple, list)) and inputs else inputs, "shape", None)
+    asked = int(leading[0]) if inputs is not None and leading else batch_size
+    if asked is not None and asked != timeline.batch_size:
+        raise GPUUnavailableError(f"asked for a {timeline.model} timeline at batch size {asked}, the recording has "
+                                  f"one at batch size {timeline.batch_size}: ask for that one, or profile on a GPU")
+    return timeline
 
 
 __all__ = ["recorded_sweep", "recorded_timeline"]
