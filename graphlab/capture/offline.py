@@ -15,6 +15,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from graphlab import present
 from graphlab.capture.tensors import grad_context
 from graphlab.errors import BadInputError, RecordingError
 from graphlab.mode import recorded_gpu
@@ -36,15 +37,25 @@ class RecordedModels:
     rows: tuple[dict[str, Any], ...]
     gpu: str
 
+    def table(self) -> present.Table:
+        """Per zoo model: the batch sizes `gl.capture` answers with a recorded graph, and those whose latency was
+        measured, as a table for people."""
+        rows = [{"model": r["model"], "graphs": _sizes(r["graph_batch_sizes"]),
+                 "latency": _sizes(r["latency_batch_sizes"])} for r in self.rows]
+        columns = [present.Column("model", "model", kind="text"),
+                   present.Column("graphs", "graphs (what gl.capture answers) at batch sizes", kind="text"),
+                   present.Column("latency", "latency measured at batch sizes", kind="text")]
+        notes = ["Any other batch size, or a model of your own, needs a GPU to capture; "
+                 "`gl.estimate_launches(model, *inputs)` estimates a model of your own here. The dense sweeps: "
+                 "`gl.load_recording('dense')`."]
+        return present.Table(rows, columns, title=f"What recorded mode holds per zoo model ({self.gpu.upper()} "
+                                                  "recordings)", notes=notes)
+
     def __str__(self) -> str:
-        lines = [f"what recorded mode holds per zoo model ({self.gpu.upper()} recordings):",
-                 f"{'model':<9} {'graphs (gl.capture answers) at batch':<38} "
-                 "latency measured at batch (dense: gl.load_recording('dense'))"]
-        for r in self.rows:
-            lines.append(f"{r['model']:<9} {_sizes(r['graph_batch_sizes']):<38} {_sizes(r['latency_batch_sizes'])}")
-        lines.append("Any other batch size, or a model of your own, needs a GPU to capture; "
-                     "gl.estimate_launches(model, *inputs) estimates a model of your own here.")
-        return "\n".join(lines)
+        return str(self.table())
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -118,9 +129,10 @@ class LaunchEstimate:
         top = ", ".join(f"{name} x{n}" for name, n in sorted(self.ops.items(), key=lambda kv: -kv[1])[:8])
         return (f"ESTIMATE (no GPU here, nothing was timed): one forward pass runs {self.launches} ATen ops that "
                 f"would launch GPU work ({top}{', ...' if len(self.ops) > 8 else ''}).\n"
-                f"At the per-launch host cost recorded for the zoo models ({self.per_launch_us[0]:.1f}-"
-                f"{self.per_launch_us[1]:.1f} µs per launch, {self.source}), eager launching would cost about "
-                f"{low:,.0f}-{high:,.0f} µs of CPU time per call, where a graph replay launches once.\n"
+                f"At the per-launch host cost recorded for the zoo models ({present.number(self.per_launch_us[0])}-"
+                f"{present.number(self.per_launch_us[1])} µs per launch, {self.source}), eager launching would cost "
+                f"about {present.duration(low)} to {present.duration(high)} of CPU time per call, where a graph "
+                "replay launches once.\n"
                 f"How close the op count is: {self.calibration}. A library call may launch more than one kernel "
                 "(cuBLAS) and the GPU time is not estimated: measure on a GPU (gl.set_mode('live')) for real numbers.")
 
