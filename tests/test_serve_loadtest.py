@@ -117,7 +117,7 @@ def test_summary_of_a_point_and_the_sustained_rule():
     assert lt.knees() == {"graphs": 1000.0}
     back = LoadTest.from_dict(json.loads(json.dumps(lt.to_dict())))
     assert back.points[0] == point and back.knees() == lt.knees()
-    assert "knee (highest rate sustained): graphs 1000 req/s" in lt.table()
+    assert "knee (the highest rate a setting kept up with): graphs 1,000 req/s" in str(lt.table())
     with pytest.raises(ResultsError, match="no points for setting 'eager'"):
         lt.for_setting("eager")
     with pytest.raises(ResultsError, match="no timeline"):
@@ -207,7 +207,7 @@ def test_cli_loadtest_writes_its_json(tmp_path, capsys):
     rc = cli_main(["loadtest", "--model", "mlp", "--device", "cpu", "--settings", "eager", "--rates", "40",
                    "--duration", "0.3", "--max-batch-size", "4", "--no-progress", "--out", str(tmp_path)])
     assert rc == 0
-    assert "knee (highest rate sustained)" in capsys.readouterr().out
+    assert "knee (the highest rate a setting kept up with): eager (CPU)" in capsys.readouterr().out
     data = json.loads((tmp_path / "loadtest_mlp.json").read_text())
     assert data["points"][0]["setting"] == "eager" and data["conditions"]["command"].startswith("graphlab loadtest")
 
@@ -218,15 +218,22 @@ def test_cli_loadtest_bad_input_is_one_line_and_exit_2(capsys):
     assert err.startswith("graphlab: error: no served model 'nope'") and err.count("\n") == 1
 
 
-def test_notebook_09_runs_top_to_bottom_on_a_synthetic_recording(recorded, cpu_sweep, monkeypatch, tmp_path):
-    """Until the H200 recording exists (graphlab record --models serving), check the notebook's plumbing on
-    a recording made here from the CPU sweep (numbers of no meaning, in a temp folder)."""
+@pytest.fixture(scope="module")
+def four_settings():
+    """A CPU sweep of the four settings notebook 09 reads (its exercise divides two of their knees)."""
+    return run_loadtest("mlp", settings=["eager", "graphs", "graphs+batching", "eager+batching"], rates=[60],
+                        duration_s=0.3, timeline_rates=[60], **FAST)
+
+
+def test_notebook_09_runs_top_to_bottom_on_a_synthetic_recording(four_settings, recorded, monkeypatch, tmp_path):
+    """The notebook's plumbing on a recording made here on the CPU (numbers of no meaning, in a temp folder)."""
     from graphlab.tour import execute_notebook
 
     import shutil
 
+    four = four_settings
     write_recording(recorded / "h200" / "serving", name="serving", description="test fixture", provenance=_prov(),
-                    graphs={}, results={"gpt": cpu_sweep.to_dict()})
+                    graphs={}, results={"gpt": four.to_dict()})
     shutil.copytree(REPO / "data" / "recordings" / "h200" / "gpt", recorded / "h200" / "gpt")  # the real GPT sweep
     shutil.copytree(REPO / "data" / "recordings" / "h200" / "serving_http", recorded / "h200" / "serving_http")
     monkeypatch.setenv("TQDM_DISABLE", "1")

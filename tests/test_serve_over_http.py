@@ -71,9 +71,10 @@ def test_the_recording_reads_back_as_tables_figures_and_load_curves(measured, tm
     write_recording(tmp_path / "cpu" / "serving_http", name="serving_http", description="CPU test",
                     provenance=PROVENANCE, graphs={}, results=results)
     http = load_http_serving(gpu="cpu", root=str(tmp_path))
-    table = http.table()
+    table = http.to_pandas()
     assert list(table.index) == ["bare Starlette app (the floor)", "eager", "your own model (graphs+batching)"]
     assert table.loc["eager", "50 req/s p50 ms"] == results["hey"]["servers"]["eager"]["rate50"]["latency_ms"]["p50"]
+    assert [row["server"] for row in http.table().rows] == list(table.index)  # the view shows the same rows
     assert [r["clients"] for r in http.capacity_rows()] == [4, 16]
     assert {r["status"] for r in http.flood_rows()} >= {"200", "none (lost)"}
     both = http.beside_in_process()

@@ -9,10 +9,14 @@ fills the bounded queue and costs device time.
     >>> import graphlab as gl
     >>> gl.set_mode("auto")
     >>> result = gl.run_loadtest("gpt", rates=[500, 2000, 8000], duration_s=1.0)   # doctest: +SKIP
-    >>> print(result.table()); result.knees()                                       # doctest: +SKIP
+    >>> result; result.knee_table(); result.table("batches")                         # doctest: +SKIP
 
 In recorded mode (`gl.set_mode("recorded")`, or "auto" without a GPU) it returns the sweep recorded on
-the H200 by `graphlab record --models serving` instead of running one.
+a GPU by `graphlab record --models serving` instead of running one, and says so in every view.
+
+On a CPU (`device="cpu"`) nothing is captured: the graphs settings pad each batch to its bucket and call the model
+eagerly. The views say so: their rows name what ran ("padded to buckets, eager (CPU)"), their columns the worker,
+not a GPU.
 
 Transports: "direct" (default) calls the service in this process, so the sweep measures the pipeline
 (pre-processing, batcher, GPU worker, post-processing) and not the HTTP stack; "asgi" drives the
@@ -33,6 +37,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from graphlab import present
 from graphlab._version import __version__
 from graphlab.env import advice, require_cuda
 from graphlab.errors import BadInputError, ConfigurationError, RecordingError
@@ -52,7 +57,7 @@ RECORD_COMMAND = "graphlab record --models serving"
 #: the recording of each transport's sweeps: over real sockets they come from the serving-over-HTTP study
 RECORDING_OF_TRANSPORT = {"direct": RECORDING, "asgi": RECORDING, "http": "serving_http"}
 DEFAULT_RATES: dict[str, tuple[float, ...]] = {
-    "gpt": (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000),
+    "gpt": (250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000),  # the rates `graphlab record` sweeps
     "resnet18": (100, 250, 500, 1000, 1500, 2000, 3000, 4000),
     "cnn": (250, 500, 1000, 2000, 4000, 8000, 12000),
     "mlp": (250, 500, 1000, 2000, 4000, 8000, 12000),
@@ -215,8 +220,8 @@ def _sweep_setting(result: LoadTest, config: ServeConfig, kind: str, rates: list
                 on_point(point)
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix_str(f"{setting} {rate:g} req/s: {point.achieved_rps:g} done, "
-                                    f"p99 {point.latency_us.get('p99', 0) / 1000:.2f} ms")
+                bar.set_postfix_str(f"{setting} {present.number(rate)} req/s: {present.number(point.achieved_rps)} "
+                                    f"answered, p99 {present.duration(point.latency_us.get('p99'))}")
             if point.achieved_rps < GIVE_UP_SHARE * rate:
                 if bar is not None:
                     bar.update(len(rates) - index - 1)
@@ -266,7 +271,7 @@ def loadtest_main(args: argparse.Namespace) -> int:
     result = run_loadtest(args.model, settings=args.settings, rates=args.rates, duration_s=args.duration,
                           seed=args.seed, max_batch_size=args.max_batch_size, max_wait_us=args.max_wait_us,
                           transport=args.transport, url=args.url, device=args.device, progress=not args.no_progress)
-    print(result.table())
+    print(result)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

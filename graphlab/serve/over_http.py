@@ -1,11 +1,12 @@
 """What an HTTP client sees of the service, read from the `serving_http` recording (`graphlab record --models
 serving_http`, made on a GPU with `hey` and real server processes: `graphlab.studies.serving_http`).
 
-Pure: standard library; pandas only inside the table methods. Measuring this takes several server processes and
+Pure: standard library and `graphlab.present`; pandas only inside `to_pandas`. Measuring this takes several server processes and
 an outside load generator, so it is never re-run from a notebook cell: it is always the recording, and says so.
 
     >>> http = gl.load_http_serving()          # doctest: +SKIP
     >>> http.table()                           # per server: one client, 50 and 200 req/s, capacity   # doctest: +SKIP
+    >>> http.summary(), http.flood_table()     # what HTTP costs; a flood of clients                  # doctest: +SKIP
     >>> gl.plot_http_capacity(http)            # throughput vs p99 as clients grow                    # doctest: +SKIP
     >>> gl.plot_load_curves(http.beside_in_process())   # open loop over HTTP beside in process       # doctest: +SKIP
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphlab import present
 from graphlab.errors import RecordingError
 from graphlab.recordings import load_recording
 from graphlab.serve.report import LoadTest
@@ -56,8 +58,28 @@ class HttpServing:
             out.append(row)
         return out
 
-    def table(self) -> Any:
-        """`rows` as a pandas DataFrame, indexed by server."""
+    def table(self) -> present.Table:
+        """Per server: p50 and p99 of one client back to back, at 50 and at 200 req/s; one client's req/s; the
+        capacity (hey's clients grown until p99 passes the bound), as a table for people."""
+        limit = self.conditions.get("p99_limit_ms", 50.0)
+        columns = [present.Column("server", "server", kind="text")]
+        for label in ("1 client", "50 req/s", "200 req/s"):
+            for q in ("p50", "p99"):
+                columns.append(present.Column(f"{label} {q} ms", f"{label}: {q}", kind="time", factor=1000.0,
+                                              missing="not measured"))
+        columns.append(present.Column("1 client req/s", "1 client: answered", kind="rate"))
+        capacity_of = [LABELS.get(n, n) for n in self._named() if self.servers[n].get("capacity_curve")]
+        columns.append(present.Column("capacity req/s", "capacity", kind="rate", missing=(
+            f"capacity not measured: hey's client sweep ran on {present.listing(capacity_of) if capacity_of else 'none'}"
+            " only")))
+        notes = ["1 client: one hey client sending one request after the other; 50 req/s and 200 req/s: one and two "
+                 "clients held to that rate; capacity: the most answered req/s with p99 at most "
+                 f"{present.number(limit)} ms and every request answered 200, as hey's clients grow.", self.source]
+        return present.Table(self.rows(), columns, index="server", title=f"{self.model} over HTTP, per server",
+                             notes=notes)
+
+    def to_pandas(self) -> Any:
+        """`rows` as a pandas DataFrame indexed by server: the raw numbers, for your own analysis."""
         import pandas as pd
 
         return pd.DataFrame(self.rows()).set_index("server")
@@ -82,6 +104,21 @@ class HttpServing:
     def flood_clients(self) -> int:
         return int(self.servers.get("flood", {}).get("flood", {}).get("concurrency", 0))
 
+    def flood_table(self) -> present.Table:
+        """The flood as a table for people: per answer (200, 503, none), how many and how fast they came back."""
+        words = {"200": "200: answered", "503": "503: refused, the queue full (with Retry-After)",
+                 "none (lost)": "no answer (lost)"}
+        rows = [{**row, "status": words.get(row["status"], row["status"])} for row in self.flood_rows()]
+        columns = [present.Column("status", "answer", kind="text"), present.Column("answers", "requests", kind="count")]
+        columns += [present.Column(key, key.removesuffix(" ms"), kind="time", factor=1000.0,
+                                   missing="no request went unanswered, so there is no time to show")
+                    for key in ("p50 ms", "p99 ms", "max ms")]
+        command = self.servers.get("flood", {}).get("command", "")
+        pending = "64" if "--max-pending 64" in command else "max_pending"
+        return present.Table(rows, columns, index="status", notes=[self.source], title=(
+            f"a flood: {present.count(self.flood_clients())} clients at once against graphs+batching, at most "
+            f"{pending} requests inside"))
+
     def in_process_capacity_rps(self) -> float | None:
         """The highest offered rate the in-process graphs+batching sustained in the same run."""
         if self.in_process is None:
@@ -89,20 +126,41 @@ class HttpServing:
         knees = [k for k in self.in_process.knees().values() if k]
         return max(knees) if knees else None
 
-    def goals(self) -> list[str]:
-        """The issue's HTTP goals against these figures, one line each (the GPT replay time is not in this
-        recording: the lines give the distance to the floor, and the reader adds the replay)."""
-        floor = self.servers.get("bare", {}).get("rate50", {}).get("latency_ms", {}).get("p50")
-        lines = []
+    def summary(self) -> present.Table:
+        """What HTTP costs, in two comparisons: each graphs server's p50 at 50 req/s beside the floor (a bare app),
+        and the capacity of graphs+batching over HTTP beside the in-process one of the same run."""
+        pairs = []
+        floor = self._p50_at_50("bare")
+        if floor is not None:
+            pairs.append((f"{LABELS['bare']}: p50 at 50 req/s", present.duration(floor * 1000)))
         for name in ("graphs", "graphs+batching"):
-            p50 = self.servers.get(name, {}).get("rate50", {}).get("latency_ms", {}).get("p50")
-            if floor is not None and p50 is not None:
-                lines.append(f"{name} at 50 req/s: p50 {p50:.1f} ms, {p50 - floor:+.1f} ms over the floor ({floor:.1f} ms)")
+            p50 = self._p50_at_50(name)
+            if p50 is not None and floor is not None:
+                pairs.append((f"{name}: p50 at 50 req/s", f"{present.duration(p50 * 1000)}, "
+                              f"{present.duration((p50 - floor) * 1000)} over the floor"))
         http = self.servers.get("graphs+batching", {}).get("capacity_rps")
         inproc = self.in_process_capacity_rps()
+        if http:
+            pairs.append(("graphs+batching capacity over HTTP (hey, closed loop)", f"{present.number(http)} req/s"))
+        if inproc:
+            pairs.append(("graphs+batching capacity in process (open loop, same run)", f"{present.number(inproc)} req/s"))
         if http and inproc:
-            lines.append(f"graphs+batching capacity over HTTP {http:,.0f} req/s (hey, closed loop) vs {inproc:,.0f} "
-                         f"req/s in process (open loop, same run): {http / inproc:.2f}x")
+            pairs.append(("over HTTP / in process", present.ratio(http / inproc)))
+        return present.facts(pairs, title=f"{self.model}: what HTTP costs", notes=[self.source])
+
+    def _p50_at_50(self, name: str) -> float | None:
+        return self.servers.get(name, {}).get("rate50", {}).get("latency_ms", {}).get("p50")
+
+    def goals(self) -> list[str]:
+        """`summary` as lines of text: each graphs server's p50 at 50 req/s beside the floor, then the capacity over
+        HTTP beside in process."""
+        rows = {row["what"]: row["value"] for row in self.summary().rows}
+        lines = [f"{what}: {value}" for what, value in rows.items() if what.startswith(("graphs:", "graphs+batching:"))]
+        http, inproc = (rows.get(f"graphs+batching capacity {where}") for where in (
+            "over HTTP (hey, closed loop)", "in process (open loop, same run)"))
+        if http and inproc:
+            lines.append(f"graphs+batching capacity over HTTP {http} (hey, closed loop) vs {inproc} in process (open "
+                         f"loop, same run): {rows['over HTTP / in process']}")
         return lines
 
     def beside_in_process(self) -> LoadTest:
@@ -123,10 +181,14 @@ class HttpServing:
     def __repr__(self) -> str:
         return f"HttpServing({self.model}: {', '.join(self._named())}; {self.source})"
 
-    def _repr_html_(self) -> str:
-        import html
+    def __str__(self) -> str:
+        return str(self.table())
 
-        return f"<p><i>{html.escape(self.source)}</i></p>" + self.table().to_html(float_format=lambda v: f"{v:,.1f}")
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
 
 
 def load_http_serving(gpu: str | None = None, root: str | None = None) -> HttpServing:

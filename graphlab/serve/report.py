@@ -28,6 +28,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterable
 
+from graphlab import present
 from graphlab.stats import percentile
 from graphlab.errors import ResultsError
 
@@ -38,6 +39,34 @@ REQUEST_COLUMNS = ("request_id", "rows", "accepted", "pre_start", "pre_end", "di
                    "batch_id")
 BATCH_COLUMNS = ("batch_id", "requests", "rows", "bucket", "wait_start", "first_ready", "formed", "launch_start",
                  "launch_end", "done", "post_end", "gpu_us", "compute_us", "pre_in_flight")
+
+
+#: the views `LoadTest.table` shows
+TABLE_VIEWS = ("latency", "batches", "stages", "generator")
+#: each stage of a request in words (the worker's stage is named by `worker_words`: on a CPU it is no GPU)
+STAGE_WORDS = {"pre": "pre-processing", "queue": "queue", "gpu": "GPU worker", "post": "post-processing",
+               "outside": "outside the service"}
+#: what each setting ran on a CPU: nothing is captured there (the graph cache runs its buckets eagerly)
+CPU_LABELS = {"eager": "eager (CPU)", "graphs": "padded to buckets, eager (CPU)",
+              "graphs+batching": "buckets + batching, eager (CPU)", "eager+batching": "eager + batching (CPU)"}
+
+
+def on_cpu(conditions: dict[str, Any]) -> bool:
+    """Whether a load test's conditions say it ran on a CPU."""
+    return str(conditions.get("device") or "cuda").startswith("cpu")
+
+
+def setting_label(setting: str, conditions: dict[str, Any]) -> str:
+    """A setting as a person reads it: its name on a GPU; on a CPU what ran ("padded to buckets, eager (CPU)")."""
+    return CPU_LABELS.get(setting, f"{setting} (CPU)") if on_cpu(conditions) else setting
+
+
+def worker_words(conditions: dict[str, Any]) -> tuple[str, str]:
+    """(name, meaning) of the worker's stage: "GPU worker" on a GPU, "worker" (the model, eager on the CPU) on a
+    CPU."""
+    if on_cpu(conditions):
+        return "worker", "from a batch being cut to its scores: the model, run eagerly on the CPU"
+    return "GPU worker", "from a batch being cut to its scores on the host: copies, launch or replay, kernels"
 
 
 def _pcts(values: list[float], qs: Iterable[int] = (50, 90, 99)) -> dict[str, float]:
@@ -269,29 +298,155 @@ class LoadTest:
         return out
 
     def to_pandas(self) -> Any:
+        """The raw rows (`rows`) as a DataFrame, unformatted, for your own analysis."""
         import pandas as pd
 
         return pd.DataFrame(self.rows())
 
-    def table(self) -> str:
-        """A plain-text table: one line per point, then the knee of each setting."""
-        head = (f"{'setting':<16} {'offered':>8} {'achieved':>9} {'p50 ms':>8} {'p99 ms':>8} {'refused':>8} "
-                f"{'batch':>6} {'queue ms':>9} {'gpu ms':>7} {'busy%':>6}")
-        lines = [head, "-" * len(head)]
-        for r in self.rows():
-            def ms(v: Any) -> str:
-                return f"{v / 1000:.2f}" if isinstance(v, (int, float)) else "-"
+    def point(self, setting: str, rate_rps: float) -> LoadPoint:
+        """The point of `setting` at the offered rate `rate_rps`; ResultsError saying which rates it has."""
+        points = self.for_setting(setting)
+        for p in points:
+            if p.offered_rps == float(rate_rps):
+                return p
+        raise ResultsError(f"asked for {setting} at {present.number(float(rate_rps))} req/s; this load test has "
+                           f"{setting} at {present.listing([present.number(p.offered_rps) for p in points])} req/s")
 
-            lines.append(f"{r['setting']:<16} {r['offered_rps']:>8g} {r['achieved_rps']:>9g} {ms(r['p50_us']):>8} "
-                         f"{ms(r['p99_us']):>8} {r['refused']:>8} {r['mean_batch_rows']:>6} "
-                         f"{ms(r['queue_p50_us']):>9} {ms(r['gpu_p50_us']):>7} {r['gpu_busy_pct']:>6}")
-        knees = ", ".join(f"{s} {k:g} req/s" if k is not None else f"{s} none" for s, k in self.knees().items())
-        lines.append(f"knee (highest rate sustained): {knees}")
-        return "\n".join(lines)
+    # -- views -------------------------------------------------------------------------------------------------
+    @property
+    def on_cpu(self) -> bool:
+        """Whether it ran on a CPU (nothing captured: the graphs settings pad to a bucket and run eagerly)."""
+        return on_cpu(self.conditions)
+
+    def label(self, setting: str) -> str:
+        """The setting as a table or legend shows it: its name on a GPU, what ran on a CPU."""
+        return setting_label(setting, self.conditions)
+
+    def where(self) -> str:
+        """Where the numbers come from, in words: the recording's banner, or "measured here on <GPU>"."""
+        if self.source != "live":
+            return self.source
+        date = str(self.conditions.get("date") or "")[:10]
+        if self.on_cpu:
+            place = "on this machine's CPU"
+        else:
+            place = f"on {self.conditions.get('gpu') or 'this GPU'}"
+        return f"measured here {place}" + (f" on {date}" if date else "")
+
+    def table(self, view: str = "latency", setting: str | None = None) -> present.Table:
+        """The sweep as a table for people, one row per (setting, offered rate), settings in run order.
+
+        Args:
+            view: "latency" (what a client sees: answered rate, p50, p99, refused, kept up), "batches" (the
+                batches formed, padding, queue and worker times, how busy the worker was), "stages" (the median
+                time of each stage of a request) or "generator" (how far the load generator lagged its schedule).
+            setting: only this setting's rows.
+        """
+        if view not in TABLE_VIEWS:
+            raise ResultsError(f"asked for the view {view!r}; a load test shows {present.listing(TABLE_VIEWS, 'or')}")
+        settings = [setting] if setting is not None else self.settings()
+        rows = []
+        for name in settings:
+            for p in self.for_setting(name):
+                rows.append(self._view_row(p))
+        worker, worker_means = worker_words(self.conditions)
+        common = [present.Column("setting", "setting", kind="text"),
+                  present.Column("offered", "offered", kind="rate"),
+                  present.Column("answered", "answered", kind="rate")]
+        notes: list[str] = []
+        if view == "latency":
+            columns = common + [
+                present.Column("p50", "p50", kind="time", missing="no request answered"),
+                present.Column("p99", "p99", kind="time", missing="no request answered"),
+                present.Column("refused", "refused", kind="count"),
+                present.Column("kept_up", "kept up", kind="bool")]
+            notes.append("offered: the arrival rate asked for; answered: requests answered per second; p50 and p99: "
+                         "latency from each request's scheduled arrival to its answer; refused: answered 503 because "
+                         f"the queue was full; kept up: answered at least {SUSTAINED_SHARE:.0%} of the arrivals with "
+                         f"under {SUSTAINED_REFUSED:.0%} refused.")
+            notes.append(self.knee_line())
+        elif view == "batches":
+            columns = common + [
+                present.Column("batch_rows", "rows per batch", kind="number"),
+                present.Column("padding", "padding", kind="percent"),
+                present.Column("queue_p50", "queue p50", kind="time", missing="no request answered"),
+                present.Column("worker_p50", f"{worker} p50", kind="time", missing="no request answered"),
+                present.Column("busy", "GPU busy" if not self.on_cpu else "model busy", kind="percent"),
+                present.Column("starved", "worker starved", kind="percent")]
+            notes.append("rows per batch: the mean rows of the batches formed; padding: the share of the rows run "
+                         "that were padding (bucket minus batch); queue p50: a request's median wait from the end of "
+                         f"its pre-processing to its batch being cut; {worker} p50: {worker_means}; "
+                         f"{'model' if self.on_cpu else 'GPU'} busy: the share of the run the model was computing; "
+                         "worker starved: the share the worker waited "
+                         "on an empty queue while requests were still in pre-processing.")
+        elif view == "stages":
+            columns = [present.Column("setting", "setting", kind="text"),
+                       present.Column("offered", "offered", kind="rate")] + [
+                present.Column(f"{stage}_p50", STAGE_WORDS[stage] if stage != "gpu" else worker, kind="time",
+                               missing="no request answered") for stage in STAGES]
+            notes.append("The median time of each stage of a request, in order: pre-processing, the queue (batching "
+                         f"window included), the {worker} ({worker_means}), post-processing, and what lies outside "
+                         "the service (event-loop hops, the transport, the generator's lag).")
+        else:
+            columns = common + [present.Column("lag_p50", "lag p50", kind="time", missing="nothing sent"),
+                                present.Column("lag_p99", "lag p99", kind="time", missing="nothing sent")]
+            notes.append("lag: how late the load generator sent each request after its scheduled arrival (the "
+                         "latencies count from the schedule, so a late send counts against the service).")
+        notes = [*(f"recorded mode: {note}" for note in self.notes), *notes, self.where()]
+        title = f"{self.model} load test" + (", on a CPU: nothing captured, the graphs settings pad to a bucket and "
+                                              "run eagerly" if self.on_cpu else "")
+        return present.Table(rows, columns, index="setting", title=title, notes=notes)
+
+    def _view_row(self, p: LoadPoint) -> dict[str, Any]:
+        stages = {f"{s}_p50": p.stages_us.get(s, {}).get("p50") for s in STAGES}
+        return {"setting": self.label(p.setting), "offered": p.offered_rps, "answered": p.achieved_rps,
+                "p50": p.latency_us.get("p50"), "p99": p.latency_us.get("p99"), "refused": p.refused_total,
+                "kept_up": p.sustained, "batch_rows": p.mean_batch_rows, "padding": p.pad_waste_pct,
+                "queue_p50": stages["queue_p50"], "worker_p50": stages["gpu_p50"], "busy": p.gpu_busy_pct,
+                "starved": p.worker_starved_pct, "lag_p50": p.lag_us.get("p50"), "lag_p99": p.lag_us.get("p99"),
+                **stages}
+
+    def knee_line(self) -> str:
+        knees = [f"{self.label(s)} {present.number(k)} req/s" if k is not None else f"{self.label(s)} none of its rates"
+                 for s, k in self.knees().items()]
+        return f"knee (the highest rate a setting kept up with): {present.listing(knees)}."
+
+    def knee_table(self) -> present.Table:
+        """Each setting's knee (the highest offered rate it kept up with), its latency there, and what happened at
+        the next rate it was offered: why the knee is where it is."""
+        rows = []
+        for setting in self.settings():
+            points = self.for_setting(setting)
+            knee = self.knees()[setting]
+            at = next((p for p in points if p.offered_rps == knee), None)
+            above = [p for p in points if knee is None or p.offered_rps > knee]
+            nxt = above[0] if above else None
+            rows.append({"setting": self.label(setting), "knee": knee,
+                         "p99": at.latency_us.get("p99") if at else None,
+                         "next": nxt.offered_rps if nxt else None, "next_answered": nxt.achieved_rps if nxt else None,
+                         "next_p99": nxt.latency_us.get("p99") if nxt else None,
+                         "next_refused": nxt.refused_total if nxt else None})
+        columns = [present.Column("setting", "setting", kind="text"),
+                   present.Column("knee", "keeps up to", kind="rate", missing="kept up with none of its rates"),
+                   present.Column("p99", "p99 at the knee", kind="time", missing="kept up with none of its rates"),
+                   present.Column("next", "next rate", kind="rate", missing="no higher rate was offered"),
+                   present.Column("next_answered", "answered at the next rate", kind="rate",
+                                  missing="no higher rate was offered"),
+                   present.Column("next_p99", "p99 at the next rate", kind="time",
+                                  missing="no higher rate was offered"),
+                   present.Column("next_refused", "refused at the next rate", kind="count",
+                                  missing="no higher rate was offered")]
+        notes = [f"keeps up: answers at least {SUSTAINED_SHARE:.0%} of the arrivals with under "
+                 f"{SUSTAINED_REFUSED:.0%} refused. The columns after it are the next rate in the sweep, where it "
+                 "no longer keeps up.", self.where()]
+        return present.Table(rows, columns, index="setting", title=f"{self.model}: the knee of each setting",
+                             notes=notes)
 
     def __str__(self) -> str:
-        notes = "".join(f"recorded mode: {note}\n" for note in self.notes)
-        return f"{self.model} load test ({self.source})\n{notes}{self.table()}"
+        return str(self.table())
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -309,5 +464,72 @@ class LoadTest:
                    timelines=dict(data.get("timelines", {})), source=source)
 
 
-__all__ = ["BATCH_COLUMNS", "LoadPoint", "LoadTest", "REQUEST_COLUMNS", "STAGES", "summarize_point",
-           "timeline_key", "timeline_window"]
+class ServiceAnswer(dict):
+    """One answer of the service (`InferenceService.infer_sync` and `infer`): the JSON it sends, a plain dict to
+    code (`answer["results"]`, `json.dumps(answer)`), shown in a notebook as what it says: the top tokens of each
+    prompt (or the outputs' size), the batch it ran in, and how long each stage took.
+
+    `device` and `setting` (not part of the JSON) say what ran, so a CPU answer does not call its worker a GPU."""
+
+    def __init__(self, data: Any = (), *, device: str = "cuda", setting: str = ""):
+        super().__init__(data)
+        self.device = str(device)
+        self.setting = setting
+
+    @property
+    def _conditions(self) -> dict[str, Any]:
+        return {"device": self.device}
+
+    def tokens(self) -> present.Table:
+        """The top tokens of each prompt: prompt, rank, token (as the tokenizer writes it), id, probability."""
+        rows = [{"prompt": i + 1, "rank": rank + 1, "token": present.Code(str(t.get("label", ""))),
+                 "id": t.get("id"), "probability": t.get("prob")}
+                for i, tops in enumerate(self.get("results") or []) for rank, t in enumerate(tops)]
+        columns = [present.Column("prompt", "prompt", kind="count"), present.Column("rank", "rank", kind="count"),
+                   present.Column("token", "token", kind="code"), present.Column("id", "token id", kind="count"),
+                   present.Column("probability", "probability", kind="number")]
+        return present.Table(rows, columns, title=f"request {self.get('id', '?')}: the top "
+                             f"{len((self.get('results') or [[]])[0])} next tokens of each prompt")
+
+    def batch_words(self) -> str:
+        """The batch it ran in, in words."""
+        batch = self.get("batch") or {}
+        if not batch:
+            return "no batch recorded"
+        others = int(batch.get("requests", 1)) - 1
+        rows, bucket = int(batch.get("rows", 0)), int(batch.get("bucket", 0))
+        company = "alone" if others <= 0 else f"with {present.count(others)} other request{'s' if others != 1 else ''}"
+        padded = f"padded to {bucket}" if bucket > rows else "no padding"
+        return f"batch {batch.get('id', '?')}: {company}, {present.count(rows)} rows ({padded})"
+
+    def stages(self) -> present.Table:
+        """How long each stage of this request took, in words."""
+        timing = self.get("timing_us") or {}
+        worker, means = worker_words(self._conditions)
+        what = {"pre_us": "pre-processing (tokenize, pad)", "queue_us": "queue (waiting for its batch to be cut)",
+                "gpu_us": f"{worker} ({means})", "post_us": "post-processing (softmax, top-k)",
+                "in_service_us": "in the service, accepted to answered"}
+        pairs = [(label, present.duration(timing[key])) for key, label in what.items() if key in timing]
+        where = "on the CPU" if on_cpu(self._conditions) else "on the GPU"
+        setting = f"{self.setting} " if self.setting else ""
+        return present.facts(pairs, title=f"its time per stage ({setting}{where}); it ran in {self.batch_words()}")
+
+    def _outputs_table(self) -> present.Table:
+        outputs = self.get("outputs") or []
+        pairs = [("outputs", f"{len(outputs)} row{'s' if len(outputs) != 1 else ''}")]
+        return present.facts(pairs, title=f"request {self.get('id', '?')}")
+
+    def _parts(self) -> list[present.Table]:
+        first = self.tokens() if "results" in self else self._outputs_table()
+        return [first, self.stages()]
+
+    def _repr_html_(self) -> str:
+        return "".join(part._repr_html_() for part in self._parts())
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text("\n\n".join(str(part) for part in self._parts()))
+
+
+__all__ = ["BATCH_COLUMNS", "CPU_LABELS", "LoadPoint", "LoadTest", "REQUEST_COLUMNS", "STAGES", "ServiceAnswer",
+           "TABLE_VIEWS", "on_cpu", "setting_label", "summarize_point", "timeline_key", "timeline_window",
+           "worker_words"]

@@ -5,6 +5,8 @@
     >>> await service.infer({"texts": ["CUDA graphs "], "top_k": 3})                             # doctest: +SKIP
     {'id': 0, 'results': [[{'id': 116, 'label': 's', 'prob': 0.0031}, ...]], 'batch': {...}, 'timing_us': {...}}
 
+An answer is a plain dict to code and JSON; in a notebook it shows as tables (`graphlab.serve.report.ServiceAnswer`).
+
 What the service promises, whatever the load:
 - a bad request is refused before it costs anything: 422 (malformed) or 413 (too large), one line saying why;
 - at most `max_pending` requests are inside at once; one more is refused at once with 503 (bounded memory);
@@ -37,6 +39,7 @@ from graphlab.errors import (BadInputError, BadRequestError, ConfigurationError,
 from graphlab.serve.batcher import Batch, DynamicBatcher
 from graphlab.serve.config import ServeConfig
 from graphlab.serve.payload import ParsedRequest
+from graphlab.serve.report import ServiceAnswer
 from graphlab.serve.runners import EagerRunner, make_cache_runner
 from graphlab.serve.models import resolve_model
 from graphlab.serve.served_model import ServedModel
@@ -335,10 +338,12 @@ class InferenceService:
                 self._complete(record, q.callback, None, own)
                 continue
             record.post_end_ns = batch_record.post_end_ns
-            answer = {"id": record.request_id, **own,
-                      "batch": {"id": batch_record.batch_id, "requests": batch_record.requests, "rows": batch.rows,
-                                "bucket": batch_record.bucket},
-                      "timing_us": record.timing_us()}
+            # the JSON answer; a notebook shows it as tables (ServiceAnswer: a dict, the same to code and JSON)
+            answer = ServiceAnswer({"id": record.request_id, **own,
+                                    "batch": {"id": batch_record.batch_id, "requests": batch_record.requests,
+                                              "rows": batch.rows, "bucket": batch_record.bucket},
+                                    "timing_us": record.timing_us()},
+                                   device=self.config.device, setting=self.config.setting)
             self._complete(record, q.callback, answer, None)
 
     def _complete(self, record: RequestRecord, callback: Callback, result: Any, error: BaseException | None) -> None:

@@ -17,6 +17,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from graphlab import present
 from graphlab.clock import Stopwatch
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.serve.config import DEFAULT_SETTINGS
@@ -55,7 +56,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         data = result.to_dict()
         data["conditions"]["seconds"] = round(part_clock.stop(), 1)
         results[part["key"]] = data
-        print(f"[record] serving {part['key']}: {data['conditions']['seconds']} s; knees {result.knees()}", flush=True)
+        print(f"[record] serving {part['key']}: {data['conditions']['seconds']} s; {result.knee_line()}", flush=True)
     if skipped:
         results["skipped"] = skipped
     folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
@@ -69,9 +70,10 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
 
 def _log_point(point: Any) -> None:
     latency = point.latency_us
-    print(f"[record]   {point.setting:<16} {point.offered_rps:>7g} req/s -> {point.achieved_rps:>8g} done, "
-          f"p50 {latency.get('p50', 0) / 1000:7.2f} ms, p99 {latency.get('p99', 0) / 1000:7.2f} ms, "
-          f"refused {point.refused_total}, batch {point.mean_batch_rows}, gpu busy {point.gpu_busy_pct}%", flush=True)
+    print(f"[record]   {point.setting:<16} {present.number(point.offered_rps)} req/s -> "
+          f"{present.number(point.achieved_rps)} answered, p50 {present.duration(latency.get('p50'))}, p99 "
+          f"{present.duration(latency.get('p99'))}, refused {present.count(point.refused_total)}, rows per batch "
+          f"{present.number(point.mean_batch_rows)}, GPU busy {present.percent(point.gpu_busy_pct)}", flush=True)
 
 
 __all__ = ["PLAN", "RECORDING", "record"]

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 import torch
 
+from graphlab import present
 from graphlab.clock import Stopwatch
 from graphlab.errors import ConfigurationError
 from graphlab.recordings import gpu_slug, write_recording
@@ -77,8 +78,10 @@ def _runs(hey: str, server: ServerProcess, body: Path, duration_s: float, concur
         runs["capacity_curve"] = curve
         runs["capacity_rps"] = capacity_rps(curve)
     lat = {run: runs[run]["latency_ms"].get("p50") for run in plan}
-    print(f"[record] serving_http {name}: p50 ms single {lat['single']}, 50 req/s {lat['rate50']}, 200 req/s "
-          f"{lat['rate200']}" + (f"; capacity {runs['capacity_rps']:,.0f} req/s" if concurrency else ""), flush=True)
+    p50 = {run: present.duration(ms * 1000 if ms is not None else None) for run, ms in lat.items()}
+    print(f"[record] serving_http {name}: p50 one client {p50['single']}, at 50 req/s {p50['rate50']}, at 200 req/s "
+          f"{p50['rate200']}" + (f"; capacity {present.number(runs['capacity_rps'])} req/s" if concurrency else ""),
+          flush=True)
     return runs
 
 
@@ -112,7 +115,9 @@ def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
             entry: dict[str, Any] = {"command": " ".join(server.command[1:])}
             if name == "flood":
                 entry["flood"] = run_flood(hey, server.url, body, concurrency=flood_clients, duration_s=duration_s)
-                print(f"[record] serving_http flood: {entry['flood']['by_status']}, lost {entry['flood']['lost']}",
+                answered = ", ".join(f"{present.count(v['count'])} answered {k}" for k, v in
+                                     entry["flood"]["by_status"].items())
+                print(f"[record] serving_http flood: {answered}, {present.count(entry['flood']['lost'])} lost",
                       flush=True)
             else:
                 entry.update(_runs(hey, server, own_body if name == "own" else body, duration_s,
@@ -142,7 +147,7 @@ def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
         inproc = run_loadtest(model, settings=[batched_setting], rates=list(in_process_rates), duration_s=1.0,
                               transport="direct", device=device, progress=False)
         results[f"{model}_direct"] = inproc.to_dict()
-        print(f"[record] serving_http in process: knee {inproc.knees()}", flush=True)
+        print(f"[record] serving_http in process: {inproc.knee_line()}", flush=True)
     # the recording names no path of the machine that made it: the temporary folder and hey's location go
     text = json.dumps(results).replace(json.dumps(str(folder))[1:-1], "<folder>").replace(json.dumps(hey)[1:-1], "hey")
     return dict(json.loads(text))
