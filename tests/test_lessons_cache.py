@@ -207,6 +207,8 @@ def test_the_advice_is_a_table_in_words(recorded):
     assert figure["layout"]["title"]["text"].startswith("Buckets 2, 10, 14, 23, 44 and 64: predicted mean 223 µs")
     colours = [t.get("line", {}).get("color") or t.get("marker", {}).get("color") for t in figure["data"]]
     assert len(set(colours)) == len(colours)  # the padding strokes no longer share the buckets' colour
+    latency = figure["layout"]["yaxis"]
+    assert latency["type"] == "log" and latency["ticktext"][0] == "200"  # eager no longer flattens the graph curve
 
 
 def test_one_graph_per_size_is_scored_on_every_size_or_not_at_all(recorded):

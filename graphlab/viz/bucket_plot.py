@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphlab.cache.advisor import BucketAdvice
-from graphlab.present import duration, listing, percent
+from graphlab.present import duration, listing, number, percent
 from graphlab.viz.banner import recorded_banner
 
 GRAPH, EAGER, CHOSEN, PAID = "#2E86AB", "#E4572E", "#1B998B", "rgba(142,68,173,0.45)"
@@ -24,7 +24,7 @@ def plot_buckets(advice: BucketAdvice, title: str | None = None) -> Any:
     from plotly.subplots import make_subplots
 
     cost, sizes, chosen = advice.cost, advice.sizes, list(advice.buckets)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.7, 0.3], vertical_spacing=0.06)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.75, 0.25], vertical_spacing=0.06)
     xs = sorted(cost.graph_us)
     fig.add_trace(go.Scatter(x=xs, y=[cost.graph_us[x] for x in xs], mode="lines", name="graph latency",
                              line={"color": GRAPH}), row=1, col=1)
@@ -52,8 +52,14 @@ def plot_buckets(advice: BucketAdvice, title: str | None = None) -> Any:
     fig.update_layout(
         title=title or (f"Buckets {listing(chosen) if chosen else 'none'}: predicted mean {duration(best.expected_us)}, "
                         f"p99 {duration(best.p99_us)}, pad waste {percent(100 * best.pad_waste)}"),
-        template="plotly_white", height=520, legend={"orientation": "h", "y": -0.15})
-    fig.update_yaxes(title_text="latency (µs)", row=1, col=1)
+        template="plotly_white", height=600, legend={"orientation": "h", "y": -0.15})
+    # a log axis: eager can be several times the graphs' latency, and a linear axis flattens the graph curve
+    # (the bumps and the padding strokes this figure is about) against the floor
+    shown = [*cost.graph_us.values(), *cost.eager_us.values()]
+    ticks = [v for v in (10, 20, 50, 100, 150, 200, 300, 500, 700, 1000, 1500, 2000, 3000, 5000, 10_000, 20_000,
+                         50_000, 100_000) if min(shown) / 1.2 <= v <= max(shown) * 1.2]
+    fig.update_yaxes(title_text="latency (µs, log scale)", type="log", tickvals=ticks,
+                     ticktext=[number(v) for v in ticks], row=1, col=1)
     fig.update_yaxes(title_text="requests", row=2, col=1)
     fig.update_xaxes(title_text="request size (batch)", row=2, col=1)
     return fig
