@@ -467,7 +467,8 @@ class Sweep:
             notes.insert(0, f"The host's own speed (a fixed pure-Python workload timed after every block; lower is "
                             f"faster): {states}, {levels}; {host.switches} switch{'es' if host.switches != 1 else ''} "
                             f"in {host.blocks} blocks.")
-        return present.Table(rows, columns, title=self._title("the host's speed states in the timed blocks"),
+        return present.Table(rows, columns, title=self._title("host speed modes seen in the timed blocks (the speed states of the "
+                                                               "host's CPU)"),
                              notes=notes)
 
     def __str__(self) -> str:
