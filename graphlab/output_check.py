@@ -44,6 +44,7 @@ _TUPLE = re.compile(r"\(\s*" + _ITEM + r"\s*,(?:\s*" + _ITEM + r"\s*,?)*\s*\)")
 _SIZE = re.compile(r"torch\.Size\(|<[\w.]+ (?:object )?at 0x[0-9a-fA-F]+>")
 _MISSING_WORD = re.compile(r"(?<![\w.'\"`])(NaN|nan|None(?! of\b)|-?inf|Infinity)(?![\w'\"`])")
 _NODE_ID = re.compile(r"\bgraph_\d+_node_\d+\b|\bblock_\d+\b")
+_DOT_DUMP = re.compile(r"^\s*digraph\b[^{\n]*\{", re.M)
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]\b")
 _BIG_SCIENTIFIC = re.compile(r"\d\.\d+e\+\d+")
 _WARNING_INTO_GRAPHLAB = re.compile(r"graphlab/[\w/]+\.py:\d+: \w*Warning")
@@ -82,7 +83,7 @@ def text_problems(text: str, where: str) -> list[str]:
     if match:
         found.append(f"{where}: {match.group(1)} shown as a value: {_around(plain, match)!r}")
     match = _NODE_ID.search(text)
-    if match:
+    if match and not _DOT_DUMP.search(text):  # a raw DOT dump, shown as the artifact it is, names nodes by id
         found.append(f"{where}: an internal id instead of a name: {match.group(0)}")
     for line in text.splitlines():
         if "\u2026" in line and not re.search(r"\d[\d,]* more\b", line):

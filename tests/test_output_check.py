@@ -91,6 +91,12 @@ def test_a_readable_table_passes():
     assert problems == [], problems
 
 
+def test_a_raw_dot_dump_may_name_its_nodes_by_id():
+    dump = 'digraph dot {\nsubgraph cluster_10 {\n"graph_10_node_0"[label="{KERNEL | <<<64,128,0>>>}"];\n'
+    assert output_problems(_nb(_stdout(dump)), recorded=False) == []
+    assert output_problems(_nb(_stdout("slowest: graph_10_node_0")), recorded=False)
+
+
 def test_code_in_html_text_is_code_in_cells_and_outside_them():
     note = _html("<p>torch's guard <code>ids.size()[0] &lt;= 2147483647</code> on `x`</p>", plain="x")
     bare = _html("<p>torch's guard ids.size()[0] and [1, 2]</p>", plain="x")
