@@ -81,9 +81,9 @@ def test_the_default_backend_on_a_cpu_tensor_names_backend_eager(monkeypatch) ->
 # -- what the model refuses, at a miss --------------------------------------------------------------------
 @pytest.mark.parametrize("x, found", [
     (torch.zeros(4, 64, dtype=torch.float64), r"input 0 is float64 but the model's weights are float32 \(fix: "
-                                              r"x.to\(torch.float32\)\); got input 0: \(4, 64\) float64"),
+                                              r"x.to\(torch.float32\)\); got input 0: 4 x 64 float64"),
     (torch.zeros(4, 64, dtype=torch.int64), r"input 0 is int64 but the model's weights are float32"),
-    (torch.zeros(4, 32), r"got input 0: \(4, 32\) float32; expected: the model's weights are float32 on cpu\. "
+    (torch.zeros(4, 32), r"got input 0: 4 x 32 float32; expected: the model's weights are float32 on cpu\. "
                          r"The model said: RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
     ("hello", r"input 0 is a str, not a tensor \(fix: torch.tensor\(...\)\)"),
     ([1.0] * 64, r"input 0 is a list, not a tensor"),
@@ -102,8 +102,8 @@ def test_a_model_that_refuses_its_inputs_gets_one_line_naming_input_expected_got
 def test_a_wrong_shape_after_a_good_capture_says_what_the_graphs_were_captured_for() -> None:
     cache = linear_cache()
     cache(torch.zeros(4, 64))
-    with pytest.raises(BadInputError, match=r"got input 0: \(4, 32\) float32; expected: the model's weights are "
-                                            r"float32 on cpu; graph 4 was captured for input \[0\]: \(4, 64\) float32"):
+    with pytest.raises(BadInputError, match=r"got input 0: 4 x 32 float32; expected: the model's weights are "
+                                            r"float32 on cpu; graph 4 was captured for input \[0\]: 4 x 64 float32"):
         cache(torch.zeros(4, 32))
     assert torch.equal(cache(torch.ones(2, 64)), cache.model(torch.ones(2, 64)))  # the cache still serves
 
@@ -159,7 +159,7 @@ def test_capture_wraps_a_model_that_refuses_its_inputs_in_warm_up_in_one_line() 
         err = model_refused(model, (x,), exc, where="gl.capture 'Linear'", what="the warm-up (an eager run)")
     assert str(err).startswith("gl.capture 'Linear': the model raised on the inputs of the warm-up (an eager run): "
                                "input 0 is float16 but the model's weights are float32 (fix: x.to(torch.float32)); "
-                               "got input 0: (4, 64) float16; expected: the model's weights are float32 on cpu.")
+                               "got input 0: 4 x 64 float16; expected: the model's weights are float32 on cpu.")
     embedding = torch.nn.Sequential(torch.nn.Embedding(10, 4), torch.nn.Linear(4, 2))
     ids = torch.zeros(2, 3, dtype=torch.int64)
     assert "input 0 is int64" not in str(model_refused(embedding, (ids,), RuntimeError("x"), where="w", what="a"))

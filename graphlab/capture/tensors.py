@@ -29,6 +29,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from graphlab.errors import BadInputError
+from graphlab.present import shape
 
 GRAD_MODES = ("no_grad", "inference_mode", "enabled")
 
@@ -183,11 +184,12 @@ def sync() -> None:
 
 
 def describe(t: Any) -> str:
-    return f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')}"
+    """A tensor's shape and dtype in words, as messages and summaries show it: "4 x 64 float32"."""
+    return f"{shape(t.shape)} {str(t.dtype).replace('torch.', '')}"
 
 
 def describe_tree(obj: Any) -> dict[str, str]:
-    """Each tensor of `obj` by its path, as shape and dtype: {"[0]": "(8, 256) float32"} (for summaries)."""
+    """Each tensor of `obj` by its path, as shape and dtype: {"[0]": "8 x 256 float32"} (for summaries)."""
     return {p: describe(t) for p, t in flatten(obj) if isinstance(t, torch.Tensor)}
 
 
