@@ -7,7 +7,7 @@ answered from its recording in recorded mode):
 
     from graphlab.studies.cache import cache_figures                       # notebooks 05, 06
     from graphlab.studies.traffic import traffic_replay                    # notebook 06
-    from graphlab.studies.overhead_report import load_overhead, overhead_markdown   # notebook 03
+    from graphlab.studies.overhead_report import overhead_table            # notebook 03
     from graphlab.studies.replica_throughput import replica_throughput     # notebook 07
     from graphlab.studies.watch_examples import watch_example, WatchExample           # notebook 10
     from graphlab.studies.watch_overhead import watch_overhead, WatchOverhead         # notebook 10
