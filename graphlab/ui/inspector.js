@@ -8,7 +8,7 @@ const MAX_SCALE = 8; // px per svg unit at the deepest zoom
 const MAX_ZOOM_OUT = 4; // how far past "fit" one may zoom out
 const CLICK_SLOP_PX = 4;
 const READABLE_SCALE = 0.8; // below this a 10 pt label is too small to read
-const MIN_SCALE = 0.7; // the farthest one may zoom out, "fit" included: 10 pt labels stay 7 px tall
+const MIN_SCALE = 0.8; // the farthest one may zoom out, "fit" included: 10 pt labels stay 8 px tall, 8 pt details 6.4 px
 const MAX_HOME_SCALE = 1.4;
 const HINT = "Click a node for details · drag to pan · Ctrl+scroll (or click the drawing, then scroll) to zoom";
 

@@ -95,15 +95,15 @@ def latency_table(sweeps: list[Sweep]) -> present.Table | None:
         present.Column("eager_p50_us", "eager p50", kind="time"),
         present.Column("graph_p50_us", "graph p50", kind="time"),
         present.Column("speedup", "speedup", kind="ratio"),
-        present.Column("pairs", "speedup, middle 80% of pairs (x)", kind="text",
+        present.Column("pairs", "p10 to p90 of pairs (x)", kind="text",
                        missing="timed without paired blocks (an older recording): no spread of the speedup"),
         present.Column("kernels", "kernels per replay", kind="count", missing="not counted"),
         present.Column("capture_us", "capture", kind="time", missing="not measured"),
     ]
     notes = ["p50: the median call, end to end. speedup: eager ÷ graph"
              + (", the median over pairs of neighbouring timed blocks (one eager, one graph: each pair saw the same "
-                "state of the machine); middle 80% of pairs: the 10th to the 90th percentile of those pairs' "
-                "speedups. Where even the low end is above 1, the graph was faster in nearly every pair."
+                "state of the machine); p10 to p90 of pairs: the middle 80% of those pairs' speedups. Where even "
+                "p10 is above 1, the graph was faster in nearly every pair."
                 if paired else " p50.")
              + " kernels per replay: the launches one graph replay makes at once."]
     if cold:
@@ -116,7 +116,8 @@ def _table_html(sweeps: list[Sweep]) -> str:
     table = latency_table(sweeps)
     if table is None:
         return "<i>No measurements yet: press Run.</i>"
-    return f"<div class='graphlab-latency'>{table._repr_html_()}</div>"
+    # one line per row: a narrow widget must scroll the table, not wrap "eager p50 (µs)" or a GPU's name
+    return f"<div class='graphlab-latency' style='white-space:nowrap;overflow-x:auto'>{table._repr_html_()}</div>"
 
 
 def _banner_html(live: bool, sweeps: list[Sweep]) -> str:

@@ -2,7 +2,9 @@
 //
 // Called by test_inspector_browser.py with one JSON argument:
 //   {base, token, notebook, screenshot, pick, search, search_cases, export, expand, open_only, warm_cells,
-//    clicks, heat_ids, timeout_ms, ...}
+//    clicks, heat_ids, hide_all_kinds, uncollapse, timeout_ms, ...}
+// (hide_all_kinds: untick every kind in the first inspector's menu, report what the canvas says, tick them again)
+// (uncollapse: after the click (and expand), untick "collapse repeats" and report what the details panel says)
 // (heat_ids: node ids whose heat-map fill and outline to report, with the critical path and the legend)
 // (warm_cells: run that many first cells before timing the rest; clicks: that many more clicks, timed)
 // (open_only: open the notebook, report whether JupyterLab marked it changed, save it, stop)
@@ -204,6 +206,25 @@ try { run: {
       });
     }
   }
+  if (args.hide_all_kinds) { // every kind unticked: the canvas says so, instead of going blank
+    const menu = inspector.locator("details.gl-menu").first();
+    await menu.locator("summary").click();
+    const boxes = menu.locator(".gl-menu-list input[type=checkbox]");
+    const n = await boxes.count();
+    for (let i = 0; i < n; i += 1) {
+      await boxes.nth(i).uncheck();
+      await page.waitForTimeout(200); // each untick redraws in Python
+    }
+    await inspector.locator(".gl-notice").waitFor({ state: "visible" });
+    result.notice_text = await inspector.locator(".gl-notice").innerText();
+    result.nodes_with_every_kind_hidden = await inspector.locator("svg.gl-svg g.node").count();
+    result.status_with_every_kind_hidden = await inspector.locator(".gl-status").innerText();
+    await inspector.screenshot({ path: args.screenshot.replace(/\.png$/, "-nothing-drawn.png") });
+    for (let i = 0; i < n; i += 1) { await boxes.nth(i).check(); await page.waitForTimeout(200); }
+    await inspector.locator(".gl-notice").waitFor({ state: "hidden" });
+    await menu.locator("summary").click();
+    result.nodes_after_ticking_again = await inspector.locator("svg.gl-svg g.node").count();
+  }
   if (args.export) { // an export button: Python writes the file and sends it back as a download link
     await inspector.locator(`button.gl-btn:text-is("${args.export.toUpperCase()}")`).click();
     const link = inspector.locator("a.gl-download");
@@ -211,10 +232,48 @@ try { run: {
     result.export_link = await link.getAttribute("download");
     result.export_status = await inspector.locator(".gl-status").innerText();
   }
+  if (args.uncollapse) { // untick "collapse repeats" of the uncollapse-th inspector (one whose selected node sits in
+    // a collapsed block): the details panel must follow the new drawing
+    const view = page.locator(".gl-inspector").nth(args.uncollapse - 1);
+    await view.scrollIntoViewIfNeeded();
+    const el = await view.elementHandle();
+    const folded = view.locator("svg.gl-svg g.node.in-repeated-block").first(); // a node of the collapsed block
+    await folded.click();
+    await view.locator(".gl-details .gl-note").waitFor({ state: "visible" });
+    const before = await view.locator(".gl-details .gl-note").textContent();
+    result.toggle_buttons_before_uncollapse = await view.locator(".gl-details button", { hasText: "this block" }).count();
+    await view.locator("label.gl-check", { hasText: "collapse repeats" }).locator("input").uncheck();
+    await page.waitForFunction(([node, was]) => {
+      const note = node.querySelector(".gl-details .gl-note");
+      return note && note.textContent !== was;
+    }, [el, before]);
+    result.note_before_uncollapse = before;
+    result.note_after_uncollapse = await view.locator(".gl-details .gl-note").textContent();
+    result.toggle_buttons_after_uncollapse = await view.locator(".gl-details button", { hasText: "this block" }).count();
+  }
   if (args.diff_screenshot) { // the diff view: click a changed node of side A
     // the first inspector that draws two sides (notebook 04 opens three one-graph inspectors before it)
     const diffView = page.locator(".gl-inspector").filter({ has: page.locator("svg.gl-svg g.node.side-a") }).first();
     await diffView.scrollIntoViewIfNeeded();
+    result.diff_hint = await diffView.locator(".gl-details .gl-hint").textContent();
+    // "fit": the smallest node label on screen, in px (the font size the SVG gives it times the drawing's scale)
+    await diffView.locator("button.gl-btn", { hasText: /^fit$/ }).click();
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+    result.diff_fit = await diffView.evaluate((el) => {
+      const svg = el.querySelector("svg.gl-svg");
+      const view = el.querySelector(".gl-canvas").getBoundingClientRect();
+      let smallest = Infinity, seen = 0;
+      for (const t of svg.querySelectorAll("g.node text")) {
+        const r = t.getBoundingClientRect();
+        if (r.right < view.left || r.left > view.right || r.bottom < view.top || r.top > view.bottom) continue;
+        const size = Number(t.getAttribute("font-size") || getComputedStyle(t).fontSize.replace("px", ""));
+        const px = size * t.getScreenCTM().a;
+        if (px > 0) { smallest = Math.min(smallest, px); seen += 1; }
+      }
+      return { smallest_text_px: Math.round(smallest * 10) / 10, texts_in_view: seen,
+        status: el.querySelector(".gl-status").innerText };
+    });
+    await diffView.screenshot({ path: args.diff_screenshot.replace(/\.png$/, "-fit.png") });
     const changed = diffView.locator("svg.gl-svg g.node.side-a[class*=\"changed\"]").first();
     await changed.waitFor({ state: "visible" });
     result.diff_clicked = await changed.getAttribute("id");

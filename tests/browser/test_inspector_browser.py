@@ -138,6 +138,7 @@ def drive(lab: Lab, notebook: str, name: str, **options: object) -> dict:
         "expand": bool(options.get("expand")), "search_cases": options.get("search_cases"),
         "open_only": bool(options.get("open_only")), "warm_cells": int(options.get("warm_cells", 0)),
         "clicks": int(options.get("clicks", 0)), "heat_ids": options.get("heat_ids"), "timeout_ms": 150_000,
+        "hide_all_kinds": bool(options.get("hide_all_kinds")), "uncollapse": int(options.get("uncollapse") or 0),
         "screenshot": str(shot), "page_screenshot": str(SCREENSHOTS / f"{name}-page.png"),
     }
     if options.get("diff"):
@@ -175,7 +176,8 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     """Run notebook 04 in JupyterLab, click a kernel node, and see its full name in the details panel."""
     shutil.copy(NOTEBOOK, lab.root / NOTEBOOK.name)
     report = drive(lab, NOTEBOOK.name, "reading_the_graph", search="gemm", export="svg", expand=True, diff=True,
-                   pick=_first_kernel_in_a_block(), search_cases=["gemm", "qxqx", "", "qxqx"])
+                   pick=_first_kernel_in_a_block(), search_cases=["gemm", "qxqx", "", "qxqx"], hide_all_kinds=True,
+                   uncollapse=2)  # notebook 04's second inspector drawn (the glue hidden): a node of its collapsed block
     assert report["tracebacks"] == [], report["tracebacks"]
     assert report["inspectors"] >= 2  # the graph and the batch-size diff
     import graphlab as gl
@@ -213,6 +215,23 @@ def test_click_node_in_reading_the_graph_notebook(lab: Lab) -> None:
     assert report["diff_clicked"].startswith("a-")
     assert report["diff_note"].startswith("Changed (")
     assert report["diff_counterparts"] == 1
+    # issue 37: the diff view names its colours as notebook 04 does (mint, not green) ...
+    assert "Mint: only in batch 8 (added)" in report["diff_hint"] or "mint: only in batch 8 (added)" in report["diff_hint"]
+    assert "green" not in report["diff_hint"].lower()
+    # ... and "fit" keeps its text readable (it drew 3 px text): 10 pt labels at 8 px or more, the rest by panning
+    fit = report["diff_fit"]
+    print(f"[reading_the_graph] diff view after fit: {fit}")
+    assert fit["texts_in_view"] > 0 and fit["smallest_text_px"] >= 6.3  # 8 pt detail lines at the 0.8 minimum scale
+    assert "too small to read" in fit["status"]
+    # every kind unticked: the canvas says what is hidden and how to show it (it went blank)
+    assert report["nodes_with_every_kind_hidden"] == 0
+    assert report["notice_text"].startswith("no node drawn: every node is hidden (kinds kernel and memset")
+    assert "tick a kind or family again" in report["notice_text"]
+    assert report["nodes_after_ticking_again"] > 0
+    # "collapse repeats" unticked: the panel follows (it kept "drawn once ... expand this block")
+    assert "drawn once" in report["note_before_uncollapse"] and report["toggle_buttons_before_uncollapse"] == 1
+    assert "every repeat is drawn" in report["note_after_uncollapse"] and "Expand" not in report["note_after_uncollapse"]
+    assert report["toggle_buttons_after_uncollapse"] == 0
 
 
 def test_opening_a_committed_notebook_leaves_it_unchanged(lab: Lab) -> None:
@@ -296,9 +315,13 @@ def _heat_expectations(gl):  # type: ignore[no-untyped-def]
     timed = [n for n in drawn if n in shown]
     critical = {inspector.details_for(n)["drawn_as"] for n in prof.critical_path().node_ids} - {""}
     inspector.search = HEAT_SEARCH
+    from graphlab.viz.heat import HeatScale
+
+    scale = HeatScale.of(heat)  # over every node's own time, however the blocks are drawn
     return {"prof": prof, "drawn": drawn, "shown": shown, "slow": max(timed, key=shown.__getitem__),
             "fast": min(timed, key=shown.__getitem__), "critical": critical, "min_us": min(heat.values()),
-            "matches": list(inspector.matches), "hidden_matches": inspector.hidden_matches}
+            "matches": list(inspector.matches), "hidden_matches": inspector.hidden_matches, "scale": scale,
+            "legend": [label for label, _ in scale.legend()]}
 
 
 def _rgb(hex_colour: str) -> str:
@@ -333,16 +356,18 @@ def test_heat_map_in_where_the_time_goes_notebook(lab: Lab) -> None:
     assert heat["drawn"] == len(want["drawn"])
     # heat colours: the slowest drawn node has the ramp's darkest colour, the fastest a light one, as painted
     slow_look, fast_look = heat["nodes"][slow], heat["nodes"][fast]
-    assert slow_look["fill_attr"].upper() == RAMP[-1]
-    assert slow_look["fill"] == _rgb(RAMP[-1])  # no stylesheet repaints it
+    painted = want["scale"].color(want["shown"][slow])
+    assert slow_look["fill_attr"].upper() == painted.upper()
+    assert want["scale"].position(want["shown"][slow]) > 0.95  # the darkest end of the ramp
+    assert slow_look["fill"] == _rgb(painted)  # no stylesheet repaints it
     assert fast_look["fill"] == _rgb(fast_look["fill_attr"]) != slow_look["fill"]
     assert _luminance(fast_look["fill_attr"]) > _luminance(slow_look["fill_attr"]) + 0.4
-    # the legend: a heading and five labels in µs, from the fastest node's time to the slowest drawn total,
-    # each with its swatch, light to dark
+    # the legend: a heading and five labels in µs, from the fastest node's time to the slowest node's (over every
+    # node: issue 37, it no longer moves when blocks are collapsed or expanded), each with its swatch, light to dark
     assert heat["legend_heading"] == "GPU time per replay"
     labels = [entry["label"] for entry in heat["legend"]]
     assert len(labels) == 5 and all(label.endswith(" µs") for label in labels)
-    assert labels[0] == f"{want['min_us']:.1f} µs" and labels[-1] == f"{want['shown'][slow]:.1f} µs"
+    assert labels == want["legend"]
     assert heat["legend"][0]["swatch"].upper() == RAMP[0] and heat["legend"][-1]["swatch"].upper() == RAMP[-1]
     assert heat["block_labels"] and all("µs in all" in label for label in heat["block_labels"])
     # the critical path: exactly its drawn nodes carry the class, each outlined in the highlight colour (one
@@ -354,7 +379,9 @@ def test_heat_map_in_where_the_time_goes_notebook(lab: Lab) -> None:
     timed = prof.node(slow)
     assert report["clicked"] == slow
     details = report["details_text"]
-    assert f"GPU time\t{timed.median_us:.2f} µs median" in details
+    from graphlab.present import duration
+
+    assert f"GPU time\t{duration(timed.median_us)} median" in details
     assert f"module\t{', '.join(timed.modules)}" in details
     assert "critical path\tyes" in details
     # search by a module name lights up its nodes (folded into the block: their drawn stand-ins)
@@ -480,7 +507,10 @@ def _bench_heat_expectations(view: str) -> dict:
     inspector = Inspector(big, profile=prof, collapse=view == "collapsed")
     critical = {inspector.details_for(n)["drawn_as"] for n in prof.critical_path().node_ids} - {""}
     drawn = [n for n in inspector.drawn_ids if n not in inspector._facts.blocks]
-    return {"drawn": drawn, "critical": critical, "min_us": min(prof.heat().values())}
+    from graphlab.viz.heat import HeatScale
+
+    legend = [label for label, _ in HeatScale.of(prof.heat()).legend()]
+    return {"drawn": drawn, "critical": critical, "min_us": min(prof.heat().values()), "legend": legend}
 
 
 @pytest.mark.parametrize("view", HEAT_VIEWS)
@@ -503,7 +533,7 @@ def test_five_thousand_node_heat_map_opens_and_answers_clicks(lab: Lab, view: st
     assert len(report["click_answers_ms"]) == 6 and "GPU time" in report["details_text"]
     assert "µs median" in report["details_text"] and "critical path" in report["details_text"]
     labels = [entry["label"] for entry in heat["legend"]]
-    assert len(labels) == 5 and labels[0] == f"{want['min_us']:.1f} µs"
+    assert len(labels) == 5 and labels == want["legend"]
     assert heat["legend_heading"] == "GPU time per replay"
     # filled by time: the drawn nodes take many shades of the ramp
     assert len({look["fill"] for look in heat["critical"] + heat["off_path"]}) > 10
