@@ -17,6 +17,9 @@ from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES
 from graphlab.viz.style import STATUS_COLORS, STATUS_COLOUR_WORDS, block_words
 
 
+_SHOWN_ROWS = 40  # differences listed in the side panel; the rest are counted, with how to see them
+
+
 def diff_hint(a_name: str, b_name: str, *, fused: bool = False) -> str:
     """What the diff view's details panel says before a click: the colours, named as the drawing's legend names
     them (grey "same", mint "added", ...)."""
@@ -84,7 +87,9 @@ class DiffInspector(_DrawingWidget):
             "tables": [
                 [f"nodes by kind ({na} \u2192 {nb})",
                  [[k, f"{x} \u2192 {y}"] for k, (x, y) in d.count_by_kind().items()]],
-                ["differences", [[f"{r['status']} \u00d7{r['count']}", _diff_text(r)] for r in rows[:40]]],
+                ["differences", [[f"{r['status']} \u00d7{r['count']}", _diff_text(r)] for r in rows[:_SHOWN_ROWS]]
+                 + ([["", f"and {len(rows) - _SHOWN_ROWS} more: print(gl.diff(a, b)) lists every difference"]]
+                    if len(rows) > _SHOWN_ROWS else [])],
             ],
         }
 

@@ -131,8 +131,8 @@ class _GraphFacts:
                              f"{block.count} repeats; this one is in repeat {repeat + 1} of {block.count}. Expand the block to draw "
                              "every repeat.")
             else:
-                notes.append(f"Node {offset + 1} of {block.period} in repeat {repeat + 1} of {block.count} of {words} "
-                             "(every repeat is drawn).")
+                notes.append(f"Node {offset + 1} of {block.period} in repeat {repeat + 1} of {block.count} of {words}; "
+                             "every repeat is drawn.")
         if notes:
             out["note"] = " ".join(notes)
         return out
