@@ -3,7 +3,7 @@
 One set of rules, so that no result type formats on its own:
 
 - **About three significant digits** (`number`): `0.0312`, `3.12`, `31.2`, `312`, `3,120`; counts as integers;
-  an exact integer value without decimals (`48`, not `48.0`).
+  no trailing zeros (`48`, not `48.0`; `2.2`, not `2.20`).
 - **Times with a unit that fits** (`duration`): "312 µs", "5.83 ms", "10.6 s". A table column picks one unit for
   all its cells from its largest value (µs below 10,000 µs, ms below 10,000 ms, then s) and says it in the header:
   "p50 (ms)".
@@ -52,8 +52,8 @@ def number(value: float | int | None, digits: int = 3) -> str:
     """A number for people: about `digits` significant digits, thousands separators, no scientific notation
     above 0.001 (below it, "1.2e-4").
 
-        >>> [number(v) for v in (0, 3, 3.0, 0.031234, 3.1234, 31.234, 312.34, 3123.4, 1142547.3, 0.00012)]
-        ['0', '3', '3', '0.0312', '3.12', '31.2', '312', '3,123', '1,142,547', '1.2e-4']
+        >>> [number(v) for v in (0, 3, 3.0, 0.031234, 3.1234, 31.234, 312.34, 3123.4, 1142547.3, 0.00012, 2.2)]
+        ['0', '3', '3', '0.0312', '3.12', '31.2', '312', '3,123', '1,142,547', '1.2e-4', '2.2']
     """
     if _missing(value):
         return DASH
@@ -77,7 +77,8 @@ def number(value: float | int | None, digits: int = 3) -> str:
     # rounding up can add a digit (9.996 -> "10.00"): take one decimal off
     if len(text.replace(",", "").replace("-", "").replace(".", "").lstrip("0")) > digits and decimals > 0:
         text = f"{value:,.{decimals - 1}f}"
-    return text
+    # no trailing zeros: 0.1 ms measured in 0.1 ms steps reads "0.1", not "0.100" (digits it never had)
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def count(value: int | float | None) -> str:
@@ -377,7 +378,12 @@ class Table:
         numbers = [abs(v) * column.factor for v in self._values(column) if _is_number(v) and not _missing(v)]
         largest = max(numbers) if numbers else None
         if kind == "time":
-            return time_unit(largest)[0]
+            unit = time_unit(largest)[0]
+            # times measured in ms or s (hey prints 0.1 ms steps) stay in ms once they reach 1 ms: shown in µs,
+            # 1.7 ms would read "1,700 µs", three digits its measurement never had
+            if unit == "µs" and column.factor >= 1e3 and largest is not None and largest >= 1e3:
+                unit = "ms"
+            return unit
         if kind == "bytes":
             return _byte_unit(largest)[0]
         return {"percent": "%", "ratio": "x", "rate": "req/s"}.get(kind, column.unit)

@@ -11,7 +11,7 @@ from graphlab.present import Code, Column, Table, duration, error, number, reada
 
 def test_numbers_keep_about_three_significant_digits_and_never_go_scientific_above_a_thousandth():
     assert [number(v) for v in (28.031738, 5.878925, 1221.1, 17005.7, 0.0091234, 9.9996)] == \
-        ["28.0", "5.88", "1,221", "17,006", "0.00912", "10.0"]
+        ["28", "5.88", "1,221", "17,006", "0.00912", "10"]
     assert number(6.0) == "6" and number(7) == "7" and number(None) == present.DASH
     assert number(float("nan")) == present.DASH
     with pytest.raises(present.BadInputError, match="infinite"):
@@ -80,3 +80,9 @@ def test_a_dataframe_is_read_with_its_named_index():
 def test_facts_label_values_in_words():
     text = str(present.facts({"gpu_nodes": 47, "span": duration(179.26)}))
     assert "GPU nodes" in text and "179 µs" in text
+
+
+def test_a_column_measured_in_ms_is_not_shown_with_digits_it_never_had():
+    text = str(readable([{"p50_ms": 0.1}, {"p50_ms": 1.7}, {"p50_ms": 8.5}]))
+    assert text.splitlines()[0].strip() == "p50 (ms)" and "1.7" in text and "1,700" not in text
+    assert "12.5" in str(readable([{"p50_us": 12.5}, {"p50_us": 1500.0}]))  # measured in µs: stays in µs
