@@ -327,3 +327,14 @@ def gl_number(value):
     from graphlab.present import number
 
     return number(value)
+
+
+def test_the_labs_text_is_its_table_not_a_widget_repr(root):
+    """Where only text shows (a terminal, a plain-text export), the lab said `VBox(children=(HTML(value=...`."""
+    from graphlab.output_check import text_problems
+
+    lab = latency_lab("mlp", live=False, recordings_root=root)
+    text = lab._repr_mimebundle_()["text/plain"]
+    assert not text.startswith("VBox(") and "eager p50 (µs)" in text
+    assert repr(lab) == "latency lab (recorded), model mlp: showing mlp on GPU A"
+    assert text_problems(text, "the lab as text") == []

@@ -329,11 +329,14 @@ class LatencyLab:
         data = dict(self.widget._repr_mimebundle_(**kwargs))
         figure_html = _figure_html(self.figure()) if self.sweeps else ""
         data["text/html"] = self.banner.value + figure_html + self.table.value
+        table = latency_table(self.sweeps)
+        data["text/plain"] = f"{self!r}\n{table}" if table is not None else repr(self)  # not the VBox's repr
         return data
 
     def __repr__(self) -> str:
-        return f"LatencyLab({'live' if self.live else 'recorded'}, model={self.model_choice.value!r}, " \
-               f"sweeps={[s.model for s in self.sweeps]})"
+        shown = present.listing(f"{s.model} on {s.conditions.get('gpu') or 'this GPU'}" for s in self.sweeps)
+        return (f"latency lab ({'live' if self.live else 'recorded'}), model {self.model_choice.value}: "
+                + (f"showing {shown}" if self.sweeps else "nothing measured yet"))
 
 
 def latency_lab(model: Any = None, *, make_inputs: Callable[..., Any] | None = None,
