@@ -206,7 +206,7 @@ class _DrawingWidget(anywidget.AnyWidget):
         out = Path(path) if path is not None else self.export_dir / f"{_safe_stem(self.title)}.{fmt}"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(self._export_bytes(fmt))
-        self.status = f"saved {out.resolve()} ({out.stat().st_size:,} bytes)"  # the full path: say where
+        self.status = f"saved {out.resolve()} ({present.size(out.stat().st_size)})"  # the full path: say where
         return out
 
     def _export_bytes(self, fmt: str) -> bytes:

@@ -260,7 +260,7 @@ class LatencyLab:
         def on_point(point: LatencyPoint) -> None:
             points.append(point)
             self.progress.value += 1
-            self.status.value = f"{point.mode}, batch {point.batch_size}: p50 {point.p50_us:.1f} µs"
+            self.status.value = f"{point.mode}, batch {point.batch_size}: p50 {present.duration(point.p50_us)}"
             self._show([Sweep(name, tuple(points))])
 
         runner = self._runner
