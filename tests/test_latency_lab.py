@@ -319,7 +319,7 @@ def test_the_table_is_honest_about_the_spread_of_the_speedup():
     row = next(r for r in table.rows if r["batch"] == 4)
     assert row["speedup"] == pairs.p50 and pairs.p10 <= row["speedup"] <= pairs.p90
     assert row["pairs"] == f"{gl_number(pairs.p10)} to {gl_number(pairs.p90)}" and pairs.p10 > 1
-    assert "eager p50 (µs)" in text and "speedup (x)" in text and "capture (µs)" in text
+    assert "eager p50 (µs)" in text and "speedup (x)" in text and "capture (ms)" in text
     assert html_problems(table._repr_html_(), "the lab's table") == []
 
 
