@@ -9,7 +9,8 @@
 #   OUT=/tmp/out PHASE=validate bash scripts/gpu_run.sh  # each GPU test file alone, multigpu, notebooks live
 #   OUT=/tmp/out PHASE=replicas bash scripts/gpu_run.sh  # replica probe, multi-GPU bench + record, each test file
 #   OUT=/tmp/out PHASE=gputests bash scripts/gpu_run.sh  # each GPU test file in its own process, nothing else
-#   OUT=/tmp/out PHASE=notebooks bash scripts/gpu_run.sh # every notebook live, each in its own process (NOTEBOOKS=...)
+#   OUT=/tmp/out PHASE=notebooks bash scripts/gpu_run.sh # every notebook live, each in its own process (NOTEBOOKS=...),
+#                                                        # executed copies in $OUT/live, the output check on each
 #
 # Timing-sensitive steps run alone, one after another (a second process on the GPU would disturb them).
 set -uo pipefail
@@ -96,7 +97,7 @@ case "$PHASE" in
       if [ $(( $(date +%s) - started )) -gt "${BUDGET_S:-480}" ]; then
         echo "step nb_$n skipped: the phase's time budget is spent" | tee -a "$LOGS/summary.txt"; continue
       fi
-      step "nb_$n" "${NB_S:-240}" python3 scripts/run_notebooks_live.py "$nb"
+      step "nb_$n" "${NB_S:-240}" python3 scripts/run_notebooks_live.py --out "$OUT/live" ${NB_ARGS:-} "$nb"
       grep -E "^(notebook|NOTEBOOK)" "$LOGS/nb_$n.log" | tee -a "$LOGS/summary.txt"
     done
     ;;
