@@ -371,7 +371,8 @@ def test_mimebundle_has_a_static_picture(w: Inspector) -> None:
     assert "application/vnd.jupyter.widget-view+json" in data
     assert data["image/svg+xml"] == w.svg
     assert base64.b64decode(data["image/png"]).startswith(PNG_MAGIC)
-    assert data["text/plain"].startswith(f"<Inspector {w.title!r}: {len(w.graph)} nodes")
+    assert data["text/plain"].startswith(f"<Inspector of {w.title}: {len(w.graph)} nodes")
+    assert data["text/plain"].endswith("; no node selected>")  # words, never selected=None (the output check)
 
 
 # -- diff view -------------------------------------------------------------------------------------

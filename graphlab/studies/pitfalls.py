@@ -10,7 +10,9 @@ GPU: in recorded mode (`gl.set_mode`) `run_example` and `capture_after_pitfalls`
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import subprocess
@@ -131,9 +133,12 @@ def _diagnose_here(key: str) -> Diagnosis | None:
     example = EXAMPLES[key]
     namespace: dict[str, Any] = {"torch": torch}
     exec(example.setup, namespace)
+    # the example's own output during its eager warm-up (the `print(y)` example prints its tensor there, before
+    # the capture fails) is not the lesson: the diagnosis is
     try:
-        capture_cell(example.code, namespace, warmup=example.warmup, name=key, stream=example.stream,
-                     filename=f"<pitfall {key}>")
+        with contextlib.redirect_stdout(io.StringIO()):
+            capture_cell(example.code, namespace, warmup=example.warmup, name=key, stream=example.stream,
+                         filename=f"<pitfall {key}>")
     except CaptureError as err:
         return err.diagnosis  # type: ignore[no-any-return]
     return None

@@ -14,6 +14,7 @@ the other two take about a second.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -398,11 +399,21 @@ def _compile_case(batch_sizes: tuple[int, ...], progress: bool = True) -> WatchE
                         reference_dots=reference_dots)
 
 
+def _first_sentence(text: str) -> str:
+    """A warning's first sentence, without torch's "(Triggered internally at ...)" tail."""
+    text = text.split(" (Triggered internally")[0].strip()
+    end = min((i for i in (text.find(". "), text.find("! ")) if i >= 0), default=-1)
+    return text[: end + 1] if end >= 0 else text
+
+
 def _graphed_callables_case() -> WatchExample:
     zm = get_model("mlp")
     model, eager = zm.build(device="cuda"), zm.build(device="cuda")  # same seeded weights
     (x,) = zm.make_inputs(16, device="cuda")
-    with torch.enable_grad():
+    # torch's autograd warns here (no current CUDA context for cuBLAS on the backward's thread; an AccumulateGrad
+    # stream that differs from the graphed backward's): kept as facts in words, not spilled on the learner's stderr
+    with torch.enable_grad(), warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
         with Stopwatch() as making, watch() as seen:
             graphed = torch.cuda.make_graphed_callables(model, (x,))
         seconds = making.s
@@ -415,6 +426,9 @@ def _graphed_callables_case() -> WatchExample:
     facts = {"graphs": len(seen), "roles": [g.role for g in seen], "seconds": round(seconds, 3),
              "forward_max_abs_err_vs_eager": float((out - want).abs().max()), "grad_max_abs_err_vs_eager": grad_err,
              "shared_pool": len({tuple(g.pool_id or ()) for g in seen}) == 1}
+    said = sorted({_first_sentence(str(w.message)) for w in warned})
+    if said:
+        facts["torch_warned"] = said
     return WatchExample("make_graphed_callables", DESCRIPTIONS["make_graphed_callables"], seen, facts=facts)
 
 

@@ -88,7 +88,8 @@ class _GraphFacts:
 
     def _body_words(self, owner: Node, position: int, body_id: str) -> str:
         """"IF body (true), 3 nodes": a body graph in words."""
-        return f"{body_label(owner, position)}, {count(len(self.graph.graph(body_id).nodes))} nodes"
+        n = len(self.graph.graph(body_id).nodes)
+        return f"{body_label(owner, position)}, {count(n)} node{'' if n == 1 else 's'}"
 
     def node_details(self, node_id: str, *, collapsed: bool = True) -> dict[str, Any]:
         """Everything the details panel shows for one node, JSON-ready. `collapsed`: the node's repeated block (if
@@ -413,7 +414,13 @@ class Inspector(_DrawingWidget):
 
     def __repr__(self) -> str:
         s = self._facts.summary
-        return f"<Inspector {self.title!r}: {s.nodes} nodes, {s.edges} edges, selected={self.selected or None!r}>"
+        chosen = "no node selected"
+        if self.selected:
+            try:
+                chosen = f"selected: {self._facts.graph.node(self.selected).label}"
+            except KeyError:
+                chosen = "a node selected"
+        return f"<Inspector of {self.title}: {count(s.nodes)} nodes, {count(s.edges)} edges; {chosen}>"
 
 
 def inspect(graph: GraphLike | str | Path, *, compare: GraphLike | str | Path | None = None,
