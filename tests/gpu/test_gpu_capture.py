@@ -50,7 +50,7 @@ def test_capture_reports_time_memory_and_parsed_graph():
     assert graph is cg.graph
     assert len(graph.kernels()) >= 3  # three linear layers at least
     assert "digraph" in cg.dot(flags=0) and cg.dot(flags=0) != cg.dot()
-    assert "kernel" in repr(cg) and "<table>" in cg._repr_html_()
+    assert "kernel" in repr(cg) and "<table" in cg._repr_html_()
     cg.reset()
     with pytest.raises(gl.BadInputError, match="was reset"):
         cg.replay()

@@ -22,7 +22,7 @@ def test_the_print_pitfall_does_not_print_its_tensor_into_the_cell(capsys):
     diagnosis = pitfalls.run_example("print")
     out = capsys.readouterr().out
     assert "tensor(" not in out and out == ""
-    assert diagnosis.cause == "host_sync"
+    assert diagnosis.cause.key == "host_sync"
 
 
 def test_make_graphed_callables_keeps_torch_warnings_as_facts(capsys):
