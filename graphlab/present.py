@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from graphlab.errors import BadInputError
 
 __all__ = [
-    "DASH", "Code", "Column", "Table", "count", "duration", "duration_in", "error", "facts", "header", "listing",
+    "DASH", "Code", "Column", "ShownAsTable", "Table", "count", "duration", "duration_in", "error", "facts", "header", "listing",
     "number", "percent", "ratio", "readable", "shape", "size", "time_unit", "words", "yes_no",
 ]
 
@@ -566,3 +566,20 @@ def signed(value: float | None, decimals: int = 1) -> str:
     if rounded == 0:
         return "0"
     return f"{rounded:+,.{decimals}f}"
+
+
+class ShownAsTable:
+    """A result that shows itself as its `table()`: a table in a notebook (HTML), aligned text in `print()`,
+    `str()` and IPython's text display. A results type inherits it and defines `table()`; nothing else formats."""
+
+    def table(self) -> Table:  # pragma: no cover (each results type defines its own)
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return str(self.table())
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))

@@ -176,7 +176,7 @@ def test_the_load_figures_draw_the_diagonal_on_the_log_axis_and_name_an_overload
     pytest.importorskip("plotly")
     result = gl.run_loadtest("gpt")
     curves = gl.plot_load_curves(result)
-    diagonal = next(t for t in curves.data if t.name == "offered = answered")
+    diagonal = next(t for t in curves.data if t.name == "answered = offered")
     low = min(p.offered_rps for p in result.points)
     assert diagonal.x[0] == low > 0 and len(diagonal.x) > 2 and list(diagonal.x) == list(diagonal.y)
     assert "<br>" in curves.layout.title.text  # two short lines: a narrow page does not cut it

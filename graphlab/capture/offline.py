@@ -21,6 +21,7 @@ from graphlab.errors import BadInputError, RecordingError
 from graphlab.mode import recorded_gpu
 from graphlab.recordings import load_recording
 from graphlab.zoo import ZOO
+from graphlab.present import ShownAsTable
 
 #: ATen ops that only reshape, alias or describe a tensor: they launch nothing on a GPU
 _NO_LAUNCH = ("view", "_unsafe_view", "reshape", "expand", "permute", "transpose", "t", "unsqueeze", "squeeze",
@@ -31,7 +32,7 @@ _NO_LAUNCH = ("view", "_unsafe_view", "reshape", "expand", "permute", "transpose
 
 
 @dataclass(frozen=True)
-class RecordedModels:
+class RecordedModels(ShownAsTable):
     """Per zoo model: the batch sizes with a recorded graph, and those with a recorded latency."""
 
     rows: tuple[dict[str, Any], ...]
@@ -50,15 +51,6 @@ class RecordedModels:
                  "`gl.load_recording('dense')`."]
         return present.Table(rows, columns, title=f"What recorded mode holds per zoo model ({self.gpu.upper()} "
                                                   "recordings)", notes=notes)
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
 
 
 def _sizes(sizes: list[int]) -> str:

@@ -7,6 +7,7 @@ from typing import Any, Callable
 from graphlab import present
 from graphlab.errors import BadInputError
 from graphlab.capture.tensors import flatten, grad_context, is_tensor, map_tensors, random_like, sync
+from graphlab.present import ShownAsTable
 
 #: (rtol, atol) per dtype name: an error passes when max_abs <= atol + rtol * max|eager|.
 TOLERANCES: dict[str, tuple[float, float]] = {
@@ -104,7 +105,7 @@ def verify_replay(cg: Any, make_inputs: Callable[[], Any] | None = None, trials:
 
 
 @dataclass(frozen=True)
-class CallCheck:
+class CallCheck(ShownAsTable):
     """One call of a captured graph, checked (`cg.check_call(new_x)`): did the replay match the model run
     eagerly on the same inputs, and did the call return the graph's static outputs (the same tensors on every
     call, overwritten by the next one)?
@@ -148,15 +149,6 @@ class CallCheck:
                  + (" and overwrote their values: clone a result you want to keep" if self.overwritten else
                     ", the first result unchanged"))]
         return present.facts(rows, title=f"One call of graph {self.graph!r} with new inputs, checked on this GPU")
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
 
 
 def _leaves(tree: Any) -> list[Any]:

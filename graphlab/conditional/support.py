@@ -28,6 +28,7 @@ from typing import Any
 from graphlab import present
 from graphlab.errors import ConditionalUnsupportedError, RecordingError
 from graphlab.mode import recorded_gpu, stand_in
+from graphlab.present import ShownAsTable
 
 #: CUDA driver versions (cudaDriverGetVersion: 1000 * major + 10 * minor) that added each kind.
 KIND_MIN_DRIVER = {"if": 12030, "while": 12030, "if_else": 12080, "switch": 12080}
@@ -70,7 +71,7 @@ class ConditionalFacts:
 
 
 @dataclass(frozen=True)
-class ConditionalSupport:
+class ConditionalSupport(ShownAsTable):
     """Which conditional kinds and routes work here; `missing[...]` says why one does not.
 
     Attributes:
@@ -244,15 +245,6 @@ class ConditionalSupport:
         title = ("Conditional nodes: this machine, and the GPU of the recordings" if there else
                  "Conditional nodes on this machine")
         return present.Table(rows, columns, index="what", title=title, notes=notes)
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
 
 
 # -- detection (touches torch, cuda-bindings and NVRTC; never raises) -------------------------------------

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphlab.present import Column, Table, count
+from graphlab.present import ShownAsTable
 
 #: words in a kernel's (demangled) name that mark an in-place write at an index: ATen's index_copy_ (eager),
 #: Inductor's fused index_copy / scatter kernels (compiled)
@@ -29,7 +30,7 @@ def kv_cache_writes(graph: Any) -> list[str]:
 
 
 @dataclass(repr=False)
-class StepKernels:
+class StepKernels(ShownAsTable):
     """The kernels of one decode step's graph: how many, of which family, and how many write the KV cache.
     Shows itself as a table (kernels by family) titled with the counts in words."""
 
@@ -46,13 +47,8 @@ class StepKernels:
     def cache_writes(self) -> int:
         return sum(self.writes_by_family.values())
 
-    def __str__(self) -> str:
-        return str(self.table())
-
-    __repr__ = __str__
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
+    def __repr__(self) -> str:
+        return str(self)
 
     def table(self) -> Table:
         rows = [{"family": family, "kernels": n, "writes": self.writes_by_family.get(family, 0)}

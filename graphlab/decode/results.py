@@ -20,6 +20,7 @@ from typing import Any, Sequence
 from graphlab.errors import BadInputError
 from graphlab.present import Column, Table, error, listing, percent
 from graphlab.watch.compiled import CompileSummary
+from graphlab.present import ShownAsTable
 
 __all__ = ["COMPILED_FUNCTIONS", "VIEWS", "WAYS", "WAY_LABELS", "DecodeReport", "StepTiming"]
 
@@ -62,7 +63,7 @@ class StepTiming:
 
 
 @dataclass
-class DecodeReport:
+class DecodeReport(ShownAsTable):
     """One model's decode comparison (see the module doc). `source` says where it was measured."""
 
     arch: str
@@ -115,12 +116,6 @@ class DecodeReport:
         if view not in views:
             raise BadInputError(f"a decode report has the views {listing(repr(v) for v in VIEWS)}, not {view!r}")
         return views[view]()
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
 
     def _title(self, what: str) -> str:
         return f"{self.arch}: {what} ({self.source})"

@@ -28,6 +28,7 @@ from graphlab import present
 from graphlab.errors import RecordingError
 from graphlab.mode import recorded_gpu
 from graphlab.recordings import Recording, gpu_slug, list_recordings, recordings_root
+from graphlab.present import ShownAsTable
 
 NAME = "multigpu"
 RECORD_COMMAND = "graphlab record --models multigpu"
@@ -50,7 +51,7 @@ def split_machine_slug(slug: str) -> tuple[str, int]:
 
 
 @dataclass(frozen=True)
-class MultiGpuRecording:
+class MultiGpuRecording(ShownAsTable):
     """One machine's multi-GPU recording (see the module docstring)."""
 
     recording: Recording
@@ -215,15 +216,6 @@ class MultiGpuRecording:
                              f"NCCL {d.get('nccl_version') or '?'}"),
                 ("launched as", f"`{d.get('launch_command') or p.get('command')}`")]
         return present.facts(rows, title=f"The {self.machine} recording", notes=[self.world_size_note()])
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
 
 
 def replica_rows(result: dict[str, Any]) -> list[dict[str, Any]]:

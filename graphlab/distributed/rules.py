@@ -21,6 +21,7 @@ from typing import Any, Sequence
 from graphlab import present
 from graphlab.capture.diagnose import CAUSES, Diagnosis, capture_error
 from graphlab.errors import CaptureError, DistributedError
+from graphlab.present import ShownAsTable
 
 
 # -- which bucket every rank uses ---------------------------------------------------------------------
@@ -33,7 +34,7 @@ def bucket_for(size: int, buckets: Sequence[int]) -> int | None:
 
 
 @dataclass(frozen=True)
-class BucketAgreement:
+class BucketAgreement(ShownAsTable):
     """What every rank pads to: the bucket of the largest local batch size.
 
     Attributes:
@@ -88,15 +89,6 @@ class BucketAgreement:
                                   missing="above the largest bucket: eager on every rank"),
                    present.Column("padding", "padding rows", kind="count")]
         return present.Table(self.rows(), columns, index="rank", title=self.sentence())
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
 
 
 def common_bucket(local_sizes: Sequence[int], buckets: Sequence[int]) -> BucketAgreement:

@@ -19,6 +19,7 @@ from graphlab import present
 from graphlab.errors import RecordingError
 from graphlab.recordings import load_recording
 from graphlab.serve.report import LoadTest
+from graphlab.present import ShownAsTable
 
 RECORDING = "serving_http"
 RECORD_COMMAND = f"graphlab record --models {RECORDING}"
@@ -29,7 +30,7 @@ LABELS = {"bare": "bare Starlette app (the floor)", "graphs": "graphs", "graphs+
 
 
 @dataclass
-class HttpServing:
+class HttpServing(ShownAsTable):
     """The recorded HTTP measurements: `servers` (name -> hey runs, capacity, service counters), the flood, the
     open-loop sweep over HTTP and the in-process one of the same run; `source` is the recording's banner."""
 
@@ -180,15 +181,6 @@ class HttpServing:
 
     def __repr__(self) -> str:
         return f"HttpServing({self.model}: {', '.join(self._named())}; {self.source})"
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
 
 
 def load_http_serving(gpu: str | None = None, root: str | None = None) -> HttpServing:

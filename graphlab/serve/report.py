@@ -31,6 +31,7 @@ from typing import Any, Iterable
 from graphlab import present
 from graphlab.stats import percentile
 from graphlab.errors import ResultsError
+from graphlab.present import ShownAsTable
 
 SUSTAINED_SHARE = 0.95
 SUSTAINED_REFUSED = 0.01
@@ -219,7 +220,7 @@ def timeline_window(requests: list[dict[str, Any]], batches: list[dict[str, Any]
 
 
 @dataclass
-class LoadTest:
+class LoadTest(ShownAsTable):
     """A sweep: settings x arrival rates for one model, with the conditions it ran under.
 
     Attributes:
@@ -441,15 +442,6 @@ class LoadTest:
                  "no longer keeps up.", self.where()]
         return present.Table(rows, columns, index="setting", title=f"{self.model}: the knee of each setting",
                              notes=notes)
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": 1, "model": self.model, "points": [p.to_dict() for p in self.points], "config": self.config,

@@ -24,6 +24,7 @@ from graphlab.recordings import made_on
 from graphlab.stats import latency_drop_pct, median, speedup
 from graphlab.timing.weight_update import WeightUpdate, as_weight_update
 from graphlab.errors import ResultsError
+from graphlab.present import ShownAsTable
 
 MODES = ("eager", "graph")
 #: /2 adds the paired-block fields (block_p50_us, ...); /3 names the graph pool's memory `pool_bytes`, as every
@@ -181,7 +182,7 @@ class LatencyPoint:
 
 
 @dataclass(frozen=True)
-class Sweep:
+class Sweep(ShownAsTable):
     """Eager vs graph latency of one model over batch sizes.
 
     Attributes:
@@ -471,12 +472,6 @@ class Sweep:
                                                                "host's CPU)"),
                              notes=notes)
 
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
-
     # -- serialisation --------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -621,7 +616,7 @@ class Trace:
 
 
 @dataclass(frozen=True)
-class Timeline:
+class Timeline(ShownAsTable):
     """One eager forward and one graph replay of the same model and batch size, kernel by kernel."""
 
     model: str
@@ -662,12 +657,6 @@ class Timeline:
                  "an unprofiled call."]
         return present.Table(rows, columns, title=f"{self.model}, batch {self.batch_size}{where}: one call, kernel by "
                                                   "kernel", notes=notes)
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
 
     def to_dict(self) -> dict[str, Any]:
         return {

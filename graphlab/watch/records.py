@@ -19,6 +19,7 @@ from graphlab.errors import BadInputError, GraphlabError, RecordingError, Unsupp
 from graphlab.present import Code, Column, Table
 from graphlab.watch.frames import TORCH_CUDA_GRAPH
 from graphlab.watch.kernel_modules import node_modules
+from graphlab.present import ShownAsTable
 
 #: the columns of `WatchedGraphs.rows()` / `to_pandas()`
 ROW_COLUMNS = ("index", "library", "role", "input_shapes", "nodes", "kernels", "capture_ms", "pool_bytes",
@@ -255,7 +256,7 @@ class WatchedGraph:
 
 
 @dataclass(frozen=True)
-class WatchSummary:
+class WatchSummary(ShownAsTable):
     """Watched graphs counted by library and input shapes, with their pool memory.
 
     `rows`: one per (library, role, input shapes): graphs, nodes, kernels, pool_bytes, capture_ms.
@@ -329,12 +330,6 @@ class WatchSummary:
                    Column("graphs", "graphs", kind="count"), Column("nodes", "nodes", kind="count"),
                    Column("kernels", "kernels", kind="count"), Column("pool_bytes", "pools grew", kind="bytes")]
         return Table(rows, columns, title="Watched CUDA graphs", notes=self.lines())
-
-    def __str__(self) -> str:
-        return str(self.table())
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
 
 
 def _attribute(item: WatchedGraph, dot: str | None, launches: Any, reason: str | None) -> None:
