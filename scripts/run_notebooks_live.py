@@ -149,6 +149,7 @@ def run(path: str, answers: bool = False, out_dir: Path | None = None) -> tuple[
             print(f"NOTEBOOK FAIL {path} cell {i}: {type(err).__name__}: {err}")
     recorded = bool(getattr(shell.user_ns.get("gl"), "current_mode", lambda: None)() and
                     shell.user_ns["gl"].current_mode().recorded)
+    InteractiveShell.clear_instance()  # the next InteractiveShell.instance() is a plain one, not this patched shell
     problems = [p for p in output_problems(executed, recorded=recorded) if "the cell failed" not in p]
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)

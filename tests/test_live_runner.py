@@ -37,5 +37,9 @@ def test_the_live_runner_keeps_streams_displays_and_values_and_checks_them(tmp_p
     assert outs[2][0]["output_type"] == "execute_result" and "p50 (µs)" in outs[2][0]["data"]["text/html"]
     assert outs[4][-1]["output_type"] == "error" and failed == 1
     assert len(problems) == 2 and all("cell 3" in p for p in problems)  # the raw dict, as text and as a value
+    from IPython.core.interactiveshell import InteractiveShell
+
+    # the runner leaves no patched shell behind: the next shell shows tracebacks again (test_magic's did not)
+    assert "keep_traceback" not in repr(InteractiveShell.instance().showtraceback)
     printed = capsys.readouterr().out
     assert "NOTEBOOK FAIL" in printed and "NOTEBOOK FINDING" in printed and "output check: 2 finding(s)" in printed
