@@ -172,7 +172,9 @@ def test_bad_input_gets_the_same_answers_as_the_http_service(cluster):
         assert wrong.status_code == 405 and wrong.json()["error"] == "method_not_allowed"
         health = client.get("/healthz")
         assert health.status_code == 200 and health.json()["state"] == "ready"
-        assert client.get("/v1/stats").json()["counters"]["refused_malformed"] >= 1
+        # /v1/stats is one replica's (the router picks it): ask until the replica that refused the bodies answers
+        refused = [client.get("/v1/stats").json()["counters"].get("refused_malformed", 0) for _ in range(20)]
+        assert max(refused) >= 1, refused
         metrics = client.get("/metrics")
         assert metrics.status_code == 200 and "graphlab_http_requests_total" in metrics.text
         assert metrics.headers[REPLICA_HEADER]  # one replica's figures: scrape each (docs/ray-serve.md)
