@@ -39,6 +39,7 @@ _LAZY: dict[str, str] = {
     "RepeatedBlock": "graphlab.graph.structure",
     # recordings and the model zoo
     "Recording": "graphlab.recordings",
+    "load": "graphlab.loader",
     "load_recording": "graphlab.recordings",
     "list_recordings": "graphlab.recordings",
     "recordings_table": "graphlab.recordings",

@@ -72,7 +72,7 @@ def test_graph_cache_runs_on_the_cpu_and_shows_recorded_graphs(recorded):
 def test_sweep_and_timeline_answer_from_the_recordings(recorded):
     sweep = gl.sweep("gpt", batch_sizes=[1, 8])
     assert sweep.batch_sizes == [1, 8] and sweep.conditions["gpu"] == "NVIDIA H200"
-    full = gl.Sweep.load("gpt")
+    full = gl.load(gl.Sweep, "gpt")
     assert sweep.point(8, "graph") == full.point(8, "graph")
     with pytest.raises(gl.GPUUnavailableError, match="asked for batch sizes 3, the gpt recording has 1, 2, 4, 8, "
                                                      "16, 32 and 64"):

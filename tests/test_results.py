@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import REPO
+import graphlab as gl
 from graphlab import present
 from graphlab.timing.results import LatencyPoint, ResultsError, Span, Sweep, Timeline, Trace
 
@@ -176,9 +177,11 @@ def test_load_merges_recording_provenance(tmp_path, monkeypatch, sweep):
     write_recording(tmp_path / "test-gpu" / "mlp", name="mlp", description="", provenance=provenance, graphs={},
                     results={"sweep": sweep.to_dict(), "timeline": tl.to_dict()})
     monkeypatch.setenv("GRAPHLAB_RECORDINGS", str(tmp_path))
-    loaded = Sweep.load("mlp")
+    loaded = gl.load(Sweep, "mlp")
     assert loaded == sweep and loaded.conditions["driver"] == "1" and loaded.conditions["gpu"] == "test GPU"
-    assert Timeline.load("mlp", gpu="test-gpu") == tl
+    assert gl.load(Timeline, "mlp", gpu="test-gpu") == tl
+    with pytest.warns(DeprecationWarning, match=r"gl.load\(gl.Sweep, 'mlp'\)"):
+        assert Sweep.load("mlp") == sweep  # the old call still works, and says what to call instead
 
 
 # -- the paired method: block medians, host modes, paired speedups ------------------------------------------------
@@ -241,7 +244,7 @@ def test_a_shipped_recording_with_the_older_name_reads_pool_bytes():
     raw = json.loads((REPO / "data" / "recordings" / "h200" / "mlp" / "sweep.json").read_text(encoding="utf-8"))
     older = {row["batch_size"]: row["graph_memory_bytes"] for row in raw["rows"] if row["mode"] == "graph"}
     assert "pool_bytes" not in raw["rows"][0] and all(v and v > 0 for v in older.values())
-    for sweep in (Sweep.from_dict(raw), Sweep.load("mlp", gpu="h200")):
+    for sweep in (Sweep.from_dict(raw), gl.load(Sweep, "mlp", gpu="h200")):
         assert {p.batch_size: p.pool_bytes for p in sweep.by_mode("graph")} == older
         assert all(p.pool_bytes is None for p in sweep.by_mode("eager"))
     rows = Sweep.from_dict(raw).to_dict()["rows"]

@@ -37,7 +37,7 @@ def test_the_tour_html_of_an_executed_notebook_fetches_nothing(tmp_path: Path, m
     monkeypatch.setenv("TQDM_DISABLE", "1")
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# A figure and a drawing\nInline math: $x^2$."),
-        nbformat.v4.new_code_cell("import graphlab as gl\ngl.plot_latency(gl.Sweep.load('mlp'))"),
+        nbformat.v4.new_code_cell("import graphlab as gl\ngl.plot_latency(gl.load(gl.Sweep, 'mlp'))"),
         nbformat.v4.new_code_cell("gl.render(gl.load_recording('mlp').graph('b1'))"),
     ])
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -110,7 +110,7 @@ def test_the_tours_notebooks_keep_figures_as_json_and_its_pages_plotly_js_once(t
     monkeypatch.setenv("TQDM_DISABLE", "1")
     monkeypatch.delenv("PLOTLY_RENDERER", raising=False)
     nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("import graphlab as gl\ngl.set_mode('recorded')\nsweep = gl.Sweep.load('mlp')"),
+        nbformat.v4.new_code_cell("import graphlab as gl\ngl.set_mode('recorded')\nsweep = gl.load(gl.Sweep, 'mlp')"),
         nbformat.v4.new_code_cell("gl.plot_latency(sweep)"),
         nbformat.v4.new_code_cell("gl.plot_overhead(sweep)"),
         nbformat.v4.new_code_cell("gl.latency_lab('mlp')"),

@@ -6,7 +6,7 @@ expected latency over the observed sizes, exactly, by dynamic programming over t
 sizes: O(k·m²) time and O(k·m) memory for m candidates and k graphs (m = 64 and k = 8 take
 milliseconds). It also lets the largest sizes run eagerly when a graph there saves nothing.
 
-    >>> sweep = gl.Sweep.load("gpt", gpu="h200")                     # doctest: +SKIP
+    >>> sweep = gl.load(gl.Sweep, "gpt", gpu="h200")                 # doctest: +SKIP
     >>> advice = gl.advise_buckets([1, 1, 3, 8, 13, 40], sweep, max_graphs=4)   # doctest: +SKIP
     >>> advice.buckets, print(advice.table())                         # doctest: +SKIP
     >>> gl.GraphCache(model, buckets=advice)                          # doctest: +SKIP

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 from graphlab.capture.recorded import zoo_name
 from graphlab.errors import GPUUnavailableError
+from graphlab.loader import load
 from graphlab.mode import recorded_gpu
 from graphlab.present import listing
 from graphlab.timing.results import Sweep, Timeline
@@ -35,7 +36,7 @@ def recorded_sweep(model: Any, make_inputs: Any = None, batch_sizes: Sequence[in
     Stands in for `graphlab.timing.sweep.sweep` (same arguments); `make_inputs` and the timing options
     are not used: the recording was measured with its own inputs and options.
     """
-    sweep = Sweep.load(_model_name(model, "sweeps"), gpu=recorded_gpu())
+    sweep = load(Sweep, _model_name(model, "sweeps"), gpu=recorded_gpu())
     if batch_sizes is None:
         return sweep
     wanted = set(batch_sizes)
@@ -56,7 +57,7 @@ def recorded_timeline(model: Any, inputs: Any = None, *, batch_size: int | None 
     A batch size the recording lacks (asked for with `batch_size`, or by the inputs' leading size) raises
     `GPUUnavailableError` saying what it has, instead of answering with another batch size.
     """
-    timeline = Timeline.load(_model_name(model, "timelines"), gpu=recorded_gpu())
+    timeline = load(Timeline, _model_name(model, "timelines"), gpu=recorded_gpu())
     leading = getattr(inputs[0] if isinstance(inputs, (tuple, list)) and inputs else inputs, "shape", None)
     asked = int(leading[0]) if inputs is not None and leading else batch_size
     if asked is not None and asked != timeline.batch_size:

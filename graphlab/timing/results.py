@@ -14,7 +14,8 @@ Example (values from a recording, never invented):
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+import warnings
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Iterator
 
 from graphlab.timing.host_modes import (READINGS, HostMatched, HostModes, HostTarget, PairedSpeedup, assign_modes,
@@ -24,7 +25,9 @@ from graphlab.recordings import made_on
 from graphlab.stats import latency_drop_pct, median, speedup
 from graphlab.timing.weight_update import WeightUpdate, as_weight_update
 from graphlab.errors import ResultsError
+from graphlab.loader import load
 from graphlab.present import ShownAsTable
+from graphlab.results_types import keep_known, recorded_result
 
 MODES = ("eager", "graph")
 #: /2 adds the paired-block fields (block_p50_us, ...); /3 names the graph pool's memory `pool_bytes`, as every
@@ -35,11 +38,6 @@ _TUPLES = ("run_p50_us", "block_p50_us", "block_start_ms", "block_gpu_mhz", "blo
 #: a latency row's field -> the name older recordings gave it (read when the field itself is absent)
 _OLDER_NAMES = {"pool_bytes": "graph_memory_bytes"}
 TIMELINE_SCHEMA = "graphlab.timeline/1"
-
-
-def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
 
 
 @dataclass(frozen=True)
@@ -170,10 +168,7 @@ class LatencyPoint:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LatencyPoint:
         try:
-            kwargs = _known(cls, data)
-            for name, older in _OLDER_NAMES.items():
-                if name not in data and older in data:
-                    kwargs[name] = data[older]
+            kwargs = keep_known(cls, data, renamed={older: name for name, older in _OLDER_NAMES.items()})
             for key in _TUPLES:
                 kwargs[key] = tuple(kwargs.get(key) or ())
             return cls(**kwargs)
@@ -181,6 +176,9 @@ class LatencyPoint:
             raise ResultsError(f"not a latency row ({exc}); rows need batch_size, mode, p10_us, p50_us, p90_us") from None
 
 
+@recorded_result(entry="sweep", recording="mlp", schema=3,
+                 fields={"model": 1, "rows": 1, "conditions": 1, "weight_update": 1},
+                 optional=("model", "conditions", "weight_update"), found_in=("*/sweep", "dense/*"))
 @dataclass(frozen=True)
 class Sweep(ShownAsTable):
     """Eager vs graph latency of one model over batch sizes.
@@ -501,13 +499,18 @@ class Sweep(ShownAsTable):
         return cls.from_dict(json.loads(text))
 
     @classmethod
-    def load(cls, name: str, gpu: str | None = None, key: str = "sweep") -> Sweep:
-        """The sweep recorded for zoo model `name` (on `gpu`, e.g. "h200"), provenance in `conditions`."""
-        from graphlab.recordings import load_recording
+    def from_recording(cls, data: dict[str, Any], recording: Any) -> Sweep:
+        """A sweep read by `gl.load`: its conditions carry the recording's provenance (GPU, driver, torch, date)."""
+        sweep = cls.from_dict(data)
+        return replace(sweep, conditions={**recording.provenance, **sweep.conditions})
 
-        rec = load_recording(name, gpu=gpu)
-        sweep = cls.from_dict(rec.results(key))
-        return cls(sweep.model, sweep.points, {**rec.provenance, **sweep.conditions}, sweep.weight_update)
+    @classmethod
+    def load(cls, name: str, gpu: str | None = None, key: str = "sweep") -> Sweep:
+        """Deprecated: `gl.load(Sweep, name)` reads a recorded sweep (`gl.load(Sweep, "dense", entry="gpt")` one of
+        several in a recording)."""
+        warnings.warn(f"Sweep.load({name!r}) is gl.load(gl.Sweep, {name!r}): call that", DeprecationWarning,
+                      stacklevel=2)
+        return load(cls, name, gpu=gpu, entry=key)
 
 
 @dataclass(frozen=True)
@@ -615,6 +618,9 @@ class Trace:
         )
 
 
+@recorded_result(entry="timeline", recording="gpt", schema=1,
+                 fields={"model": 1, "batch_size": 1, "conditions": 1, "eager": 1, "graph": 1},
+                 optional=("model", "conditions"), found_in=("*/timeline",))
 @dataclass(frozen=True)
 class Timeline(ShownAsTable):
     """One eager forward and one graph replay of the same model and batch size, kernel by kernel."""
@@ -691,14 +697,17 @@ class Timeline(ShownAsTable):
         return cls.from_dict(json.loads(text))
 
     @classmethod
-    def load(cls, name: str, gpu: str | None = None, key: str = "timeline") -> Timeline:
-        """The kernel timeline recorded for zoo model `name` (on `gpu`, e.g. "h200")."""
-        from graphlab.recordings import load_recording
+    def from_recording(cls, data: dict[str, Any], recording: Any) -> Timeline:
+        """A timeline read by `gl.load`: its conditions carry the recording's provenance."""
+        timeline = cls.from_dict(data)
+        return replace(timeline, conditions={**recording.provenance, **timeline.conditions})
 
-        rec = load_recording(name, gpu=gpu)
-        timeline = cls.from_dict(rec.results(key))
-        return cls(timeline.model, timeline.batch_size, timeline.eager, timeline.graph,
-                   {**rec.provenance, **timeline.conditions})
+    @classmethod
+    def load(cls, name: str, gpu: str | None = None, key: str = "timeline") -> Timeline:
+        """Deprecated: `gl.load(Timeline, name)` reads a recorded timeline."""
+        warnings.warn(f"Timeline.load({name!r}) is gl.load(gl.Timeline, {name!r}): call that", DeprecationWarning,
+                      stacklevel=2)
+        return load(cls, name, gpu=gpu, entry=key)
 
 
 __all__ = ["MODES", "HostModes", "LatencyPoint", "PairedSpeedup", "ResultsError", "Span", "Sweep", "Timeline", "Trace"]
