@@ -15,7 +15,6 @@ from conftest import REPO
 import graphlab as gl
 from graphlab.output_check import figure_problems, html_problems, text_problems
 from graphlab.serve.loadtest import recorded_loadtest, run_loadtest
-from graphlab.serve.over_http import load_http_serving
 from graphlab.serve import report
 from graphlab.serve.report import LoadTest
 
@@ -32,7 +31,7 @@ def sweep() -> LoadTest:
 
 @pytest.fixture(scope="module")
 def http():
-    return load_http_serving(gpu="h200")
+    return gl.load(gl.HttpServing, gpu="h200")
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import time
 
 import pytest
@@ -16,7 +17,8 @@ from graphlab.recordings import write_recording
 from graphlab.errors import GraphlabError, RecordingError, ResultsError
 from graphlab.serve.loadgen import (ClientRecord, LoadSpec, make_bodies, poisson_arrivals, run_in_fresh_loop,
                                     run_open_loop)
-from graphlab.serve.loadtest import RECORD_COMMAND, run_loadtest
+from graphlab.loader import record_hint
+from graphlab.serve.loadtest import run_loadtest
 from graphlab.serve.report import LoadTest, summarize_point
 
 FAST = {"device": "cpu", "max_batch_size": 8, "progress": False, "preprocess_threads": 2}
@@ -179,7 +181,7 @@ def test_recorded_mode_refuses_bad_arguments_before_reading_a_recording(recorded
 
 
 def test_recorded_mode_names_the_missing_recording_and_the_command(recorded):
-    with pytest.raises(RecordingError, match=f"no recording 'serving'.*`{RECORD_COMMAND}`"):
+    with pytest.raises(RecordingError, match=f"no recording 'serving'.*{re.escape(record_hint('serving'))}"):
         run_loadtest("gpt")
 
 
@@ -197,9 +199,9 @@ def test_recorded_mode_returns_the_recorded_sweep(recorded, cpu_sweep):
     from graphlab.mode import STAND_INS
 
     assert "graphlab.serve.loadtest.run_loadtest" in STAND_INS  # the one switch decides, not the load test
-    with pytest.raises(RecordingError, match="no load test 'resnet18'"):
+    with pytest.raises(RecordingError, match="holds no 'resnet18'.*it has gpt"):
         run_loadtest("resnet18")
-    with pytest.raises(RecordingError, match="no load test 'gpt_asgi'"):
+    with pytest.raises(RecordingError, match="holds no 'gpt_asgi'"):
         run_loadtest("gpt", transport="asgi")
 
 

@@ -5,6 +5,7 @@ The study runs for real here on the CPU (a bare app, the eager service, your own
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import graphlab as gl
 from graphlab.recordings import load_recording, write_recording
 from graphlab.serve.external import (TCP_COUNTERS, ServerProcess, capacity_rps, find_hey, parse_hey, parse_hey_csv,
                                      run_hey, tcp_counters)
-from graphlab.serve.over_http import load_http_serving
+from graphlab.loader import record_hint
+from graphlab.serve.over_http import HttpServing, load_http_serving
 
 HEY = find_hey()
 needs_hey = pytest.mark.skipif(HEY is None, reason="needs hey (apt-get install hey; scripts/setup.sh does it)")
@@ -70,7 +72,8 @@ def test_the_recording_reads_back_as_tables_figures_and_load_curves(measured, tm
     results, _ = measured
     write_recording(tmp_path / "cpu" / "serving_http", name="serving_http", description="CPU test",
                     provenance=PROVENANCE, graphs={}, results=results)
-    http = load_http_serving(gpu="cpu", root=str(tmp_path))
+    http = gl.load(gl.HttpServing, gpu="cpu", root=tmp_path)
+    assert http.raw == results["raw"] and set(http.raw) >= {"bare_single", "eager_rate50"}  # hey's own output
     table = http.to_pandas()
     assert list(table.index) == ["bare Starlette app (the floor)", "eager", "your own model (graphs+batching)"]
     assert table.loc["eager", "50 req/s p50 ms"] == results["hey"]["servers"]["eager"]["rate50"]["latency_ms"]["p50"]
@@ -90,7 +93,7 @@ def test_the_shipped_h200_recording_holds_the_floor_the_settings_and_the_flood()
         load_recording("serving_http", gpu="h200")
     except gl.RecordingError:
         pytest.skip("the serving_http recording is not shipped yet")
-    http = load_http_serving(gpu="h200")
+    http = gl.load(HttpServing, gpu="h200")
     names = set(http.servers)
     assert {"bare", "graphs", "graphs+batching", "eager", "own", "flood"} <= names
     assert http.servers["graphs+batching"]["capacity_rps"] > 0 and http.in_process_capacity_rps()
@@ -141,8 +144,25 @@ def test_hey_refuses_a_run_without_clients(tmp_path):
 
 
 def test_no_recording_is_an_error_that_says_how_to_record_it(tmp_path):
-    with pytest.raises(gl.RecordingError, match="graphlab record --models serving_http"):
-        load_http_serving(gpu="h200", root=str(tmp_path))
+    with pytest.raises(gl.RecordingError, match=re.escape(record_hint("serving_http"))):
+        gl.load(gl.HttpServing, gpu="h200", root=tmp_path)
+
+
+def test_load_http_serving_is_a_deprecated_alias_of_gl_load():
+    with pytest.warns(DeprecationWarning, match=re.escape("gl.load(gl.HttpServing)")):
+        http = load_http_serving(gpu="h200")
+    assert http == gl.load(gl.HttpServing, gpu="h200")
+
+
+def test_a_recording_without_the_load_tests_reads_the_hey_runs_alone(tmp_path):
+    """The open-loop sweeps are the recording's "<model>_http" and "<model>_direct" when it holds them."""
+    results = {"hey": {"model": "mlp", "device": "cpu", "servers": {"bare": {"single": {"rps": 10.0}}}}, "raw": {}}
+    write_recording(tmp_path / "cpu" / "serving_http", name="serving_http", description="CPU test",
+                    provenance=PROVENANCE, graphs={}, results=results)
+    http = gl.load(gl.HttpServing, gpu="cpu", root=tmp_path)
+    assert http.open_loop is None and http.in_process is None and http.conditions == {"model": "mlp", "device": "cpu"}
+    with pytest.raises(gl.RecordingError, match=re.escape(record_hint("serving_http"))):
+        http.beside_in_process()
 
 
 # -- the open-loop generator's own HTTP client ---------------------------------------------------------------

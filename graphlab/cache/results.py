@@ -1,7 +1,10 @@
 """Typed views of the graph cache's measurements and of the traffic replay, for tables and notebooks.
 
 `CacheFigures` wraps what `graphlab record --models cache` measured (hot path, pools, eviction, threads,
-the padding check); `TrafficReplay` what `--models traffic` measured. Both show themselves as tables for people
+the padding check); `TrafficReplay` what `--models traffic` measured. Both are results types
+(`graphlab.results_types.recorded_result`): `gl.load(CacheFigures)` and `gl.load(TrafficReplay)` read them from
+their recordings (`graphlab.studies.cache.cache_figures()` and `graphlab.studies.traffic.traffic_replay()` measure
+them on a GPU, or read the recording in recorded mode). Both show themselves as tables for people
 (`figures.table("pools")`, `replay.table("steady")`: `graphlab.present.Table`s whose title says where and when
 they were measured), give their raw rows to code (`.pools()`, `.settings()` ... as lists of dicts, or pandas with
 `to_pandas`), and say where they came from (`.where`).
@@ -19,6 +22,7 @@ from graphlab.cache.buckets import POLICIES
 from graphlab.cache.stats import CacheStats
 from graphlab.errors import BadInputError, RecordingError
 from graphlab.present import Code, Column, Table, count, duration, error, facts, listing
+from graphlab.results_types import recorded_result
 
 MIB = 2**20
 
@@ -63,14 +67,24 @@ PADDING_MODELS = {"encoder": "the zoo encoder (bidirectional)", "causal_gpt": "t
 
 #: the cache figures' tables (`CacheFigures.table`)
 FIGURE_TABLES = ("pools", "eviction", "hot_path", "padding_check", "threads")
+#: the results files of the cache recording a `CacheFigures` reads, each handed over whole (a part that failed when
+#: it was recorded holds {"error": ...})
+FIGURE_PARTS = ("hot_path", "hot_path_gpt", "pools", "eviction", "threads", "padding_check", "demo_stats")
 
 
+@recorded_result(entries=FIGURE_PARTS, recording="cache", schema=1)
 @dataclass(frozen=True)
 class CacheFigures:
-    """The graph cache measured on a GPU (see graphlab/studies/cache_bench.py for how)."""
+    """The graph cache measured on a GPU (see graphlab/studies/cache_bench.py for how); `gl.load(CacheFigures)`
+    reads the cache recording's."""
 
     data: dict[str, Any]
     provenance: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_recording(cls, parts: dict[str, Any], recording: Any) -> CacheFigures:
+        """The figures read by `gl.load`: every part of the cache recording, with its provenance."""
+        return cls(dict(parts), recording.provenance)
 
     def _part(self, key: str) -> Any:
         part = self.data.get(key)
@@ -243,12 +257,26 @@ def setting_words(name: str) -> str:
 REPLAY_TABLES = ("steady", "first_pass")
 
 
+@recorded_result(entry="traffic", recording="traffic", schema=1,
+                 fields={"trace": 1, "latency_table": 1, "advice": 1, "settings": 1, "method": 1},
+                 optional=("advice", "settings", "method"))
 @dataclass(frozen=True)
 class TrafficReplay:
-    """A request trace replayed through eager, graph caches and torch.compile (graphlab/studies/traffic.py)."""
+    """A request trace replayed through eager, graph caches and torch.compile (graphlab/studies/traffic.py);
+    `gl.load(TrafficReplay)` reads the traffic recording's. A replay whose latency table failed holds only the
+    trace and the table's error (no advice, no settings)."""
 
     data: dict[str, Any]
     provenance: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_recording(cls, data: dict[str, Any], recording: Any) -> TrafficReplay:
+        """The replay read by `gl.load`, with the recording's provenance."""
+        return cls(dict(data), recording.provenance)
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the traffic recording holds (`graphlab.loader.dump` stamps it with its schema)."""
+        return dict(self.data)
 
     @property
     def where(self) -> str:
@@ -366,4 +394,5 @@ class TrafficReplay:
                 f"{html.escape(self.data['trace']['description'])}<br>{html.escape(self.where)}")
 
 
-__all__ = ["CacheFigures", "FIGURE_TABLES", "HOT_PATH_CALLS", "REPLAY_TABLES", "TrafficReplay", "setting_words"]
+__all__ = ["CacheFigures", "FIGURE_PARTS", "FIGURE_TABLES", "HOT_PATH_CALLS", "REPLAY_TABLES", "TrafficReplay",
+           "setting_words"]

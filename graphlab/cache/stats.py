@@ -9,7 +9,8 @@ It also holds the cache's other views for people, built from plain values: the g
 (`graphs_table`), the padding checks it ran (`padding_table`), and the cache in one line (`describe_cache`).
 Every number goes through `graphlab.present`.
 
-Layer 0 (pure): standard library and the presentation layer only; pandas is imported by `to_pandas()` alone.
+Layer 0 (pure): standard library, the presentation layer and `results_types.keep_known` only; pandas is imported
+by `to_pandas()` alone.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from graphlab.present import Code, Column, Table, count, duration, error, listing, percent, shape, size
+from graphlab.results_types import keep_known
 
 
 @dataclass
@@ -115,9 +117,9 @@ class CacheStats:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "") -> CacheStats:
-        names = {f for f in cls.__dataclass_fields__}
-        kwargs = {k: v for k, v in data.items() if k in names}
-        kwargs["per_bucket"] = {k: BucketCounts(**v) for k, v in (data.get("per_bucket") or {}).items()}
+        kwargs = keep_known(cls, data)  # calls, hit_rate, pad_waste are worked out, not read
+        kwargs["per_bucket"] = {k: BucketCounts(**keep_known(BucketCounts, v))
+                              for k, v in (data.get("per_bucket") or {}).items()}
         if where:
             kwargs["where"] = where
         return cls(**kwargs)

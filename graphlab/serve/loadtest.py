@@ -12,7 +12,8 @@ fills the bounded queue and costs device time.
     >>> result; result.knee_table(); result.table("batches")                         # doctest: +SKIP
 
 In recorded mode (`gl.set_mode("recorded")`, or "auto" without a GPU) it returns the sweep recorded on
-a GPU by `graphlab record --models serving` instead of running one, and says so in every view.
+a GPU (the serving recording, `gl.load(gl.LoadTest, "serving", entry=...)`) instead of running one, and says so in
+every view.
 
 On a CPU (`device="cpu"`) nothing is captured: the graphs settings pad each batch to its bucket and call the model
 eagerly. The views say so: their rows name what ran ("padded to buckets, eager (CPU)"), their columns the worker,
@@ -40,22 +41,24 @@ import torch
 from graphlab import present
 from graphlab._version import __version__
 from graphlab.env import advice, require_cuda
-from graphlab.errors import BadInputError, ConfigurationError, RecordingError
+from graphlab.errors import BadInputError, ConfigurationError
+from graphlab.loader import load
 from graphlab.mode import recorded_gpu, stand_in
 from graphlab.progress import progress_bar
-from graphlab.recordings import load_recording
+from graphlab.results_types import results_type
 from graphlab.serve.app import create_app
 from graphlab.serve.config import DEFAULT_SETTINGS, ServeConfig
 from graphlab.serve.loadgen import (DEFAULT_ROWS, ASGITransport, DirectTransport, HTTPTransport, LoadSpec, loop_name,
                                     make_bodies, poisson_arrivals, run_in_fresh_loop, run_open_loop)
+from graphlab.serve.over_http import HttpServing
 from graphlab.serve.report import LoadTest, summarize_point, timeline_key, timeline_window
 from graphlab.serve.served_model import served_model
 from graphlab.serve.service import InferenceService
 
-RECORDING = "serving"
-RECORD_COMMAND = "graphlab record --models serving"
+#: the recording of the load tests (`LoadTest` declares it; `graphlab.studies.serving` writes it)
+RECORDING = str(results_type(LoadTest).recording)
 #: the recording of each transport's sweeps: over real sockets they come from the serving-over-HTTP study
-RECORDING_OF_TRANSPORT = {"direct": RECORDING, "asgi": RECORDING, "http": "serving_http"}
+RECORDING_OF_TRANSPORT = {"direct": RECORDING, "asgi": RECORDING, "http": str(results_type(HttpServing).recording)}
 DEFAULT_RATES: dict[str, tuple[float, ...]] = {
     "gpt": (250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000),  # the rates `graphlab record` sweeps
     "resnet18": (100, 250, 500, 1000, 1500, 2000, 3000, 4000),
@@ -74,18 +77,10 @@ def recorded_key(model: str, transport: str = "direct") -> str:
 
 
 def recorded_loadtest(model: str = "gpt", gpu: str | None = None, transport: str = "direct") -> LoadTest:
-    """The sweep recorded for `model` on a GPU (`graphlab record --models serving`, or `serving_http` for "http")."""
-    name = RECORDING_OF_TRANSPORT.get(transport, RECORDING)
-    command = f"graphlab record --models {name}"
-    try:
-        rec = load_recording(name, gpu=gpu)
-    except RecordingError as exc:
-        raise RecordingError(f"{exc}. The serving load tests are recorded on a GPU by `{command}`") from None
-    key = recorded_key(model, transport)
-    if key not in rec.result_names:
-        raise RecordingError(f"the {name!r} recording has no load test {key!r} (it has "
-                             f"{', '.join(rec.result_names) or 'none'}); record it with `{command}`")
-    return LoadTest.from_dict(rec.results(key), source=rec.banner())
+    """The sweep recorded for `model` on a GPU: `gl.load(LoadTest, recording, entry=...)` of the serving recording
+    (of `serving_http` for "http"), its entry the model and transport (`recorded_key`)."""
+    return load(LoadTest, RECORDING_OF_TRANSPORT.get(transport, RECORDING), gpu=gpu,
+                entry=recorded_key(model, transport))
 
 
 def _check_transport(transport: str) -> None:
@@ -287,5 +282,5 @@ def loadtest_main(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["DEFAULT_RATES", "RECORDING", "RECORDING_OF_TRANSPORT", "RECORD_COMMAND", "loadtest_main", "recorded_differences", "recorded_key", "recorded_loadtest",
-           "run_loadtest"]
+__all__ = ["DEFAULT_RATES", "RECORDING", "RECORDING_OF_TRANSPORT", "loadtest_main", "recorded_differences",
+           "recorded_key", "recorded_loadtest", "run_loadtest"]

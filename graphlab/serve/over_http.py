@@ -1,10 +1,11 @@
 """What an HTTP client sees of the service, read from the `serving_http` recording (`graphlab record --models
 serving_http`, made on a GPU with `hey` and real server processes: `graphlab.studies.serving_http`).
 
-Pure: standard library and `graphlab.present`; pandas only inside `to_pandas`. Measuring this takes several server processes and
-an outside load generator, so it is never re-run from a notebook cell: it is always the recording, and says so.
+Pure: standard library, `graphlab.present` and the loader; pandas only inside `to_pandas`. Measuring this takes several
+server processes and an outside load generator, so it is never re-run from a notebook cell: it is always the
+recording, and says so.
 
-    >>> http = gl.load_http_serving()          # doctest: +SKIP
+    >>> http = gl.load(gl.HttpServing)         # doctest: +SKIP
     >>> http.table()                           # per server: one client, 50 and 200 req/s, capacity   # doctest: +SKIP
     >>> http.summary(), http.flood_table()     # what HTTP costs; a flood of clients                  # doctest: +SKIP
     >>> gl.plot_http_capacity(http)            # throughput vs p99 as clients grow                    # doctest: +SKIP
@@ -12,27 +13,35 @@ an outside load generator, so it is never re-run from a notebook cell: it is alw
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from graphlab import present
 from graphlab.errors import RecordingError
-from graphlab.recordings import load_recording
+from graphlab.loader import load, record_hint
 from graphlab.serve.report import LoadTest
 from graphlab.present import ShownAsTable
+from graphlab.results_types import recorded_result
 
 RECORDING = "serving_http"
-RECORD_COMMAND = f"graphlab record --models {RECORDING}"
 #: the servers in the order a reader compares them: the floor first
 ORDER = ("bare", "graphs", "graphs+batching", "eager", "own")
 LABELS = {"bare": "bare Starlette app (the floor)", "graphs": "graphs", "graphs+batching": "graphs+batching",
           "eager": "eager", "own": "your own model (graphs+batching)"}
 
 
+@recorded_result(entries=("hey", "raw"), recording=RECORDING, schema=1)
 @dataclass
 class HttpServing(ShownAsTable):
-    """The recorded HTTP measurements: `servers` (name -> hey runs, capacity, service counters), the flood, the
-    open-loop sweep over HTTP and the in-process one of the same run; `source` is the recording's banner."""
+    """The recorded HTTP measurements (`gl.load(gl.HttpServing)`): `servers` (name -> hey runs, capacity, service
+    counters), the flood, the open-loop sweep over HTTP and the in-process one of the same run; `source` is the
+    recording's banner.
+
+    Read from the `serving_http` recording: "hey" (the servers and the conditions), "raw" (hey's own output of each
+    run, kept as it printed it), and the load tests "<model>_http" and "<model>_direct" (`LoadTest`s) when it holds
+    them."""
 
     model: str
     servers: dict[str, Any]
@@ -40,6 +49,25 @@ class HttpServing(ShownAsTable):
     in_process: LoadTest | None
     source: str
     conditions: dict[str, Any] = field(default_factory=dict)
+    #: hey's own output of each run ("bare_single", "graphs+batching_c32", ...), as it printed it
+    raw: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_recording(cls, parts: dict[str, Any], recording: Any) -> HttpServing:
+        """The measurements read by `gl.load`: hey's runs, and the load tests of the same run read as `LoadTest`s."""
+        hey = parts["hey"]
+        model = str(hey.get("model", "gpt"))
+
+        def sweep(entry: str) -> LoadTest | None:
+            if entry not in recording.result_names:
+                return None
+            folder = Path(recording.path)
+            return load(LoadTest, recording.name, gpu=folder.parent.name, root=recording.root, entry=entry)
+
+        return cls(model=model, servers=dict(hey.get("servers", {})), open_loop=sweep(f"{model}_http"),
+                   in_process=sweep(f"{model}_direct"), source=recording.banner(),
+                   conditions={k: v for k, v in hey.items() if k not in ("servers", "schema")},
+                   raw=dict(parts.get("raw") or {}))
 
     def _named(self) -> list[str]:
         return [s for s in ORDER if s in self.servers] + [s for s in self.servers if s not in ORDER and s != "flood"]
@@ -170,7 +198,7 @@ class HttpServing(ShownAsTable):
         parts = [(lt, suffix) for lt, suffix in ((self.open_loop, " over HTTP"), (self.in_process, " in process"))
                  if lt is not None]
         if not parts:
-            raise RecordingError(f"the {RECORDING!r} recording holds no load test; record it with `{RECORD_COMMAND}`")
+            raise RecordingError(f"the {RECORDING!r} recording holds no load test; {record_hint(RECORDING)}")
         first = parts[0][0]
         merged = LoadTest(model=first.model, config=dict(first.config), conditions=dict(first.conditions),
                           source=self.source)
@@ -184,21 +212,9 @@ class HttpServing(ShownAsTable):
 
 
 def load_http_serving(gpu: str | None = None, root: str | None = None) -> HttpServing:
-    """The `serving_http` recording of this GPU (or `gpu`, e.g. "h200"; under `root`, default the shipped
-    recordings); RecordingError naming how to record it."""
-    try:
-        rec = load_recording(RECORDING, gpu=gpu, root=root)
-    except RecordingError as exc:
-        raise RecordingError(f"{exc}. Record it on a GPU with hey installed: `{RECORD_COMMAND}`") from None
-    hey = rec.results("hey")
-    model = str(hey.get("model", "gpt"))
-    names = rec.result_names
-    open_loop = LoadTest.from_dict(rec.results(f"{model}_http"), source=rec.banner()) \
-        if f"{model}_http" in names else None
-    in_process = LoadTest.from_dict(rec.results(f"{model}_direct"), source=rec.banner()) \
-        if f"{model}_direct" in names else None
-    return HttpServing(model=model, servers=dict(hey.get("servers", {})), open_loop=open_loop, in_process=in_process,
-                       source=rec.banner(), conditions={k: v for k, v in hey.items() if k != "servers"})
+    """Deprecated: `gl.load(gl.HttpServing)` reads the `serving_http` recording (`gpu=`, `root=` as here)."""
+    warnings.warn("gl.load_http_serving() is gl.load(gl.HttpServing): call that", DeprecationWarning, stacklevel=2)
+    return load(HttpServing, gpu=gpu, root=root)
 
 
-__all__ = ["HttpServing", "LABELS", "ORDER", "RECORDING", "RECORD_COMMAND", "load_http_serving"]
+__all__ = ["HttpServing", "LABELS", "ORDER", "RECORDING", "load_http_serving"]

@@ -32,6 +32,7 @@ from graphlab import present
 from graphlab.stats import percentile
 from graphlab.errors import ResultsError
 from graphlab.present import ShownAsTable
+from graphlab.results_types import keep_known, recorded_result
 
 SUSTAINED_SHARE = 0.95
 SUSTAINED_REFUSED = 0.01
@@ -129,11 +130,10 @@ class LoadPoint:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LoadPoint:
-        names = {f.name for f in fields(cls)}
-        missing = names - set(data)
+        kwargs = keep_known(cls, data)
+        missing = {f.name for f in fields(cls)} - set(kwargs)
         if missing:
             raise ResultsError(f"a load point lacks {', '.join(sorted(missing))}")
-        kwargs = {k: data[k] for k in names}
         kwargs["batch_rows"] = {int(k): int(v) for k, v in data["batch_rows"].items()}
         kwargs["batch_buckets"] = {int(k): int(v) for k, v in data["batch_buckets"].items()}
         return cls(**kwargs)
@@ -219,9 +219,21 @@ def timeline_window(requests: list[dict[str, Any]], batches: list[dict[str, Any]
             "batch_columns": list(BATCH_COLUMNS), "batches": batch_rows}
 
 
+#: the schema of a load test's file (an int, as the shipped files say: `"schema": 1`)
+LOADTEST_SCHEMA = 1
+
+
+@recorded_result(entry="gpt", recording="serving", schema=LOADTEST_SCHEMA,
+                 fields={"model": 1, "points": 1, "config": 1, "conditions": 1, "timelines": 1},
+                 optional=("config", "conditions", "timelines"),
+                 found_in=("serving/*", "serving_http/*_http", "serving_http/*_direct"))
 @dataclass
 class LoadTest(ShownAsTable):
     """A sweep: settings x arrival rates for one model, with the conditions it ran under.
+
+    `gl.load(LoadTest)` reads the gpt sweep of the serving recording; `gl.load(LoadTest, "serving", entry="resnet18")`
+    another (an entry is the model, "_asgi" through the app in process; the `serving_http` recording holds
+    "gpt_http" and "gpt_direct").
 
     Attributes:
         points: one per (setting, rate), in run order.
@@ -444,8 +456,8 @@ class LoadTest(ShownAsTable):
                              notes=notes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": 1, "model": self.model, "points": [p.to_dict() for p in self.points], "config": self.config,
-                "conditions": self.conditions, "timelines": self.timelines}
+        return {"schema": LOADTEST_SCHEMA, "model": self.model, "points": [p.to_dict() for p in self.points],
+                "config": self.config, "conditions": self.conditions, "timelines": self.timelines}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "live") -> LoadTest:
@@ -454,6 +466,11 @@ class LoadTest(ShownAsTable):
         return cls(model=str(data["model"]), points=[LoadPoint.from_dict(p) for p in data["points"]],
                    config=dict(data.get("config", {})), conditions=dict(data.get("conditions", {})),
                    timelines=dict(data.get("timelines", {})), source=source)
+
+    @classmethod
+    def from_recording(cls, data: dict[str, Any], recording: Any) -> LoadTest:
+        """A load test read by `gl.load`: its source is the recording's banner (where and when it was measured)."""
+        return cls.from_dict(data, source=recording.banner())
 
 
 class ServiceAnswer(dict):

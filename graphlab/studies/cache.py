@@ -17,13 +17,14 @@ from graphlab.cache.graph_cache import GraphCache
 from graphlab.cache.results import CacheFigures
 from graphlab.env import require_cuda
 from graphlab.graph.dot_parser import parse_dot
+from graphlab.loader import load
 from graphlab.mode import stand_in
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.studies import cache_bench
-from graphlab.studies.catalog import open_recording
 from graphlab.studies.record import RECORD_DOT_FLAGS
 from graphlab.zoo import get_model
 
+#: the recording's name, as `CacheFigures` declares it (a literal: `graphlab record --help` reads it here)
 RECORDING = "cache"
 
 #: the short request stream notebook 05 sends through a GPT cache, and its buckets
@@ -44,7 +45,7 @@ def demo_stream() -> tuple[GraphCache, dict[str, Any]]:
 
 def record(out_root: Path, prov: dict[str, Any]) -> Path:
     """The graph cache's figures: hot path, pools, eviction, threads, padding check, its graphs."""
-    results: dict[str, Any] = {}
+    results: dict[str, Any] = {}  # every part a CacheFigures reads (`FIGURE_PARTS`)
     for key, run in [("hot_path", lambda: cache_bench.hot_path("mlp", 1)),
                      ("hot_path_gpt", lambda: cache_bench.hot_path("gpt", 1)),
                      ("pools", cache_bench.pool_memory), ("eviction", cache_bench.eviction_memory),
@@ -70,9 +71,8 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
 
 
 def _recorded_figures() -> CacheFigures:
-    """The figures of the cache recording (recorded mode)."""
-    rec = open_recording(RECORDING)
-    return CacheFigures({key: rec.results(key) for key in rec.result_names}, rec.provenance)
+    """The figures of the cache recording (recorded mode): `gl.load(CacheFigures)`."""
+    return load(CacheFigures)
 
 
 @stand_in(_recorded_figures)

@@ -23,7 +23,7 @@ from graphlab.recordings import gpu_slug, write_recording
 from graphlab.serve.config import DEFAULT_SETTINGS
 from graphlab.serve.loadtest import run_loadtest
 
-#: the recording's name; `graphlab.serve.loadtest.RECORDING` is the same name, read back in recorded mode
+#: the recording's name, as `LoadTest` declares it (a literal: `graphlab record --help` reads it here)
 RECORDING = "serving"
 
 PLAN: tuple[dict[str, Any], ...] = (

@@ -16,7 +16,7 @@ and the capacity (highest req/s with p99 <= 50 ms and >= 99.9 % answered 200); f
 open-loop load test over HTTP (`run_loadtest(transport="http")`: Poisson arrivals, latency from the scheduled
 arrival, the generator's lag reported); and, in this same process, the in-process capacity of graphs+batching
 (`transport="direct"`), so the HTTP capacity is compared with one measured minutes apart on the same host.
-`gl.load_http_serving()` and `gl.run_loadtest(..., transport="http")` read it back (notebook 09).
+`gl.load(gl.HttpServing)` and `gl.run_loadtest(..., transport="http")` read it back (notebook 09).
 """
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ from graphlab.serve.http import describe_stack
 from graphlab.serve.loadtest import run_loadtest
 from graphlab.serve.served_model import ServedModel
 
+#: the recording's name, as `HttpServing` declares it (a literal: `graphlab record --help` reads it here)
 RECORDING = "serving_http"
 MODEL = "gpt"
 SETTINGS = ("graphs", "graphs+batching", "eager")

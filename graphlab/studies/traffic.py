@@ -29,14 +29,15 @@ from graphlab.cache.traces import RequestTrace, make_trace
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError
 from graphlab.fresh_process import run_in_fresh_process
+from graphlab.loader import dump, load
 from graphlab.mode import stand_in
 from graphlab.recordings import gpu_slug, write_recording
-from graphlab.studies.catalog import open_recording
 from graphlab.stats import median, percentile
 from graphlab.clock import Stopwatch, each_synced_us
 from graphlab.timing.sync import cuda_sync
 from graphlab.zoo import get_model
 
+#: the recording's name, as `TrafficReplay` declares it (a literal: `graphlab record --help` reads it here)
 RECORDING = "traffic"
 SETTINGS = ("eager", "cache_advisor", "cache_pow2", "compile", "compile_dynamic")
 
@@ -190,14 +191,13 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     write_recording(folder, name=RECORDING, description="A request trace (log-normal sizes, Poisson arrivals, "
                     "seed 0) replayed through eager, GraphCache (advisor buckets, powers of two) and torch.compile "
                     "reduce-overhead (static and dynamic=True) on the zoo GPT.", provenance=prov, graphs={},
-                    results={"traffic": result})
+                    results={"traffic": dump(TrafficReplay(result))})
     return folder
 
 
 def _recorded_replay() -> TrafficReplay:
-    """The traffic recording's replay (recorded mode)."""
-    rec = open_recording(RECORDING)
-    return TrafficReplay(rec.results("traffic"), rec.provenance)
+    """The traffic recording's replay (recorded mode): `gl.load(TrafficReplay)`."""
+    return load(TrafficReplay)
 
 
 @stand_in(_recorded_replay)
