@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
 from graphlab.errors import BadInputError, RecordingError
-from graphlab.mode import is_recorded, recorded_gpu
+from graphlab.mode import pick, recorded_gpu
 from graphlab.recordings import Recording, check_name, load_recording
 from graphlab.results_types import check_entry, known_fields, results_type
 
@@ -35,8 +35,8 @@ def open_recording(name: str, gpu: str | None = None, root: str | Path | None = 
     """The recording `name` (on `gpu`; when None, recorded mode's GPU folder in recorded mode, else the first
     folder that holds one), or the one error that says what exists and how to make it."""
     check_name(name)
-    if gpu is None and is_recorded():
-        gpu = recorded_gpu()
+    if gpu is None:
+        gpu = pick(live=None, recorded=recorded_gpu())
     try:
         return load_recording(name, gpu=gpu, root=root)
     except RecordingError as exc:
@@ -45,9 +45,10 @@ def open_recording(name: str, gpu: str | None = None, root: str | Path | None = 
         raise RecordingError(f"{exc}; {record_hint(name)}") from None
 
 
-def load(cls: type[_T], recording: str | None = None, *, gpu: str | None = None, entry: str | None = None,
-         root: str | Path | None = None) -> _T:
-    """A recorded result of type `cls` (`gl.load(Sweep, "gpt")`): from `recording` (default: the type's own), on
+def load(cls: type[_T], recording: str | Recording | None = None, *, gpu: str | None = None,
+         entry: str | None = None, root: str | Path | None = None) -> _T:
+    """A recorded result of type `cls` (`gl.load(Sweep, "gpt")`): from `recording` (a name, default the type's own;
+    or a `Recording` already open), on
     `gpu` (a folder such as "h200"; default: recorded mode's GPU, else any), its `entry` (default: the type's; a recording
     may hold several of one type, such as the serving sweeps "gpt" and "gpt_asgi").
 
@@ -57,17 +58,20 @@ def load(cls: type[_T], recording: str | None = None, *, gpu: str | None = None,
             than this graphlab, or a file that lacks what its version holds.
     """
     spec = results_type(cls)
-    name = recording if recording is not None else spec.recording
-    if name is None:
-        raise BadInputError(f"say which recording holds the {spec.name}: gl.load({spec.name}, 'NAME') "
-                            "(gl.list_recordings() lists them)")
-    rec = open_recording(name, gpu, root)
+    if isinstance(recording, Recording):  # a recording already open (a type that reads others from its own)
+        rec = recording
+    else:
+        name = recording if recording is not None else spec.recording
+        if name is None:
+            raise BadInputError(f"say which recording holds the {spec.name}: gl.load({spec.name}, 'NAME') "
+                                "(gl.list_recordings() lists them)")
+        rec = open_recording(name, gpu, root)
     if spec.composite:
-        lacking = [k for k in spec.entries if k not in rec.result_names]
+        lacking = [k for k in spec.entries if k not in rec.result_names and k not in spec.optional]
         if lacking:
             raise RecordingError(f"the {rec.name!r} recording lacks {', '.join(lacking)} of a {spec.name}; it has "
                                  f"{', '.join(rec.result_names) or 'no results'}; {record_hint(rec.name)}")
-        parts = {k: rec.results(k) for k in spec.entries}
+        parts = {k: rec.results(k) for k in spec.entries if k in rec.result_names}
         for k, part in parts.items():
             check_entry(spec, part, f"{rec.name}/{k}")
         return cls.from_recording(parts, rec)  # type: ignore[attr-defined, no-any-return]
@@ -88,9 +92,10 @@ def load(cls: type[_T], recording: str | None = None, *, gpu: str | None = None,
 
 
 def dump(obj: Any) -> Any:
-    """What a study writes for a results object: its `to_dict()`, stamped with its type's schema marker."""
+    """What a study writes for a results object: its `to_dict()`, stamped with its type's schema marker unless the
+    dict carries one already (a type that writes an int version keeps it)."""
     spec = results_type(type(obj))
     data = obj.to_dict()
-    if isinstance(data, dict):
+    if isinstance(data, dict) and "schema" not in data:
         data = {**data, "schema": spec.marker()}
     return data

@@ -56,7 +56,7 @@ class ResultsType:
     schema: int
     #: every top-level field -> the version that added it; None: the entry is handed over whole
     fields: Mapping[str, int] | None
-    #: fields a file may lack at any version
+    #: fields a file may lack at any version (for a type read from several entries: entries a recording may lack)
     optional: frozenset[str]
     #: older names of fields, kept when the field itself is absent: old name -> new name
     renamed: Mapping[str, str]
@@ -102,9 +102,12 @@ def recorded_result(*, entry: str | None = None, entries: tuple[str, ...] = (), 
         raise BadInputError("a type read from several entries declares no fields: each entry is handed over whole")
 
     def register(cls: type[_T]) -> type[_T]:
-        unknown = [f for f in optional if fields is None or f not in fields]
+        # optional: fields a file may lack; for a type read from several entries, entries a recording may lack
+        among = names if len(names) > 1 else (fields or {})
+        unknown = [f for f in optional if f not in among]
         if unknown:
-            raise BadInputError(f"{cls.__name__}: optional fields {unknown} are not among its fields")
+            raise BadInputError(f"{cls.__name__}: optional {unknown} are not among its "
+                                f"{'entries' if len(names) > 1 else 'fields'}")
         bad = [p for p in found_in if not re.fullmatch(r"[A-Za-z0-9_.*?-]+/[A-Za-z0-9_*?]+", p)]
         if bad:
             raise BadInputError(f"{cls.__name__}: found_in patterns are 'recording/entry', got {bad}")

@@ -44,7 +44,7 @@ class ProbeResult:
         return {"name": self.name, "values": self.values, "unit": self.unit}
 
 
-@recorded_result(entries=("left", "right"), recording="probe")
+@recorded_result(entries=("left", "right", "extra"), recording="probe", optional=("extra",))
 class ProbePair:
     def __init__(self, parts: dict[str, Any]):
         self.parts = parts
@@ -65,7 +65,11 @@ def test_a_declared_type_loads_with_its_provenance_and_without_fields_it_does_no
                                   "added_by_a_newer_graphlab": 3}, left=[1], right={"a": 2})
     got = load(ProbeResult, root=root, gpu="h200")
     assert got == ProbeResult("p", [1.0], "ms") and got.where == "recorded on NVIDIA H200 on 2026-12-04"
-    assert load(ProbePair, root=root, gpu="h200").parts == {"left": [1], "right": {"a": 2}}
+    assert load(ProbePair, root=root, gpu="h200").parts == {"left": [1], "right": {"a": 2}}  # "extra" may be absent
+    from graphlab.recordings import load_recording
+
+    opened = load_recording("probe", gpu="h200", root=root)
+    assert load(ProbeResult, opened) == got  # a recording already open
 
 
 @pytest.mark.parametrize("marker, version", [(None, 1), (2, 2), ("graphlab.probe/2", 2), ("graphlab.probe/1", 1)])

@@ -400,7 +400,7 @@ def plot_serving_timeline(result: LoadTest, setting: str, rate_rps: float | None
 
 
 def plot_http_capacity(http: Any) -> Any:
-    """Throughput against p99 as `hey`'s clients grow (8..256), per server with a sweep (`gl.load_http_serving()`):
+    """Throughput against p99 as `hey`'s clients grow (8..256), per server with a sweep (`gl.load(gl.HttpServing)`):
     the floor (a bare app) and graphs+batching; the p99 bound of the capacity drawn across.
 
     The client count of each point is in its size (more clients, a larger marker) and in its hover text, not

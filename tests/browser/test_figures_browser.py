@@ -73,8 +73,8 @@ FIGURES: dict[str, Callable[[Any], Any]] = {
     "09_batch_sizes": lambda gl: gl.plot_batch_sizes(_loadtest(gl)),
     "09_stages": lambda gl: gl.plot_stages(_loadtest(gl), rate_rps=500),
     "09_serving_timeline": lambda gl: gl.plot_serving_timeline(_loadtest(gl), "graphs+batching"),
-    "09_http_capacity": lambda gl: gl.plot_http_capacity(gl.load_http_serving()),
-    "09_http_beside_in_process": lambda gl: gl.plot_load_curves(gl.load_http_serving().beside_in_process()),
+    "09_http_capacity": lambda gl: gl.plot_http_capacity(gl.load(gl.HttpServing)),
+    "09_http_beside_in_process": lambda gl: gl.plot_load_curves(gl.load(gl.HttpServing).beside_in_process()),
     "03_latency": lambda gl: gl.plot_latency(_sweep(gl)),
     "03_overhead": lambda gl: gl.plot_overhead(_sweep(gl)),
     "03_gpu_time": lambda gl: gl.plot_latency(_sweep(gl), gpu_time=True, speedup=False),
@@ -116,7 +116,7 @@ class _Cached:
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._gl, name)
-        if name not in ("run_loadtest", "sweep", "profile", "load_http_serving", "record_timeline"):
+        if name not in ("run_loadtest", "sweep", "profile", "load", "record_timeline"):
             return value
 
         def once(*args: Any, **kwargs: Any) -> Any:
