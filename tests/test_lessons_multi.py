@@ -42,7 +42,7 @@ def _clean(view, where="view"):
 
 # -- 07: several GPUs ---------------------------------------------------------------------------------------
 def test_tensor_parallel_and_launch_tables_have_headers_in_words_with_units(recorded):
-    rec = gl.load_multigpu()
+    rec = gl.multigpu_recordings().largest()
     for table in (rec.tensor_parallel_table(), rec.launch_table()):
         _clean(table)
     headers = _headers(rec.tensor_parallel_table()._repr_html_()) + _headers(rec.launch_table()._repr_html_())
@@ -74,7 +74,7 @@ def test_common_bucket_says_the_agreement_in_words_not_python_lists():
 
 
 def test_a_ranks_graph_is_summarised_in_words(recorded):
-    rec = gl.load_multigpu()
+    rec = gl.multigpu_recordings().largest()
     summary = rec.graph_summary("tp", rank=0, batch_size=1)
     _clean(summary)
     text = str(summary)
@@ -106,7 +106,7 @@ def test_recorded_replica_throughput_says_what_it_was_asked_for_and_what_it_has(
 
 def test_the_overview_the_recording_and_the_wiring_read_in_words(recorded):
     _clean(gl.multigpu_recordings())
-    rec = gl.load_multigpu()
+    rec = gl.multigpu_recordings().largest()
     _clean(rec)
     assert "largest difference 1.8e-6" in rec.world_size_note()
     wiring = rec.wiring()

@@ -20,7 +20,8 @@ from graphlab.errors import CaptureError, DistributedError, RecordingError
 from graphlab.capture import diagnose as dg
 from graphlab.distributed.rules import BucketAgreement, bucket_for, common_bucket, rule_error
 from graphlab.distributed.launch import launch_command, path_free, run_torchrun, torchrun_argv
-from graphlab.distributed.results import load_multigpu, machine_slug, multigpu_recordings, split_machine_slug
+from graphlab.distributed.results import (MultiGpuRecording, load_multigpu, machine_slug, multigpu_recordings,
+                                          split_machine_slug)
 from graphlab.studies.multigpu_timing import merge_rank_points
 from graphlab.distributed.replicas import Replicas, normalize_devices, replicate
 
@@ -58,14 +59,16 @@ def test_no_recording_is_said_plainly_and_loading_names_the_command(tmp_path):
     overview = multigpu_recordings("h200", root=tmp_path)
     assert "no multi-GPU recording" in str(overview) and "graphlab record --models multigpu" in str(overview)
     with pytest.raises(RecordingError, match="graphlab record --models multigpu"):
-        load_multigpu("h200", root=tmp_path)
+        overview.largest()
+    with pytest.raises(RecordingError, match="graphlab record --models multigpu"):
+        gl.load(MultiGpuRecording, gpu="h200", root=tmp_path)
 
 
 def test_world_size_one_recording_says_what_it_cannot_show(tmp_path):
     write_multigpu(tmp_path, 1, nccl_kernels=0)
     overview = multigpu_recordings("h200", root=tmp_path)
     assert not overview.multi_gpu and "No recording from a machine with several GPUs yet" in str(overview)
-    rec = load_multigpu("h200", root=tmp_path)
+    rec = overview.largest()
     assert (rec.machine, rec.world_size) == ("h200", 1)
     assert "no kernel" in rec.world_size_note() and "cannot show communication" in rec.world_size_note()
     assert rec.graph_batch_sizes() == [1, 16] and rec.ranks() == [0]
@@ -76,8 +79,10 @@ def test_largest_machine_wins_and_its_graphs_carry_rank_and_device(tmp_path):
     write_multigpu(tmp_path, 2)
     overview = multigpu_recordings("h200", root=tmp_path)
     assert [r["machine"] for r in overview.rows()] == ["h200", "h200x2"] and len(overview.multi_gpu) == 1
-    rec = load_multigpu("h200", root=tmp_path)
+    rec = overview.largest()
     assert rec.world_size == 2 and rec.ranks() == [0, 1]
+    assert gl.load(MultiGpuRecording, gpu="h200x2", root=tmp_path) == rec
+    assert gl.load(MultiGpuRecording, gpu="h200", root=tmp_path).world_size == 1
     graph = rec.graph("tp", rank=1, batch_size=16)
     assert graph.metadata == {"rank": 1, "world_size": 2, "device": "cuda:1"}
     assert rec.graph("allreduce", rank=0).metadata["device"] == "cuda:0"
@@ -118,9 +123,17 @@ def test_graph_metadata_round_trips_and_stays_out_of_plain_dumps(tmp_path):
     assert plain.metadata == {} and "metadata" not in plain.to_dict()
 
 
+def test_load_multigpu_is_a_deprecated_alias_of_the_largest_recording(tmp_path):
+    write_multigpu(tmp_path, 1)
+    write_multigpu(tmp_path, 2)
+    with pytest.warns(DeprecationWarning, match=r"gl.multigpu_recordings\(\).largest\(\)"):
+        rec = load_multigpu("h200", root=tmp_path)
+    assert rec == multigpu_recordings("h200", root=tmp_path).largest() and rec.world_size == 2
+
+
 def test_inspector_summary_names_rank_and_device(tmp_path):
     write_multigpu(tmp_path, 2)
-    graph = load_multigpu("h200", root=tmp_path).graph("tp", rank=1, batch_size=1)
+    graph = multigpu_recordings("h200", root=tmp_path).largest().graph("tp", rank=1, batch_size=1)
     rows = dict(gl.inspect(graph).summary["rows"])
     assert rows["rank"] == "1 of 2" and rows["device"] == "cuda:1"
 

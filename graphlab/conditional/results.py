@@ -2,6 +2,7 @@
 
     >>> from graphlab.studies.conditional import decode_loop_study          # doctest: +SKIP
     >>> study = decode_loop_study()   # live on a GPU, else data/recordings/<gpu>/conditional  # doctest: +SKIP
+    >>> gl.load(ConditionalStudy, entry="decode_loop")   # the recorded one, anywhere  # doctest: +SKIP
     >>> study                                 # tables (one per case), the checks and the verdict  # doctest: +SKIP
     >>> study.table()                         # every row, in words with units  # doctest: +SKIP
     >>> study.compare("host_p50_us")          # one metric: a row per case, a column per variant  # doctest: +SKIP
@@ -22,9 +23,12 @@ from typing import Any, Callable
 
 from graphlab import present
 from graphlab.errors import RecordingError
+from graphlab.loader import load
+from graphlab.mode import recorded_gpu
+from graphlab.results_types import recorded_result
 
+#: the recording the studies (and the support table, `graphlab.conditional.support`) are read from
 RECORDING = "conditional"
-RECORD_COMMAND = "graphlab record --models conditional"
 
 # variant names shared by the studies, their verdicts and the notebook
 CONDITIONAL = "conditional graph"
@@ -70,6 +74,9 @@ CHECK_WORDS = {
 _BUILD_PREFIXES = {"switch": SWITCH, "per_bucket": PER_BUCKET, "host_graphs": HOST_SYNC, "step_graph": PER_TOKEN}
 
 
+@recorded_result(entry="early_exit", recording=RECORDING,
+                 fields={"name": 1, "title": 1, "question": 1, "rows": 1, "checks": 1, "facts": 1, "conditions": 1},
+                 found_in=(f"{RECORDING}/*",))
 @dataclass
 class ConditionalStudy:
     """One worked use of conditional nodes, measured against its host-side alternatives.
@@ -150,6 +157,14 @@ class ConditionalStudy:
         return cls(name=data["name"], title=data["title"], question=data["question"], rows=list(data["rows"]),
                    checks=dict(data["checks"]), facts=dict(data["facts"]), conditions=dict(data["conditions"]),
                    source=source, dot=dot)
+
+    @classmethod
+    def from_recording(cls, data: dict[str, Any], recording: Any) -> ConditionalStudy:
+        """A study read by `gl.load(ConditionalStudy, entry="decode_loop")`: its source is the recording's banner,
+        its DOT the recording's graph of the same name (when it kept one)."""
+        name = data.get("name")
+        dot = recording.dot(name) if name in recording.graph_names else None
+        return cls.from_dict(data, source=recording.banner(), dot=dot)
 
     def to_pandas(self) -> Any:
         import pandas as pd
@@ -435,30 +450,34 @@ VERDICTS: dict[str, Callable[[ConditionalStudy], list[str]]] = {
 STUDY_NAMES = tuple(VERDICTS)
 
 
+@recorded_result(entry="errors", recording=RECORDING)
+@dataclass(frozen=True)
+class ConditionalErrors:
+    """The studies that failed while the conditional recording was made: name -> the error and where it was raised
+    (the recorder writes the entry only when one failed)."""
+
+    errors: dict[str, str]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConditionalErrors:
+        return cls({str(k): str(v) for k, v in data.items()})
+
+    def to_dict(self) -> dict[str, str]:
+        return dict(self.errors)
+
+
 def load_study(name: str, gpu: str | None = None) -> ConditionalStudy:
     """The study `name` from the "conditional" recording of `gpu` (default: recorded mode's GPU).
 
     Raises:
-        RecordingError: no such recording here; the message says which command makes it.
+        RecordingError: no such study, no such recording here or a recording without that study (the message
+            says which command makes it).
     """
-    from graphlab.recordings import load_recording
-    from graphlab.mode import recorded_gpu
-
     if name not in STUDY_NAMES:
         raise RecordingError(f"no conditional study {name!r}; one of {', '.join(STUDY_NAMES)}")
-    gpu = gpu or recorded_gpu()
-    try:
-        rec = load_recording(RECORDING, gpu=gpu)
-    except RecordingError as exc:
-        raise RecordingError(f"the conditional-node studies have no recording {RECORDING!r} for GPU {gpu!r} yet: make "
-                             f"it on a GPU with `{RECORD_COMMAND}` ({exc})") from None
-    if name not in rec.result_names:
-        raise RecordingError(f"recording {RECORDING!r} ({gpu}) has no study {name!r}: record it again with "
-                             f"`{RECORD_COMMAND}`")
-    dot = rec.dot(name) if name in rec.graph_names else None
-    return ConditionalStudy.from_dict(rec.results(name), source=rec.banner(), dot=dot)
+    return load(ConditionalStudy, RECORDING, gpu=gpu or recorded_gpu(), entry=name)
 
 
-__all__ = ["CHECK_WORDS", "COLUMNS", "CONDITIONAL", "ConditionalStudy", "EAGER", "FULL_GRAPH", "HOST_SYNC",
-           "PER_BUCKET", "PER_TOKEN", "RECORDING", "RECORD_COMMAND", "STUDY_NAMES", "SWITCH", "VERDICTS", "WHILE_LOOP",
+__all__ = ["CHECK_WORDS", "COLUMNS", "CONDITIONAL", "ConditionalErrors", "ConditionalStudy", "EAGER", "FULL_GRAPH",
+           "HOST_SYNC", "PER_BUCKET", "PER_TOKEN", "RECORDING", "STUDY_NAMES", "SWITCH", "VERDICTS", "WHILE_LOOP",
            "fastest_per_case", "load_study", "same_within_spread"]

@@ -26,9 +26,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from graphlab import present
+from graphlab.conditional.results import RECORDING
 from graphlab.errors import ConditionalUnsupportedError, RecordingError
+from graphlab.loader import load
 from graphlab.mode import recorded_gpu, stand_in
 from graphlab.present import ShownAsTable
+from graphlab.results_types import keep_known, recorded_result
 
 #: CUDA driver versions (cudaDriverGetVersion: 1000 * major + 10 * minor) that added each kind.
 KIND_MIN_DRIVER = {"if": 12030, "while": 12030, "if_else": 12080, "switch": 12080}
@@ -70,6 +73,8 @@ class ConditionalFacts:
     torch_while: bool = False                  # torch.while_loop captured into WHILE nodes (torch >= 2.14)
 
 
+@recorded_result(entry="support", recording=RECORDING, fields={"kinds": 1, "routes": 1, "missing": 1, "facts": 1},
+                 optional=("facts",))
 @dataclass(frozen=True)
 class ConditionalSupport(ShownAsTable):
     """Which conditional kinds and routes work here; `missing[...]` says why one does not.
@@ -169,10 +174,17 @@ class ConditionalSupport(ShownAsTable):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ConditionalSupport:
-        facts = dict(data.get("facts", {}))
+        facts = keep_known(ConditionalFacts, data.get("facts", {}))  # a newer recorder may detect more
         facts["bindings_kinds"] = tuple(facts.get("bindings_kinds", ()))
         return cls(kinds=dict(data["kinds"]), routes=dict(data["routes"]), missing=dict(data["missing"]),
                    facts=ConditionalFacts(**facts))
+
+    @classmethod
+    def from_recording(cls, data: dict[str, Any], recording: Any) -> ConditionalSupport:
+        """What the recording's GPU supported (`gl.load(ConditionalSupport)`); `recorded_where` says which GPU and
+        when, as the support table's column names it."""
+        where = f"{recording.gpu}, recorded on {str(recording.provenance.get('date', '?'))[:10]}"
+        return dataclasses.replace(cls.from_dict(data), recorded_where=where)
 
     def _shared(self) -> str:
         """The reason every kind shares (no GPU, no cuda-bindings, no NVRTC), or ""."""
@@ -335,16 +347,12 @@ def _support_here(refresh: bool = False) -> ConditionalSupport:
 def _with_recording(refresh: bool = False) -> ConditionalSupport:
     """Recorded mode: this machine's support (what `require` decides by), with the recording's GPU beside it
     for display, so the recorded features never read as this machine's."""
-    from graphlab.recordings import load_recording
-
     here = _support_here(refresh)
     try:
-        rec = load_recording("conditional", gpu=recorded_gpu())
-        there = ConditionalSupport.from_dict(rec.results("support"))
+        there = load(ConditionalSupport, RECORDING, gpu=recorded_gpu())
     except (RecordingError, KeyError, TypeError, ValueError):
         return here
-    where = f"{rec.gpu}, recorded on {str(rec.provenance.get('date', '?'))[:10]}"
-    return dataclasses.replace(here, recorded=there, recorded_where=where)
+    return dataclasses.replace(here, recorded=there, recorded_where=there.recorded_where)
 
 
 @stand_in(_with_recording)

@@ -1,33 +1,26 @@
 """The decode recordings, read back without a GPU: the stand-ins of `graphlab.decode.api`.
 
-Pure: reads data/recordings/<gpu>/decode (made by `graphlab record --models decode`).
+Pure: reads data/recordings/<gpu>/decode (made by `graphlab record --models decode`) through `gl.load`
+(`DecodeReports`); what is specific here is what a call asked for that the recording does not hold.
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Sequence
 
-from graphlab.decode.results import WAYS, DecodeReport
+from graphlab.decode.results import WAYS, DecodeReport, DecodeReports
 from graphlab.errors import BadInputError, RecordingError
+from graphlab.loader import load, open_recording
 from graphlab.mode import recorded_gpu
-from graphlab.recordings import Recording, load_recording
-from graphlab.watch.compiled import compile_summary
+from graphlab.recordings import Recording
 
-#: the recording's folder name
-RECORDING = "decode"
+#: the recording's folder name (the type's own: `DecodeReports.RESULTS.recording`)
+RECORDING: str = DecodeReports.RESULTS.recording  # type: ignore[attr-defined]
 
 
 def decode_recording() -> Recording:
-    try:
-        return load_recording(RECORDING, gpu=recorded_gpu())
-    except RecordingError as exc:
-        raise RecordingError(f"no {RECORDING!r} recording for {recorded_gpu()} ({exc}); make it on a GPU with "
-                             f"`graphlab record --models {RECORDING}`") from None
-
-
-def _recorded_where(rec: Recording) -> str:
-    prov = rec.provenance
-    return f"recorded on {prov.get('gpu')} on {str(prov.get('date', ''))[:10]}"
+    """The decode recording of recorded mode's GPU (its graphs; `gl.load(DecodeReports)` reads its reports)."""
+    return open_recording(RECORDING, recorded_gpu())
 
 
 def _check_like_live(ways: Sequence[str], batch_sizes: Sequence[int], prompt_len: int, new_tokens: int,
@@ -54,20 +47,7 @@ def recorded_report(arch: str = "llama", *, batch_sizes: Sequence[int] = (1, 4, 
     where the recording has them; `report.notes` says "asked for ..., the recording has ..." for each that differs
     (and for rounds, size and lengths). Arguments a live run would refuse are refused here too."""
     _check_like_live(ways, batch_sizes, prompt_len, new_tokens, max_cache_len)
-    rec = decode_recording()
-    reports = rec.results("reports")
-    if arch not in reports:
-        raise BadInputError(f"arch must be one of {', '.join(reports)}, got {arch!r} (the decode recording has these)")
-    report = DecodeReport.from_dict(reports[arch], source=_recorded_where(rec))
-    records = report.conditions.get("compile_records")
-    stored = report.compile.get("all")
-    if records and stored is not None:  # read torch's recorded words again, with this graphlab's reader
-        watched = [{"library": "torch.compile (CUDAGraph Trees)", "role": "recording", "capture_ms": e.capture_ms,
-                    "pool_bytes": e.pool_bytes, "input_shapes": e.input_shapes}
-                   for e in stored.recordings if e.message == "seen by gl.watch" or e.capture_ms is not None]
-        sources = [s for s in stored.sources if not s.startswith("gl.watch")]
-        report.compile["all"] = compile_summary(records, counters=stored.counters, watched=watched, sources=sources)
-    report = report.subset(batch_sizes, ways, token_batches)
+    report = load(DecodeReports, RECORDING, gpu=recorded_gpu()).report(arch).subset(batch_sizes, ways, token_batches)
     held = report.conditions
     for name, asked in (("rounds", rounds), ("size", size), ("new_tokens", new_tokens), ("prompt_len", prompt_len),
                         ("max_cache_len", max_cache_len)):
@@ -87,7 +67,7 @@ def recorded_graph(arch: str = "llama", batch: int = 1, compiled: bool = False, 
         graph = rec.graph(key)
     except (KeyError, RecordingError, BadInputError):
         raise BadInputError(f"the decode recording has no graph {key!r}") from None
-    return dataclasses.replace(graph, metadata={**graph.metadata, "recorded": _recorded_where(rec)})
+    return dataclasses.replace(graph, metadata={**graph.metadata, "recorded": rec.made})
 
 
 __all__ = ["RECORDING", "decode_recording", "recorded_graph", "recorded_report"]

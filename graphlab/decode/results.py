@@ -2,7 +2,7 @@
 token equality with Hugging Face's eager decode, KV cache and graph memory, start-up cost, and what
 torch.compile did. Loads from a recording on a machine without a GPU.
 
-    >>> report = DecodeReport.from_dict(recording.results("reports")["llama"])
+    >>> report = gl.load(DecodeReports).report("llama")     # the decode recording: one report per model
     >>> report.table("latency"), report.speedup("graphlab", "eager", batch=1), report.rows()
 
 `report.table(view)` shows one idea per table (`VIEWS`): "steps" (every way and batch size: p50, p99, tokens/s),
@@ -15,14 +15,16 @@ Pure: no torch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from graphlab.errors import BadInputError
 from graphlab.present import Column, Table, error, listing, percent
-from graphlab.watch.compiled import CompileSummary
+from graphlab.recordings import made_on
+from graphlab.results_types import recorded_result
+from graphlab.watch.compiled import CompileSummary, compile_summary
 from graphlab.present import ShownAsTable
 
-__all__ = ["COMPILED_FUNCTIONS", "VIEWS", "WAYS", "WAY_LABELS", "DecodeReport", "StepTiming"]
+__all__ = ["COMPILED_FUNCTIONS", "VIEWS", "WAYS", "WAY_LABELS", "DecodeReport", "DecodeReports", "StepTiming"]
 
 #: the ways one decode step is run, in the order the tables show them
 WAYS = ("eager", "reduce-overhead", "graphlab", "graphlab+compile")
@@ -333,6 +335,62 @@ class DecodeReport(ShownAsTable):
                    {w: dict(v) for w, v in d.get("startup_ms", {}).items()},
                    {k: CompileSummary.from_dict(v) for k, v in d.get("compile", {}).items()},
                    dict(d.get("conditions", {})), list(d.get("skipped", [])), source)
+
+
+@recorded_result(entries=("reports", "failed"), recording="decode", optional=("failed",))
+@dataclass
+class DecodeReports:
+    """What the decode recording holds (`graphlab record --models decode`): one `DecodeReport` per model ("llama",
+    "gpt2") and the models that failed to record, with why.
+
+        >>> recorded = gl.load(DecodeReports)     # doctest: +SKIP
+        >>> recorded.report("llama").table("latency"), recorded.failed   # doctest: +SKIP
+    """
+
+    reports: dict[str, DecodeReport]
+    failed: dict[str, str] = field(default_factory=dict)
+    #: where and when they were measured ("recorded on NVIDIA H200 on 2026-12-01"), as each report's `source`
+    where: str = ""
+
+    @property
+    def archs(self) -> list[str]:
+        return list(self.reports)
+
+    def report(self, arch: str) -> DecodeReport:
+        """The report of one model; BadInputError naming those the recording has."""
+        if arch not in self.reports:
+            raise BadInputError(f"arch must be one of {', '.join(self.reports)}, got {arch!r} (the decode recording "
+                                "has these)")
+        return self.reports[arch]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The recording's entries: {"reports": {arch: report}, "failed": {arch: why}}."""
+        return {"reports": {arch: r.to_dict() for arch, r in self.reports.items()}, "failed": dict(self.failed)}
+
+    @classmethod
+    def from_dict(cls, parts: Mapping[str, Any], source: str = "recorded") -> DecodeReports:
+        reports = {arch: _reread_compile(DecodeReport.from_dict(d, source=source))
+                   for arch, d in parts["reports"].items()}
+        return cls(reports, {str(k): str(v) for k, v in parts.get("failed", {}).items()}, source)
+
+    @classmethod
+    def from_recording(cls, parts: Mapping[str, Any], recording: Any) -> DecodeReports:
+        """Read by `gl.load(DecodeReports)`: every report's `source` says where and when it was recorded."""
+        return cls.from_dict(parts, made_on(recording.provenance))
+
+
+def _reread_compile(report: DecodeReport) -> DecodeReport:
+    """A recorded report's "what torch.compile did", read again from torch's raw log records (kept in its
+    conditions) with this graphlab's reader; as stored when it kept none."""
+    records = report.conditions.get("compile_records")
+    stored = report.compile.get("all")
+    if records and stored is not None:
+        watched = [{"library": "torch.compile (CUDAGraph Trees)", "role": "recording", "capture_ms": e.capture_ms,
+                    "pool_bytes": e.pool_bytes, "input_shapes": e.input_shapes}
+                   for e in stored.recordings if e.message == "seen by gl.watch" or e.capture_ms is not None]
+        sources = [s for s in stored.sources if not s.startswith("gl.watch")]
+        report.compile["all"] = compile_summary(records, counters=stored.counters, watched=watched, sources=sources)
+    return report
 
 
 def _kept(what: str, asked: list[Any] | None, held: list[Any], notes: list[str]) -> list[Any]:

@@ -5,7 +5,8 @@
 Python: no torch, no GPU), so notebook 07 shows them on any laptop:
 
     >>> overview = gl.multigpu_recordings()   # every machine recorded, and plainly what is missing
-    >>> rec = gl.load_multigpu()               # the recording with the most GPUs
+    >>> rec = overview.largest()               # the recording with the most GPUs
+    >>> gl.load(gl.MultiGpuRecording, gpu="h200x2")   # one machine's recording
     >>> rec.graph("tp", rank=0, batch_size=1)  # one rank's graph (rank and device in .metadata)
     >>> rec.graph_summary("tp", rank=0)        # that graph in words: rank, device, kernels by family, NCCL
     >>> rec.tensor_parallel_table()            # eager vs graph latency of the TP layer by batch size
@@ -20,18 +21,21 @@ inside `to_pandas`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from graphlab import present
 from graphlab.errors import RecordingError
+from graphlab.loader import load, record_hint
 from graphlab.mode import recorded_gpu
 from graphlab.recordings import Recording, gpu_slug, list_recordings, recordings_root
 from graphlab.present import ShownAsTable
+from graphlab.results_types import recorded_result
 
+#: the recording's name, in every machine's folder (`graphlab.studies.multigpu` writes it)
 NAME = "multigpu"
-RECORD_COMMAND = "graphlab record --models multigpu"
 MULTI_GPU_SCRIPT = "bash scripts/gpu_multigpu.sh"
 _MACHINE = re.compile(r"^(?P<gpu>.+?)(?:x(?P<count>\d+))?$")
 
@@ -50,11 +54,22 @@ def split_machine_slug(slug: str) -> tuple[str, int]:
     return match.group("gpu"), int(match.group("count") or 1)
 
 
+@recorded_result(entries=("distributed", "tensor_parallel", "replicas", "allreduce"), recording=NAME)
 @dataclass(frozen=True)
 class MultiGpuRecording(ShownAsTable):
-    """One machine's multi-GPU recording (see the module docstring)."""
+    """One machine's multi-GPU recording (see the module docstring): `gl.load(MultiGpuRecording, gpu="h200x2")`;
+    `multigpu_recordings()` lists every machine's."""
 
     recording: Recording
+    #: its results as read by `gl.load` (entry -> data); an entry not here is read from the recording when asked
+    parts: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_recording(cls, parts: Mapping[str, Any], recording: Recording) -> MultiGpuRecording:
+        return cls(recording, dict(parts))
+
+    def _part(self, key: str) -> Any:
+        return self.parts[key] if key in self.parts else self.recording.results(key)
 
     @property
     def machine(self) -> str:
@@ -70,7 +85,7 @@ class MultiGpuRecording(ShownAsTable):
 
     def distributed(self) -> dict[str, Any]:
         """World size, NCCL version, topology (`nvidia-smi topo -m`), launch command, NCCL settings."""
-        return dict(self.recording.results("distributed"))
+        return dict(self._part("distributed"))
 
     def where(self) -> str:
         """"recorded on NVIDIA H200 on 2026-12-01": where and when, in a few words."""
@@ -146,7 +161,11 @@ class MultiGpuRecording(ShownAsTable):
 
     # -- measurements -------------------------------------------------------------------------------------
     def tensor_parallel(self) -> dict[str, Any]:
-        return dict(self.recording.results("tensor_parallel"))
+        return dict(self._part("tensor_parallel"))
+
+    def allreduce(self) -> list[dict[str, Any]]:
+        """The bare all-reduce's check, one dict per rank: its replays, what they should be, and whether they were."""
+        return [dict(r) for r in self._part("allreduce")]
 
     def tensor_parallel_rows(self) -> list[dict[str, Any]]:
         """One row per batch size: eager and graph p50 (the slowest rank's), speedup, NCCL kernels, error."""
@@ -184,7 +203,7 @@ class MultiGpuRecording(ShownAsTable):
                              notes=["the call to replay() alone, not waiting for the GPU"])
 
     def replicas(self) -> dict[str, Any]:
-        return dict(self.recording.results("replicas"))
+        return dict(self._part("replicas"))
 
     def replica_rows(self) -> list[dict[str, Any]]:
         """One row per batch size: requests/s on one GPU, with replicas, inline dispatch, and the ratios."""
@@ -386,30 +405,35 @@ def _ranks(world_size: int) -> str:
 
 
 def missing_message(gpu: str) -> str:
-    return (f"no multi-GPU recording for {gpu!r} yet: make one on a GPU machine with `{RECORD_COMMAND}` "
-            f"(world size = the GPUs it has; `{MULTI_GPU_SCRIPT}` runs it with the tests and the benchmark)")
+    return (f"no multi-GPU recording for {gpu!r} yet: {record_hint(NAME)} (world size = the GPUs it has; "
+            f"`{MULTI_GPU_SCRIPT}` runs it with the tests and the benchmark)")
 
 
 def multigpu_recordings(gpu: str | None = None, root: str | Path | None = None) -> MultiGpuOverview:
-    """Every `multigpu` recording whose machine folder is `gpu` or `gpu`xN (default: the recorded-mode GPU)."""
+    """Every `multigpu` recording whose machine folder is `gpu` or `gpu`xN (default: the recorded-mode GPU), each
+    read by `gl.load(MultiGpuRecording, ...)`; `.largest()` is the one with the most GPUs."""
     if gpu is None:
         gpu = recorded_gpu()
     base = Path(root) if root is not None else recordings_root()
     found = []
     for rec in list_recordings(base):
-        family, _ = split_machine_slug(rec.path.parent.name)
+        machine = rec.path.parent.name
+        family, _ = split_machine_slug(machine)
         if rec.name == NAME and family == gpu:
-            found.append(MultiGpuRecording(rec))
+            found.append(load(MultiGpuRecording, rec))
     found.sort(key=lambda r: r.world_size)
     return MultiGpuOverview(gpu, tuple(found))
 
 
 def load_multigpu(gpu: str | None = None, root: str | Path | None = None) -> MultiGpuRecording:
-    """The multi-GPU recording with the most GPUs for this GPU family.
+    """Deprecated: `gl.multigpu_recordings().largest()` is the multi-GPU recording with the most GPUs for this GPU
+    family; `gl.load(gl.MultiGpuRecording, gpu="h200x2")` one machine's.
 
     Raises:
         RecordingError: there is none yet; the message names the command that makes one.
     """
+    warnings.warn("gl.load_multigpu() is gl.multigpu_recordings().largest() (one machine's recording: "
+                  "gl.load(gl.MultiGpuRecording, gpu='h200x2')): call that", DeprecationWarning, stacklevel=2)
     return multigpu_recordings(gpu, root).largest()
 
 

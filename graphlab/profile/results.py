@@ -3,7 +3,12 @@ what could not be matched and why, and the critical path with a what-if.
 
 Pure: standard library and the pure modules of graphlab.graph and graphlab.profile; pandas only inside
 `to_pandas`. Every view is a `present.Table` (kernel names and module paths as labels, times in µs, ms or s, shares
-in %). Built from the replays' events by `build_profile`, or read back from a recording by `Profile.from_dict`.
+in %). Built from the replays' events by `build_profile`, or read back from a recording by `gl.load(Profile,
+entry="gpt_b64")` (`Profile.from_recording`: the graph is the recording's DOT of the same key).
+
+The `profile` recording (`graphlab record --models profile`) holds, per graph "<model>_b<batch>", a `Profile` and
+its raw events (`ProfileEvents`, "events_<model>_b<batch>"), one raw profiler trace (`ChromeTrace`,
+"chrome_mlp_b1") and the checks that ride along (`ProfileChecks`: "attribution_check", "what_if", "errors").
 
     >>> prof = gl.profile(captured, replays=20)         # doctest: +SKIP
     >>> prof                                             # the span, its idle time, the slowest nodes
@@ -23,12 +28,15 @@ from graphlab.errors import BadInputError
 from graphlab.graph.model import CudaGraph, NodeKind
 from graphlab.present import Code, Column, Table
 from graphlab.profile.critical import CriticalPath, critical_path, what_if
-from graphlab.profile.events import GpuEvent
+from graphlab.profile.events import GpuEvent, replays_from_chrome
 from graphlab.profile.match import (BY_COPY_KERNEL, BY_LOOSE_NAME, BY_NODE_ID, BY_SIGNATURE, OUT_OF_ORDER, TIMED_KINDS,
                                     Dag, ReplayMatch, match_replay)
 from graphlab.profile.modules import OUTSIDE, ModuleSpan, assign_modules, module_prefix
+from graphlab.recordings import made_on
+from graphlab.results_types import keep_known, recorded_result
 from graphlab.stats import median, percentile
 
+#: the version a profile file says it is ("schema": 1, an int, in every file written so far)
 SCHEMA = 1
 
 #: how a node's events were found, in words
@@ -84,11 +92,67 @@ class NodeTime:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NodeTime:
-        values = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        values = keep_known(cls, data)
         values["modules"] = tuple(values.get("modules", ()))
         return cls(**values)
 
 
+@recorded_result(entry="events_gpt_b1", recording="profile", fields={"replays": 1, "module_spans": 1},
+                 optional=("module_spans",), found_in=("profile/events_*",))
+@dataclass(frozen=True)
+class ProfileEvents:
+    """The raw GPU events of a few replays of one profiled graph, as the profiler gave them, and the module spans
+    recorded at its capture: what `build_profile` folds into a `Profile` (the CPU tests re-run the matcher on them).
+
+        >>> ev = gl.load(ProfileEvents, entry="events_gpt_b1")       # doctest: +SKIP
+        >>> ev.profile(gl.load_recording("profile").graph("gpt_b1"))  # doctest: +SKIP
+    """
+
+    replays: tuple[tuple[GpuEvent, ...], ...]
+    module_spans: tuple[ModuleSpan, ...] = ()
+
+    def profile(self, graph: CudaGraph, *, name: str = "graph") -> Profile:
+        """These replays matched to `graph` and folded into a `Profile` (modules from the recorded spans)."""
+        return build_profile(graph, self.replays, name=name, module_spans=self.module_spans or None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"replays": [[e.to_dict() for e in r] for r in self.replays],
+                "module_spans": [s.to_list() for s in self.module_spans]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProfileEvents:
+        return cls(tuple(tuple(GpuEvent.from_dict(e) for e in r) for r in data["replays"]),
+                   tuple(ModuleSpan.from_list(s) for s in data.get("module_spans", ())))
+
+
+@recorded_result(entry="chrome_mlp_b1", recording="profile", fields={"traceEvents": 1, "note": 1},
+                 optional=("note",), found_in=("profile/chrome_*",))
+@dataclass(frozen=True)
+class ChromeTrace:
+    """A profiler's Chrome trace as torch.profiler wrote it (GPU and CUDA API events), for the trace parser:
+    `replays()` cuts it into one list of `GpuEvent` per graph replay (`replays_from_chrome`)."""
+
+    events: list[dict[str, Any]]
+    note: str = ""
+
+    def replays(self, uncorrelated: str = "drop") -> list[list[GpuEvent]]:
+        return replays_from_chrome({"traceEvents": self.events}, uncorrelated=uncorrelated)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"traceEvents": self.events, "note": self.note}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChromeTrace:
+        return cls(list(data["traceEvents"]), str(data.get("note", "")))
+
+
+@recorded_result(entry="gpt_b1", recording="profile", schema=SCHEMA,
+                 fields={"name": 1, "replays": 1, "nodes": 1, "span_us": 1, "span_p10_us": 1, "span_p90_us": 1,
+                         "busy_us": 1, "unmatched": 1, "extra_events": 1, "extra_names": 1, "conditions": 1,
+                         "module_spans": 1, "summary": 1, "critical_path": 1},
+                 optional=("unmatched", "extra_events", "extra_names", "conditions", "module_spans", "summary",
+                           "critical_path"),
+                 found_in=("profile/*_b*",))
 @dataclass
 class Profile:
     """Where one graph's replay time goes (see the module docstring).
@@ -393,6 +457,16 @@ class Profile:
             raise BadInputError(f"the profile names nodes its graph does not have: {', '.join(missing[:3])}")
         return prof
 
+    @classmethod
+    def from_recording(cls, data: Mapping[str, Any], recording: Any) -> Profile:
+        """A profile read by `gl.load(Profile, entry="gpt_b64")`: its graph is the recording's DOT of the same key
+        (the profile's name, "gpt b64", with "_" for the space), its conditions say where and when it was
+        recorded (`where()` and every title read them)."""
+        prof = cls.from_dict(data, recording.graph(str(data["name"]).replace(" ", "_")))
+        prof.conditions["recorded"] = recording.banner()
+        prof.conditions["recorded_on"] = made_on(recording.provenance, "Recorded")
+        return prof
+
     # -- display -------------------------------------------------------------------------------------------
     def __repr__(self) -> str:
         return f"<Profile {self.headline()}>"
@@ -411,6 +485,87 @@ class Profile:
 
     def _repr_html_(self) -> str:
         return self.overview()._repr_html_()
+
+
+#: the what-if check's cases, in words (the table's column titles)
+WHAT_IF_CASES = {"chain": "one stream: three GEMMs in a row",
+                 "two_streams": "two streams: two GEMMs in a row, a smaller one beside them"}
+
+#: the what-if check's measures, in the order the table reads them: (key, what, how to show it)
+_WHAT_IF_ROWS = (
+    ("span_us", "span, measured", "time"),
+    ("predicted_span_us", "predicted with mm1 twice as fast", "time"),
+    ("measured_span_us", "measured with mm1 on half its work", "time"),
+    ("error_pct", "error of the prediction", "percent"),
+    ("factor", "mm1's real time factor (half the work)", "ratio"),
+    ("predicted_with_factor_us", "predicted with that factor", "time"),
+    ("error_with_factor_pct", "error then", "percent"),
+)
+
+
+def what_if_table(checks: Mapping[str, Any], where: str = "") -> Table:
+    """The what-if check (`graphlab record --models profile`) as a table, one column per graph: the span measured,
+    the span predicted with the GEMM "mm1" twice as fast, the span measured with mm1 really on half its work and
+    the prediction's error; then the factor halving the work really gave mm1 and the prediction with that factor."""
+    show = {"time": present.duration, "percent": lambda v: f"{'+' if v > 0 else ''}{present.percent(v)}",
+            "ratio": present.ratio}
+    cases = list(checks)
+    rows = []
+    for key, what, kind in _WHAT_IF_ROWS:
+        row: dict[str, Any] = {"what": what}
+        for case in cases:
+            value = checks[case].get(key)
+            row[case] = None if value is None else show[kind](float(value))
+        rows.append(row)
+    failed = "; ".join(f"{WHAT_IF_CASES.get(case, case)}: {c['error']}" for case, c in checks.items() if c.get("error"))
+    missing = f"the check did not run ({failed})" if failed else "not recorded"
+    columns = [Column("what", "", kind="text")]
+    columns += [Column(case, WHAT_IF_CASES.get(case, case), kind="text", missing=missing) for case in cases]
+    notes = ["error: predicted minus measured, over measured. mm1's real time factor: its time on half its inner "
+             "dimension over its full time (halving the work did not halve the time exactly)."]
+    title = "Does the what-if predict? One GEMM (mm1) on half its work, predicted and measured"
+    return Table(rows, columns, index="what", notes=notes,
+                 title=f"{title}; {where[0].lower()}{where[1:]}" if where else title)
+
+
+@recorded_result(entries=("attribution_check", "what_if", "errors"), recording="profile", optional=("errors",))
+@dataclass(frozen=True)
+class ProfileChecks(present.ShownAsTable):
+    """The checks that ride along the profile recording: module attribution on a model whose modules launch known
+    numbers of kernels (`attribution`: expected, found, exact, or the error), the what-if on two graphs of GEMMs
+    (`what_if`: per case, the spans predicted and measured; `table()` shows it) and what failed to record (`errors`:
+    key -> why; empty when nothing did).
+
+        >>> gl.load(ProfileChecks)                  # the what-if check as a table   # doctest: +SKIP
+    """
+
+    attribution: dict[str, Any]
+    what_if: dict[str, dict[str, Any]]
+    errors: dict[str, str] = field(default_factory=dict)
+    #: where and when they were recorded ("Recorded on NVIDIA H200 on 2026-12-02"); "" when not read from one
+    where: str = ""
+
+    @property
+    def attribution_exact(self) -> bool:
+        """True when every node of the check model was attributed to the module that launched it."""
+        return bool(self.attribution.get("exact"))
+
+    def table(self) -> Table:
+        """The what-if check, one column per graph (`what_if_table`)."""
+        return what_if_table(self.what_if, self.where)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The recording's entries: {"attribution_check": ..., "what_if": ..., "errors": ...}."""
+        return {"attribution_check": self.attribution, "what_if": self.what_if, "errors": self.errors}
+
+    @classmethod
+    def from_dict(cls, parts: Mapping[str, Any], where: str = "") -> ProfileChecks:
+        return cls(dict(parts["attribution_check"]), {k: dict(v) for k, v in parts["what_if"].items()},
+                   {str(k): str(v) for k, v in parts.get("errors", {}).items()}, where)
+
+    @classmethod
+    def from_recording(cls, parts: Mapping[str, Any], recording: Any) -> ProfileChecks:
+        return cls.from_dict(parts, made_on(recording.provenance, "Recorded"))
 
 
 def _union_us(events: Sequence[GpuEvent]) -> float:
@@ -518,4 +673,5 @@ def _modules_of(graph: CudaGraph, spans: Iterable[ModuleSpan] | None,
     return out
 
 
-__all__ = ["MATCHED_WORDS", "NodeTime", "Profile", "SCHEMA", "build_profile", "module_label"]
+__all__ = ["ChromeTrace", "MATCHED_WORDS", "NodeTime", "Profile", "ProfileChecks", "ProfileEvents", "SCHEMA",
+           "WHAT_IF_CASES", "build_profile", "module_label", "what_if_table"]

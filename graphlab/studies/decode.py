@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graphlab.decode.results import WAYS
+from graphlab.decode.results import WAYS, DecodeReport, DecodeReports
 from graphlab.decode.ways import cold_inductor_cache, compare_decode
 from graphlab.errors import RecordingError
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.recordings import gpu_slug, write_recording
 
-RECORDING = "decode"
+RECORDING: str = DecodeReports.RESULTS.recording  # type: ignore[attr-defined]
 #: per model: the ways it runs and the seconds it may take before it stops starting new work
 PLAN = {"llama": (WAYS, 55.0), "gpt2": (("eager", "graphlab"), 15.0)}
 
@@ -25,7 +25,7 @@ PLAN = {"llama": (WAYS, 55.0), "gpt2": (("eager", "graphlab"), 15.0)}
 def record(out_root: Path, prov: dict[str, Any]) -> Path:
     """HF decode step (StaticCache) four ways: per-step latency, tokens/s, memory, start-up, compile's graphs."""
     folder = cold_inductor_cache()
-    reports: dict[str, Any] = {}
+    reports: dict[str, DecodeReport] = {}
     dots: dict[str, str] = {}
     failed: dict[str, str] = {}
     for arch, (ways, budget_s) in PLAN.items():
@@ -38,7 +38,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         report.conditions["inductor_cache"] = "cold: fresh TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR"
         print(report.table(), flush=True)
         print(report.table("compile"), flush=True)
-        reports[arch] = report.to_dict()
+        reports[arch] = report
     if not reports:
         raise RecordingError(f"decode: every model failed, so there is nothing to record: {failed}; the lines above "
                              "starting [record] decode say why")
@@ -49,7 +49,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
                                 "Llama-style and GPT-2, fp32): HF eager, reduce-overhead, graphlab's graphs of the "
                                 "eager and the compiled step; per-step latency by batch size, tokens vs HF eager, "
                                 "memory, start-up (cold Inductor cache), what torch.compile did.",
-                    provenance=prov, graphs=graphs, results={"reports": reports, "failed": failed})
+                    provenance=prov, graphs=graphs, results=DecodeReports(reports, failed).to_dict())
     print(f"[record] decode: inductor cache was {folder}", flush=True)
     return out
 

@@ -33,7 +33,7 @@ from graphlab.distributed.capture import capture_collective
 from graphlab.distributed.comm import (DistContext, barrier, gather_objects, init_distributed,
                                        launched_by_torchrun, shutdown)
 from graphlab.distributed.launch import run_torchrun
-from graphlab.distributed.results import machine_slug
+from graphlab.distributed.results import NAME, machine_slug
 from graphlab.errors import RecordingError
 from graphlab.fresh_process import run_in_fresh_process
 from graphlab.graph.dot_parser import parse_dot
@@ -41,8 +41,9 @@ from graphlab.recordings import write_recording
 from graphlab.studies.multigpu_timing import gather_points, time_tensor_parallel
 from graphlab.studies.record import recorded_command
 
-#: the recording's name; `graphlab.distributed.results.NAME` is the same name, read back by `load_multigpu`
-RECORDING = "multigpu"
+#: the recording's name (`graphlab.distributed.results.NAME`); `gl.load(gl.MultiGpuRecording, gpu=<machine>)` reads
+#: it back (its entries: distributed, tensor_parallel, replicas, allreduce)
+RECORDING = NAME
 
 TP_BATCH_SIZES = (1, 4, 16, 64)
 TP_DOT_BATCH_SIZES = (1, 16)

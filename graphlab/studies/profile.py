@@ -6,7 +6,9 @@ module spans and the raw GPU events of 3 replays (so the CPU tests re-run the ma
 ride along: module attribution on a model whose modules launch known numbers of kernels, and the what-if (one GEMM
 on half its inner dimension, predicted vs measured span: `what_if_check`) on a chain and on two branches captured
 on two streams.
-Notebook 11 reads it (`graphlab.profile.recorded`; `what_if_checks()` shows the what-if check as a table).
+Notebook 11 reads it (`graphlab.profile.recorded`; `what_if_checks()` shows the what-if check as a table). Every
+entry is written through its results type (`Profile`, `ProfileEvents`, `ChromeTrace`, `ProfileChecks` in
+`graphlab.profile.results`), which `gl.load` reads back.
 """
 from __future__ import annotations
 
@@ -20,13 +22,13 @@ from graphlab.graph.dot_parser import parse_dot
 from graphlab.profile.api import capture_with_modules, profile_replays
 from graphlab.profile.modules import assign_modules
 from graphlab.profile.recorded import what_if_checks
-from graphlab.profile.results import build_profile
+from graphlab.profile.results import ChromeTrace, Profile, ProfileChecks, ProfileEvents, build_profile
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.capture.api import capture
 from graphlab.studies.record import RECORD_DOT_FLAGS
 from graphlab.zoo import ZOO, get_model
 
-RECORDING = "profile"
+RECORDING: str = Profile.RESULTS.recording  # type: ignore[attr-defined]
 BATCH_SIZES = (1, 64)
 REPLAYS = 20
 EVENT_REPLAYS = 3
@@ -66,8 +68,7 @@ def _entry(name: str, model: nn.Module, inputs: tuple[Any, ...]) -> tuple[dict[s
     cg.reset()
     result = {**prof.to_dict(), "module_spans": [s.to_list() for s in spans], "summary": prof.summary(),
               "critical_path": prof.critical_path().to_dict()}
-    trace = {"replays": [[e.to_dict() for e in r] for r in events[:EVENT_REPLAYS]],
-             "module_spans": [s.to_list() for s in spans]}
+    trace = ProfileEvents(tuple(tuple(r) for r in events[:EVENT_REPLAYS]), tuple(spans)).to_dict()
     print(f"[record] profile {name}: {prof}", flush=True)
     return {"dot": dot, "dot_flags": RECORD_DOT_FLAGS, "batch_size": inputs[0].shape[0]}, {name: result,
                                                                                               f"events_{name}": trace}
@@ -202,33 +203,35 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     cg = capture(zm.build(), *zm.make_inputs(1), name="raw")
     raw: list[Any] = []
     profile_replays(cg.replay, EVENT_REPLAYS, show_progress=False, keep_trace=raw)
-    results["chrome_mlp_b1"] = {"traceEvents": raw, "note": "torch.profiler's Chrome trace of 3 replays of the zoo "
-                                "mlp at batch 1 (a fresh capture: its DOT is mlp_b1's), GPU and CUDA API events only"}
+    results["chrome_mlp_b1"] = ChromeTrace(raw, "torch.profiler's Chrome trace of 3 replays of the zoo mlp at batch "
+                                           "1 (a fresh capture: its DOT is mlp_b1's), GPU and CUDA API events "
+                                           "only").to_dict()
     cg.reset()
     # module attribution, exact on a model whose launch counts are known
+    attribution: dict[str, Any]
     try:
         x = torch.randn(64, 64, device="cuda")
         cg, spans = capture_with_modules(counted_model().cuda(), x, dot_flags=RECORD_DOT_FLAGS, name="counted")
         graph = parse_dot(cg.dot(), source="counted.dot")
         found = assign_modules(spans, [n.index for n in graph.root.nodes])
         got = [found[n.index] for n in graph.root.nodes if n.kind.value == "kernel"]
-        results["attribution_check"] = {"expected": EXPECTED, "found": got, "exact": got == EXPECTED,
-                                        "spans": [s.to_list() for s in spans], "nodes": len(graph)}
+        attribution = {"expected": EXPECTED, "found": got, "exact": got == EXPECTED,
+                       "spans": [s.to_list() for s in spans], "nodes": len(graph)}
         graphs["counted"] = {"dot": cg.dot(), "dot_flags": RECORD_DOT_FLAGS}
         cg.reset()
         print(f"[record] attribution exact: {got == EXPECTED} ({got})", flush=True)
     except Exception as exc:
-        results["attribution_check"] = {"error": f"{type(exc).__name__}: {exc}"}
+        attribution = {"error": f"{type(exc).__name__}: {exc}"}
         print(f"[record] attribution check FAILED: {exc}", flush=True)
 
-    results["what_if"] = {}
+    what_if: dict[str, dict[str, Any]] = {}
     for case, two in (("chain", False), ("two_streams", True)):
         try:
-            results["what_if"][case] = what_if_check(two)
+            what_if[case] = what_if_check(two)
         except Exception as exc:
-            results["what_if"][case] = {"error": f"{type(exc).__name__}: {exc}"}
+            what_if[case] = {"error": f"{type(exc).__name__}: {exc}"}
             print(f"[record] what-if {case} FAILED: {exc}", flush=True)
-    results["errors"] = errors
+    results.update(ProfileChecks(attribution, what_if, errors).to_dict())
     folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
     write_recording(folder, name=RECORDING, description="Per-node GPU time inside the zoo's graphs (and ResNet-50) at "
                     "batch 1 and 64, with the module behind each node, recorded by gl.profile.", provenance=prov,

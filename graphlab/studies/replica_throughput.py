@@ -23,7 +23,7 @@ import torch
 
 from graphlab.capture.tensors import map_tensors
 from graphlab.distributed.replicas import Replicas, normalize_devices
-from graphlab.distributed.results import ReplicaThroughput, load_multigpu
+from graphlab.distributed.results import ReplicaThroughput, multigpu_recordings
 from graphlab.env import require_cuda
 from graphlab.mode import stand_in
 from graphlab.present import listing
@@ -129,10 +129,10 @@ def measure_replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence
 
 def _recorded_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence[int] = DEFAULT_REPLICA_BATCH_SIZES,
                          devices: Any = None, *, duration_s: float = 1.0) -> ReplicaThroughput:
-    """The replica throughput of the recording with the most GPUs (`load_multigpu()`). A recording holds the one
-    measurement it made: asked for another model, other batch sizes or devices, it says what was asked and what
-    the recording has, and shows what it has."""
-    rec = load_multigpu()
+    """The replica throughput of the recording with the most GPUs (`multigpu_recordings().largest()`). A recording
+    holds the one measurement it made: asked for another model, other batch sizes or devices, it says what was
+    asked and what the recording has, and shows what it has."""
+    rec = multigpu_recordings().largest()
     result = rec.replicas()
     return ReplicaThroughput(result, rec.where(), asked=asked_beyond_recording(result, model, batch_sizes, devices))
 
@@ -161,7 +161,7 @@ def replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence[int] = 
                        devices: Any = None, *, duration_s: float = 1.0) -> ReplicaThroughput:
     """Replica throughput as a `ReplicaThroughput`: measured here (live), or the recorded one (recorded mode).
 
-    In recorded mode the recording with the most GPUs answers (`load_multigpu()`); asked for something it does
+    In recorded mode the recording with the most GPUs answers (`multigpu_recordings().largest()`); asked for something it does
     not hold, it says so ("asked for batch sizes 1 and 2, the recording has 1, 8 and 32") and shows what it has.
     """
     result = measure_replica_throughput(model, batch_sizes, devices, duration_s=duration_s)

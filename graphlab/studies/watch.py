@@ -26,9 +26,10 @@ from graphlab.graph.diff import diff
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.studies import watch_examples, watch_overhead
 from graphlab.studies.watch_examples import EXAMPLES
+from graphlab.watch.records import RECORDING, WatchCases, WatchComparison
 
-#: the recording's name; `watch_examples.RECORDING` is the same name, read back in recorded mode
-RECORDING = "watch"
+# RECORDING: the recording's name (`graphlab.watch.records.RECORDING`); its entries are written through the types
+# `gl.load` reads them back with: WatchCases ("examples"), WatchComparison ("comparison"), WatchOverhead ("overhead")
 PREFIXES = {"compile": "compile", "make_graphed_callables": "mgc", "torch.cuda.graph": "block"}
 OVERHEAD_PAIRS = 100
 
@@ -55,7 +56,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     """gl.watch on torch.compile, make_graphed_callables, torch.cuda.graph; its replay overhead."""
     graphs: dict[str, dict[str, Any]] = {}
     examples: dict[str, Any] = {}
-    comparison: dict[str, Any] = {}
+    comparison: dict[int, dict[str, Any]] = {}
     for name in EXAMPLES:
         print(f"[record] watch: {name} ...", flush=True)
         example = watch_examples.run_example(name, progress=False)
@@ -70,8 +71,8 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
             references[str(b)] = key
             d = diff(example.recording_for(b), example.reference[b],
                      names=(f"torch.compile b{b}", f"gl.capture b{b}"))
-            comparison[str(b)] = {"summary": d.summary(), "count_by_status": d.count_by_status(),
-                                  "count_by_kind": {k: list(v) for k, v in d.count_by_kind().items()}}
+            comparison[b] = {"summary": d.summary(), "count_by_status": d.count_by_status(),
+                             "count_by_kind": {k: list(v) for k, v in d.count_by_kind().items()}}
         info["reference_keys"] = references
         examples[name] = info
         print(f"[record] watch: {name}: {len(example.seen)} graphs ({len(without)} without DOT); {example.facts}",
@@ -88,7 +89,8 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
                                 "make_graphed_callables and a torch.cuda.graph block; and the watch's "
                                 "replay overhead, measured.",
                     provenance=prov, graphs=graphs,
-                    results={"examples": examples, "comparison": comparison, "overhead": overhead_data})
+                    results={"examples": WatchCases(examples).to_dict(),
+                             "comparison": WatchComparison(comparison).to_dict(), "overhead": overhead_data})
     return folder
 
 

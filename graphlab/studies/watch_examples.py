@@ -28,17 +28,14 @@ from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, RecordingError
 from graphlab.graph.diff import diff
 from graphlab.graph.dot_parser import parse_dot
-from graphlab.mode import stand_in
+from graphlab.loader import load
+from graphlab.mode import recorded_gpu, stand_in
 from graphlab.present import Column, Table
-from graphlab.profile.recorded import recorded_on
 from graphlab.progress import progress_bar
-from graphlab.studies.catalog import open_recording
 from graphlab.watch.api import watch
-from graphlab.watch.records import WatchedGraph, WatchedGraphs
+from graphlab.watch.records import RECORDING, WatchCases, WatchedGraph, WatchedGraphs
 from graphlab.zoo import get_model
 
-#: the recording the examples are read from in recorded mode (`graphlab.studies.watch` writes it)
-RECORDING = "watch"
 EXAMPLES = ("compile", "make_graphed_callables", "torch.cuda.graph")
 DEFAULT_BATCH_SIZES = (1, 4, 8)
 CALLS_PER_SIZE = 3
@@ -278,26 +275,19 @@ def _check_name(name: str) -> None:
         raise BadInputError(f"no watch example {name!r}; choose one of {', '.join(EXAMPLES)}")
 
 
-def load_example(name: str = "compile", batch_sizes: Any = None, recording: Any = None) -> WatchExample:
-    """One worked case as recorded on a real GPU (`watch_example`'s answer in recorded mode)."""
+def load_example(name: str = "compile", batch_sizes: Any = None, cases: WatchCases | None = None) -> WatchExample:
+    """One worked case as recorded on a real GPU (`watch_example`'s answer in recorded mode), from `cases`
+    (default: `gl.load(WatchCases)` of recorded mode's GPU)."""
     _check_name(name)
-    rec = recording or open_recording(RECORDING)
-    examples = rec.results("examples")
-    if name not in examples:
-        raise RecordingError(f"the {RECORDING!r} recording has no {name!r} example; it has {', '.join(examples)}")
-    info = examples[name]
-    banner = recorded_on(rec.provenance)
-    seen = WatchedGraphs((WatchedGraph.from_dict({**rec.graph_info(key)["watched"], "dot": rec.dot(key)})
-                          for key in info["graph_keys"]), recorded=banner)
-    for g in seen:
-        g._recorded = banner  # noqa: SLF001 - its times and memory were measured there, not here
-    reference = {int(b): rec.graph(key) for b, key in info.get("reference_keys", {}).items()}
+    cases = cases if cases is not None else load(WatchCases, RECORDING, gpu=recorded_gpu())
+    info = cases.case(name)
+    reference = cases.references(name)
     recorded_sizes = sorted(reference)
     if batch_sizes is not None and name == "compile" and sorted(batch_sizes) != recorded_sizes:
         raise RecordingError(f"the recording has the compile example at batch sizes {recorded_sizes} only, "
                              f"not {sorted(batch_sizes)}")
-    return WatchExample(name, info["description"], seen, info.get("calls", []), info.get("facts", {}), reference,
-                        {int(k): v for k, v in info.get("reference_pool_bytes", {}).items()}, banner)
+    return WatchExample(name, info["description"], cases.seen(name), info.get("calls", []), info.get("facts", {}),
+                        reference, {int(k): v for k, v in info.get("reference_pool_bytes", {}).items()}, cases.where)
 
 
 @stand_in(load_example)

@@ -14,29 +14,26 @@ Two copies of the same zoo model (same seeded weights) are compiled with
 
     >>> r = watch_overhead()               # live: ~30-60 s (two compiles); recorded: the H200 run
     >>> r.describe()                       # "replay watched / unwatched: 1.00x (p10-p90 ...)"
+
+`WatchOverhead`, what it measured, is a results type of `graphlab.watch.records` (pure): `gl.load(WatchOverhead)`
+reads the recorded one anywhere.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
-
 import torch
-
-from graphlab import present
 
 from graphlab.clock import Stopwatch, synced_us
 from graphlab.timing.schedulers import interleave
 from graphlab.timing.sync import cuda_sync
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, RecordingError
-from graphlab.mode import stand_in
-from graphlab.profile.recorded import recorded_on
+from graphlab.loader import load
+from graphlab.mode import recorded_gpu, stand_in
 from graphlab.progress import progress_bar
 from graphlab.stats import median
-from graphlab.studies.catalog import open_recording
-from graphlab.studies.watch_examples import RECORDING
 from graphlab.timing.host_modes import paired_speedup
 from graphlab.watch.api import watch
+from graphlab.watch.records import RECORDING, WatchOverhead
 from graphlab.zoo import get_model
 
 DEFAULT_MODEL = "gpt"
@@ -44,85 +41,6 @@ DEFAULT_BATCH_SIZE = 8
 DEFAULT_PAIRS = 200
 DEFAULT_CALLS_PER_BLOCK = 25
 WARMUP_CALLS = 50
-
-
-@dataclass(frozen=True)
-class WatchOverhead:
-    """Watched vs unwatched reduce-overhead replays of one model at one batch size.
-
-    Attributes:
-        unwatched_p50_us, watched_p50_us: median of the block medians (one synchronised call each).
-        ratio_p50, ratio_p10, ratio_p90: watched / unwatched per pair of neighbouring blocks.
-        spread_pct: (p90 - p10) / p50 of the ratios, in %. ratio_by_mode: median ratio per host mode.
-        host_modes: the speed modes seen in the watched blocks (`HostModes.describe()`).
-        outputs_identical: `torch.equal` of the two copies' outputs on every fresh input.
-        max_abs_err_vs_eager: largest difference of the watched copy from eager.
-        graphs_watched: graphs the watch saw while the watched copy compiled and recorded.
-        graphs_during_timing: graphs captured while timing (0: nothing re-recorded).
-        compile_s: seconds of the first three calls of each copy (compile, warm-up, record).
-    """
-
-    model: str
-    batch_size: int
-    pairs: int
-    calls_per_block: int
-    unwatched_p50_us: float
-    watched_p50_us: float
-    ratio_p50: float
-    ratio_p10: float
-    ratio_p90: float
-    spread_pct: float
-    ratio_by_mode: list[float]
-    host_modes: str
-    outputs_identical: bool
-    max_abs_err_vs_eager: float
-    graphs_watched: int
-    graphs_during_timing: int
-    compile_s: dict[str, float]
-    ratios: list[float] = field(default_factory=list, repr=False)
-    source: str = ""
-
-    def describe(self) -> str:
-        same = "bit-identical" if self.outputs_identical else "NOT identical"
-        return (f"{self.model} batch {self.batch_size}: replay watched / unwatched {present.ratio(self.ratio_p50)} "
-                f"(p10-p90 {present.ratio(self.ratio_p10)} to {present.ratio(self.ratio_p90)} over "
-                f"{present.count(self.pairs)} pairs of {present.count(self.calls_per_block)} calls; "
-                f"{present.duration(self.unwatched_p50_us)} vs {present.duration(self.watched_p50_us)} per call); "
-                f"outputs {same}; host: {self.host_modes}")
-
-    def facts(self) -> Any:
-        """The check in words (a `present` facts table), titled with where it was measured."""
-        rows = [
-            ("replay, unwatched vs watched", f"{present.duration(self.unwatched_p50_us)} vs "
-             f"{present.duration(self.watched_p50_us)} per call (median of the blocks' medians)"),
-            ("watched / unwatched, pair by pair", f"{present.ratio(self.ratio_p50)} (p10 to p90: "
-             f"{present.ratio(self.ratio_p10)} to {present.ratio(self.ratio_p90)}, over {present.count(self.pairs)} "
-             f"pairs of blocks of {present.count(self.calls_per_block)} calls)"),
-            ("outputs of the two copies", "bit-identical" if self.outputs_identical else "not identical"),
-            ("largest difference from eager", present.error(self.max_abs_err_vs_eager)),
-            ("graphs captured while timing", "none: nothing was re-recorded" if not self.graphs_during_timing
-             else present.count(self.graphs_during_timing)),
-            ("host speed modes", self.host_modes),
-        ]
-        title = f"gl.watch's replay overhead, {self.model} at batch {self.batch_size}"
-        return present.facts(rows, title=f"{title}: {self.source}" if self.source else title)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WatchOverhead:
-        names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-    def __repr__(self) -> str:
-        return f"<WatchOverhead {self.describe()}>"
-
-    def __str__(self) -> str:
-        return str(self.facts())
-
-    def _repr_html_(self) -> str:
-        return self.facts()._repr_html_()
 
 
 def measure_watch_overhead(*, model: str = DEFAULT_MODEL, batch_size: int = DEFAULT_BATCH_SIZE,
@@ -187,12 +105,11 @@ def measure_watch_overhead(*, model: str = DEFAULT_MODEL, batch_size: int = DEFA
 
 def _recorded_overhead(batch_size: int = DEFAULT_BATCH_SIZE, pairs: int = DEFAULT_PAIRS) -> WatchOverhead:
     """The overhead check of the watch recording (recorded mode); it measured one batch size."""
-    rec = open_recording(RECORDING)
-    result = WatchOverhead.from_dict(rec.results("overhead"))
+    result = load(WatchOverhead, RECORDING, gpu=recorded_gpu())
     if result.batch_size != batch_size:
         raise RecordingError(f"the recording measured batch size {result.batch_size}, not {batch_size}; call "
                              f"watch_overhead(batch_size={result.batch_size}) or measure it live on a GPU")
-    return WatchOverhead.from_dict({**result.to_dict(), "source": recorded_on(rec.provenance)})
+    return result
 
 
 @stand_in(_recorded_overhead)

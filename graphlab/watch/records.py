@@ -5,18 +5,24 @@
     >>> seen.summary()                   # graphs, nodes and pool memory by library and input shapes
     >>> seen.to_pandas()                 # one row per graph
 
+The `watch` recording (`graphlab record --models watch`) reads back as `gl.load(WatchCases)` (the worked cases and
+the graphs the watch saw), `gl.load(WatchComparison)` (torch.compile's graphs against gl.capture's) and
+`gl.load(WatchOverhead)` (the watch's replay overhead, measured).
+
 Pure Python (no torch): recordings load into the same objects on a machine without a GPU.
 """
 from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import dataclass, field, fields
-from typing import Any, Iterable, Iterator, Sequence, overload
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Iterable, Iterator, Mapping, Sequence, overload
 
 from graphlab import present
 from graphlab.errors import BadInputError, GraphlabError, RecordingError, UnsupportedError
 from graphlab.present import Code, Column, Table
+from graphlab.recordings import made_on
+from graphlab.results_types import keep_known, recorded_result
 from graphlab.watch.frames import TORCH_CUDA_GRAPH
 from graphlab.watch.kernel_modules import node_modules
 from graphlab.present import ShownAsTable
@@ -185,11 +191,10 @@ class WatchedGraph:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WatchedGraph:
-        names = {f.name for f in fields(cls) if not f.name.startswith("_")}
         missing = {"index", "library"} - set(data)
         if missing:
             raise RecordingError(f"a watched graph needs {', '.join(sorted(missing))}; got {sorted(data)}")
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**{k: v for k, v in keep_known(cls, data).items() if not k.startswith("_")})
 
     def row(self) -> dict[str, Any]:
         return {"index": self.index, "library": self.library, "role": self.role,
@@ -503,4 +508,207 @@ class WatchedGraphs(Sequence[WatchedGraph]):
         return self.table()._repr_html_()
 
 
-__all__ = ["ROW_COLUMNS", "WatchSummary", "WatchedGraph", "WatchedGraphs", "shapes_text", "shapes_words"]
+#: the name of the recording `graphlab record --models watch` writes (`graphlab.studies.watch`)
+RECORDING = "watch"
+
+
+@recorded_result(entry="examples", recording=RECORDING)
+@dataclass(frozen=True)
+class WatchCases:
+    """The worked cases of the watch recording, as recorded: per case ("compile", "make_graphed_callables",
+    "torch.cuda.graph") its description, calls and facts, the keys of the graphs the watch saw and of graphlab's own
+    capture of the same model. The graphs themselves are the recording's DOTs, read when asked (`seen`,
+    `references`). `graphlab.studies.watch_examples.watch_example` shows one case from them.
+
+        >>> cases = gl.load(WatchCases)              # doctest: +SKIP
+        >>> cases.seen("compile").summary()          # doctest: +SKIP
+    """
+
+    cases: dict[str, dict[str, Any]]
+    #: the recording the graphs are read from (None: a `WatchCases` made from a dict alone has no graphs)
+    recording: Any = field(default=None, compare=False, repr=False)
+    #: where and when they were recorded ("Recorded on NVIDIA H200 on 2026-12-01")
+    where: str = ""
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.cases)
+
+    def case(self, name: str) -> dict[str, Any]:
+        """What was recorded of one case (description, calls, facts, graph keys, ...)."""
+        if name not in self.cases:
+            raise RecordingError(f"the {RECORDING!r} recording has no {name!r} example; it has "
+                                 f"{', '.join(self.cases)}")
+        return self.cases[name]
+
+    def _recording(self) -> Any:
+        if self.recording is None:
+            raise RecordingError("these watch cases were not read from a recording, so they hold no graphs: "
+                                 "gl.load(WatchCases) reads them with their graphs")
+        return self.recording
+
+    def seen(self, name: str) -> WatchedGraphs:
+        """The graphs the watch saw in one case (those with a readable DOT), as it saw them; their times and memory
+        say where they were measured."""
+        rec = self._recording()
+        seen = WatchedGraphs((WatchedGraph.from_dict({**rec.graph_info(key)["watched"], "dot": rec.dot(key)})
+                              for key in self.case(name)["graph_keys"]), recorded=self.where)
+        for g in seen:
+            g._recorded = self.where  # noqa: SLF001 - its times and memory were measured there, not here
+        return seen
+
+    def references(self, name: str) -> dict[int, Any]:
+        """Batch size -> graphlab's own capture (`gl.capture`) of the same model (a parsed `CudaGraph`)."""
+        rec = self._recording()
+        return {int(b): rec.graph(key) for b, key in self.case(name).get("reference_keys", {}).items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: dict(info) for name, info in self.cases.items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WatchCases:
+        return cls({str(name): dict(info) for name, info in data.items()})
+
+    @classmethod
+    def from_recording(cls, data: Mapping[str, Any], recording: Any) -> WatchCases:
+        return replace(cls.from_dict(data), recording=recording, where=made_on(recording.provenance, "Recorded"))
+
+
+@recorded_result(entry="comparison", recording=RECORDING)
+@dataclass(frozen=True)
+class WatchComparison(ShownAsTable):
+    """torch.compile's graph against graphlab's own capture of the same model, per batch size, as the watch
+    recording kept it (`gl.diff` of the two): nodes the same, changed, added and removed, and the diff in words.
+
+        >>> gl.load(WatchComparison)                 # one row per batch size   # doctest: +SKIP
+    """
+
+    #: batch size -> {"summary": the diff in words, "count_by_status": {...}, "count_by_kind": {...}}
+    by_batch: dict[int, dict[str, Any]]
+    where: str = ""
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [{"batch_size": b, **{k: int(v) for k, v in d.get("count_by_status", {}).items()}}
+                for b, d in sorted(self.by_batch.items())]
+
+    def summary(self, batch_size: int) -> str:
+        """`gl.diff`'s summary at one batch size, as recorded."""
+        if batch_size not in self.by_batch:
+            raise BadInputError(f"no comparison at batch size {batch_size}; it has {sorted(self.by_batch)}")
+        return str(self.by_batch[batch_size].get("summary", ""))
+
+    def table(self) -> Table:
+        """Nodes of torch.compile's graph against gl.capture's, by batch size: the same, changed, added, removed."""
+        columns = [Column("batch_size", "batch size", kind="count")]
+        columns += [Column(k, k, kind="count", missing="not counted") for k in ("same", "changed", "added", "removed")]
+        title = "torch.compile's graph vs gl.capture's, node by node"
+        return Table(self.rows(), columns, index="batch_size", title=f"{title}: {self.where}" if self.where else title,
+                     notes=["added: nodes only gl.capture's graph has; removed: only torch.compile's; `summary(b)` "
+                            "says which."])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {str(b): dict(d) for b, d in self.by_batch.items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WatchComparison:
+        return cls({int(b): dict(d) for b, d in data.items()})
+
+    @classmethod
+    def from_recording(cls, data: Mapping[str, Any], recording: Any) -> WatchComparison:
+        return replace(cls.from_dict(data), where=made_on(recording.provenance, "Recorded"))
+
+
+@recorded_result(entry="overhead", recording=RECORDING,
+                 fields={"model": 1, "batch_size": 1, "pairs": 1, "calls_per_block": 1, "unwatched_p50_us": 1,
+                         "watched_p50_us": 1, "ratio_p50": 1, "ratio_p10": 1, "ratio_p90": 1, "spread_pct": 1,
+                         "ratio_by_mode": 1, "host_modes": 1, "outputs_identical": 1, "max_abs_err_vs_eager": 1,
+                         "graphs_watched": 1, "graphs_during_timing": 1, "compile_s": 1, "ratios": 1},
+                 optional=("ratios",))
+@dataclass(frozen=True)
+class WatchOverhead:
+    """Watched vs unwatched reduce-overhead replays of one model at one batch size
+    (`graphlab.studies.watch_overhead` measures it; `gl.load(WatchOverhead)` reads the recorded one).
+
+    Attributes:
+        unwatched_p50_us, watched_p50_us: median of the block medians (one synchronised call each).
+        ratio_p50, ratio_p10, ratio_p90: watched / unwatched per pair of neighbouring blocks.
+        spread_pct: (p90 - p10) / p50 of the ratios, in %. ratio_by_mode: median ratio per host mode.
+        host_modes: the speed modes seen in the watched blocks (`HostModes.describe()`).
+        outputs_identical: `torch.equal` of the two copies' outputs on every fresh input.
+        max_abs_err_vs_eager: largest difference of the watched copy from eager.
+        graphs_watched: graphs the watch saw while the watched copy compiled and recorded.
+        graphs_during_timing: graphs captured while timing (0: nothing re-recorded).
+        compile_s: seconds of the first three calls of each copy (compile, warm-up, record).
+        source: where it was measured ("live on ..." or "Recorded on ..."; not written: a recording's provenance
+            says it).
+    """
+
+    model: str
+    batch_size: int
+    pairs: int
+    calls_per_block: int
+    unwatched_p50_us: float
+    watched_p50_us: float
+    ratio_p50: float
+    ratio_p10: float
+    ratio_p90: float
+    spread_pct: float
+    ratio_by_mode: list[float]
+    host_modes: str
+    outputs_identical: bool
+    max_abs_err_vs_eager: float
+    graphs_watched: int
+    graphs_during_timing: int
+    compile_s: dict[str, float]
+    ratios: list[float] = field(default_factory=list, repr=False)
+    source: str = ""
+
+    def describe(self) -> str:
+        same = "bit-identical" if self.outputs_identical else "NOT identical"
+        return (f"{self.model} batch {self.batch_size}: replay watched / unwatched {present.ratio(self.ratio_p50)} "
+                f"(p10-p90 {present.ratio(self.ratio_p10)} to {present.ratio(self.ratio_p90)} over "
+                f"{present.count(self.pairs)} pairs of {present.count(self.calls_per_block)} calls; "
+                f"{present.duration(self.unwatched_p50_us)} vs {present.duration(self.watched_p50_us)} per call); "
+                f"outputs {same}; host: {self.host_modes}")
+
+    def facts(self) -> Any:
+        """The check in words (a `present` facts table), titled with where it was measured."""
+        rows = [
+            ("replay, unwatched vs watched", f"{present.duration(self.unwatched_p50_us)} vs "
+             f"{present.duration(self.watched_p50_us)} per call (median of the blocks' medians)"),
+            ("watched / unwatched, pair by pair", f"{present.ratio(self.ratio_p50)} (p10 to p90: "
+             f"{present.ratio(self.ratio_p10)} to {present.ratio(self.ratio_p90)}, over {present.count(self.pairs)} "
+             f"pairs of blocks of {present.count(self.calls_per_block)} calls)"),
+            ("outputs of the two copies", "bit-identical" if self.outputs_identical else "not identical"),
+            ("largest difference from eager", present.error(self.max_abs_err_vs_eager)),
+            ("graphs captured while timing", "none: nothing was re-recorded" if not self.graphs_during_timing
+             else present.count(self.graphs_during_timing)),
+            ("host speed modes", self.host_modes),
+        ]
+        title = f"gl.watch's replay overhead, {self.model} at batch {self.batch_size}"
+        return present.facts(rows, title=f"{title}: {self.source}" if self.source else title)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WatchOverhead:
+        return cls(**keep_known(cls, data))
+
+    @classmethod
+    def from_recording(cls, data: Mapping[str, Any], recording: Any) -> WatchOverhead:
+        """The recorded check (`gl.load(WatchOverhead)`): its source says where and when it was recorded."""
+        return replace(cls.from_dict(data), source=made_on(recording.provenance, "Recorded"))
+
+    def __repr__(self) -> str:
+        return f"<WatchOverhead {self.describe()}>"
+
+    def __str__(self) -> str:
+        return str(self.facts())
+
+    def _repr_html_(self) -> str:
+        return self.facts()._repr_html_()
+
+
+__all__ = ["RECORDING", "ROW_COLUMNS", "WatchCases", "WatchComparison", "WatchOverhead", "WatchSummary",
+           "WatchedGraph", "WatchedGraphs", "shapes_text", "shapes_words"]

@@ -18,16 +18,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from graphlab.conditional.results import STUDY_NAMES, ConditionalStudy
+from graphlab.conditional.results import RECORDING, STUDY_NAMES, ConditionalErrors, ConditionalStudy
 from graphlab.conditional.support import conditional_support
 from graphlab.errors import ConfigurationError
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.studies.conditional import study_modules
 
-#: the experiment `graphlab record --models conditional` names, and the recording folder it writes (the one
-#: graphlab.conditional.results.RECORDING reads back)
-RECORDING = "conditional"
 
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.])/(?:[\w.+-]+/)+([\w.+-]+)")
 
@@ -86,10 +83,12 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         if study.dot:
             graphs[study.name] = {"dot": study.dot, "model": parse_dot(study.dot, source=f"{study.name}.dot"),
                                   "dot_flags": 1, "kind": study.facts.get("kind"), "route": study.facts.get("route")}
+    # every entry through its results type (gl.load reads them back): ConditionalSupport, ConditionalStudy and,
+    # when a study failed, ConditionalErrors
     results: dict[str, Any] = {"support": strip_paths(support.to_dict())}
     results.update({s.name: strip_paths(s.to_dict()) for s in studies})
     if errors:
-        results["errors"] = strip_paths(errors)
+        results["errors"] = strip_paths(ConditionalErrors(errors).to_dict())
     folder = Path(out_root) / gpu_slug(prov["gpu"]) / RECORDING
     write_recording(folder, name=RECORDING, description=(
         "CUDA conditional nodes with PyTorch bodies: early exit (IF/ELSE), greedy decoding in one WHILE launch, "
