@@ -6,13 +6,15 @@ declares how it lives in recordings (`graphlab.results_types.recorded_result`); 
 the same steps for every type: find the recording (and its GPU folder), raise the one "record it" error when there
 is none, read the type's entry, check its schema (a newer file than this graphlab is a clear error, a file that
 lacks what its version holds too), keep the fields the type knows, and build the object through the type, which is
-handed the `Recording` to attach its provenance. `dump(obj)` is what a study writes: the object's dict stamped with
+handed the `Recording` to attach its provenance (and, when its `from_recording` takes an `entry` argument, the
+entry it was read from). `dump(obj)` is what a study writes: the object's dict stamped with
 its type's schema.
 
 Pure: standard library only.
 """
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any, Mapping, TypeVar
 
@@ -87,6 +89,8 @@ def load(cls: type[_T], recording: str | Recording | None = None, *, gpu: str | 
         raise RecordingError(f"{rec.name}/{key}: a {spec.name} is a record of fields, got a {type(data).__name__}")
     build = getattr(cls, "from_recording", None)
     if build is not None:
+        if "entry" in inspect.signature(build).parameters:  # a type that keeps several entries of one kind
+            return build(data, rec, entry=key)  # type: ignore[no-any-return]
         return build(data, rec)  # type: ignore[no-any-return]
     return cls.from_dict(data)  # type: ignore[attr-defined, no-any-return]
 

@@ -127,14 +127,17 @@ def recorded_result(*, entry: str | None = None, entries: tuple[str, ...] = (), 
 
 def type_for(recording: str, entry: str) -> ResultsType | None:
     """The registered type that reads `entry` of the recording called `recording`, or None: the one whose default
-    recording it is (its entry or one of its entries), else the first whose `found_in` matches."""
+    recording it is (its entry or one of its entries), else the one whose `found_in` pattern matches most
+    specifically."""
     for spec in RESULT_TYPES.values():
         if spec.recording == recording and entry in spec.entries:
             return spec
-    for spec in RESULT_TYPES.values():
-        if any(fnmatch.fnmatchcase(f"{recording}/{entry}", pattern) for pattern in spec.found_in):
-            return spec
-    return None
+    # the most specific pattern wins, whatever order the types registered in: "profile/events_*" before
+    # "profile/*_b*" for "events_gpt_b1" (fewer wildcards, then the longer pattern)
+    matches = [(pattern.count("*") + pattern.count("?"), -len(pattern), i, spec)
+               for i, spec in enumerate(RESULT_TYPES.values()) for pattern in spec.found_in
+               if fnmatch.fnmatchcase(f"{recording}/{entry}", pattern)]
+    return min(matches, key=lambda m: m[:3])[3] if matches else None
 
 
 def results_type(cls: type) -> ResultsType:

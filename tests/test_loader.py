@@ -124,3 +124,37 @@ def test_what_is_not_a_results_type_or_names_no_recording_is_bad_input():
 
 def test_dump_stamps_the_types_schema():
     assert dump(ProbeResult("p", [1.0]))["schema"] == "graphlab.probe/2"
+
+
+def test_the_most_specific_found_in_pattern_wins_whatever_the_order():
+    from graphlab.results_types import type_for
+
+    @recorded_result(entry="wide", found_in=("probe2/*_b*",))
+    class Wide:
+        pass
+
+    @recorded_result(entry="narrow", found_in=("probe2/events_*",))
+    class Narrow:
+        pass
+
+    try:
+        assert type_for("probe2", "events_gpt_b1").cls is Narrow and type_for("probe2", "gpt_b1").cls is Wide
+    finally:
+        del RESULT_TYPES["Wide"], RESULT_TYPES["Narrow"]
+
+
+def test_a_type_that_asks_for_its_entry_is_told_it(tmp_path):
+    @recorded_result(entry="one", recording="probe", found_in=("probe/o*",))
+    class Named:
+        def __init__(self, entry):
+            self.entry = entry
+
+        @classmethod
+        def from_recording(cls, data, recording, entry):
+            return cls(entry)
+
+    try:
+        root = _root(tmp_path, one={"a": 1}, other={"a": 2})
+        assert load(Named, root=root, gpu="h200", entry="other").entry == "other"
+    finally:
+        del RESULT_TYPES["Named"]
