@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphlab.studies.overhead_report import (WAYS, call_gaps, gaps_markdown, load_overhead, overhead_markdown,
-                                           paired_gap_us, summarize_blocks)
+import graphlab as gl
+from graphlab.studies.overhead_report import (WAYS, OverheadBenchmark, call_gaps, gaps_markdown, load_overhead,
+                                              overhead_markdown, overhead_table, paired_gap_us, summarize_blocks)
 from graphlab.errors import RecordingError, ResultsError
 
 
@@ -71,20 +72,31 @@ def test_markdown_has_every_way_and_the_gap_verdict(data):
 def test_a_missing_recording_names_the_command(tmp_path, monkeypatch):
     monkeypatch.setenv("GRAPHLAB_RECORDINGS", str(tmp_path))
     with pytest.raises(RecordingError, match="graphlab record --models overhead"):
-        load_overhead()
+        gl.load(OverheadBenchmark)
 
 
-def test_load_overhead_reads_a_recording(tmp_path, monkeypatch, data):
+def test_the_benchmark_is_read_through_the_loader_with_its_provenance(tmp_path, monkeypatch, data):
+    from graphlab.loader import dump
     from graphlab.recordings import write_recording
 
     provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
                   "git_commit": "x", "command": "graphlab record --models overhead", "date": "2026-01-01T00:00:00Z"}
+    written = dump(OverheadBenchmark.from_dict(data))  # what the study writes: the same file
+    assert written == data
     write_recording(tmp_path / "test-gpu" / "overhead", name="overhead", description="", provenance=provenance,
-                    graphs={}, results={"overhead": data})
+                    graphs={}, results={"overhead": written})
     monkeypatch.setenv("GRAPHLAB_RECORDINGS", str(tmp_path))
-    loaded = load_overhead()
-    assert loaded["provenance"]["command"] == "graphlab record --models overhead"
-    assert overhead_markdown(loaded) == overhead_markdown(data)
+    bench = gl.load(OverheadBenchmark)
+    assert bench.provenance["command"] == "graphlab record --models overhead"
+    assert bench.markdown() == overhead_markdown(data) == overhead_markdown(bench)
+    assert gaps_markdown(bench) == gaps_markdown(data)
+    assert "recorded on Test GPU on 2026-01-01" in overhead_table().title == overhead_table(bench).title
+    assert str(bench) == str(overhead_table(bench))
+    with pytest.warns(DeprecationWarning, match=r"gl.load\(OverheadBenchmark\)"):
+        loaded = load_overhead()
+    assert loaded == {**data, "provenance": provenance}  # what it always returned
+    with pytest.raises(ResultsError, match="not an overhead benchmark"):
+        OverheadBenchmark.from_dict({"rows": []})
 
 
 def test_time_case_rotates_ways_and_keeps_every_block(monkeypatch):

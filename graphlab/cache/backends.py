@@ -18,9 +18,9 @@ from graphlab.capture.recorded import zoo_name
 from graphlab.capture.tensors import describe_tree, flatten, grad_context, leading_size, map_tensors
 from graphlab.capture.verify import VerifyResult, verify_replay
 from graphlab.errors import BadInputError, UnsupportedError
+from graphlab.loader import open_recording
 from graphlab.mode import pick, recorded_gpu, stand_in
 from graphlab.present import shape, size
-from graphlab.recordings import load_recording
 
 if TYPE_CHECKING:
     from graphlab.graph.model import CudaGraph
@@ -39,7 +39,7 @@ def _recorded_dag(graph: EagerGraph) -> CudaGraph:
     """Recorded mode: the DAG a GPU recorded for this zoo model at this batch size (what a live cache holds)."""
     name, batch = zoo_name(graph._fn), leading_size(graph.inputs)
     if name is not None and batch is not None:
-        recording = load_recording(name, gpu=recorded_gpu())
+        recording = open_recording(name, gpu=recorded_gpu())
         if f"b{batch}" in recording.graph_names:
             return recording.graph(f"b{batch}")
     raise _no_graph(graph, "DAG" + (f" (the {name} recording has no batch {batch})" if name else ""))

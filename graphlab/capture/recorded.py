@@ -26,29 +26,21 @@ from graphlab.capture.tensors import describe_tree, flatten, grad_context, is_te
 from graphlab.capture.surface import capture_time_text, summary_facts, tensors_in_words
 from graphlab.capture.verify import CallCheck, CensusCheck, VerifyResult
 from graphlab.errors import BadInputError, GPUUnavailableError, RecordingError, UnsupportedError
+from graphlab.graph.census import RecordedCensus, RecordedCensuses
 from graphlab.graph.export import DEFAULT_DOT_FLAGS, parse_flags
+from graphlab.loader import load, open_recording
 from graphlab.mode import recorded_gpu
-from graphlab.recordings import load_recording
+from graphlab.results_types import results_type
 from graphlab.zoo import get_model
+
+#: the recording of the notebooks' `%%cudagraph` cells (`graphlab record --models cells`: `graphlab.studies.cells`
+#: writes it under this name, its `RECORDING`)
+CELLS_RECORDING = "cells"
 
 
 def zoo_name(fn: Any) -> str | None:
     """The zoo name a model built by `gl.get_model(name).build()` carries, else None."""
     return getattr(fn, "graphlab_zoo", None)
-
-
-class RecordedCensus:
-    """The node census `graphlab record` took through the CUDA graph API, and how it compared with the DOT."""
-
-    def __init__(self, entry: dict[str, Any]):
-        self.entry = entry
-
-    def compare(self, graph: Any = None) -> list[str]:
-        """The disagreements found on the GPU between this census and the parsed DOT (empty: they agree)."""
-        return list(self.entry.get("disagreements", []))
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.entry)
 
 
 class RecordedGraph:
@@ -165,11 +157,16 @@ class RecordedGraph:
         return self.recording.dot(self.key)
 
     def census(self) -> RecordedCensus:
-        """The census `graphlab record` took through the CUDA graph API."""
-        entry = (self.recording.results("census") if "census" in self.recording.result_names else {}).get(self.key)
-        if entry is None:
+        """The census `graphlab record` took through the CUDA graph API (`RecordedCensuses`, this graph's)."""
+        census = None
+        if results_type(RecordedCensuses).entry in self.recording.result_names:
+            census = load(RecordedCensuses, self.recording).get(self.key)
+        if census is None:
             raise GPUUnavailableError(f"{self.name}: the recording has no census for {self.key}")
-        return RecordedCensus(entry)
+        if census.census is None:
+            raise GPUUnavailableError(f"{self.name}: no census was taken when {self.key} was recorded "
+                                      f"({census.error})")
+        return census
 
     def check_census(self) -> CensusCheck:
         """How the census `graphlab record` took on the GPU compared with the DOT, saying where and when."""
@@ -240,7 +237,7 @@ def recorded_capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int =
             "recorded mode answers from recordings of the zoo models only (gl.get_model(name).build()); "
             f"capturing your own {type(fn).__name__} needs a CUDA GPU (gl.set_mode('live') on a GPU machine). Here, "
             "gl.estimate_launches(model, *inputs) estimates the launches it would make and what they cost")
-    rec = load_recording(model_name, gpu=recorded_gpu())
+    rec = open_recording(model_name, gpu=recorded_gpu())
     batch = leading_size(example_inputs)
     key = f"b{batch}"
     if key not in rec.graph_names:
@@ -267,16 +264,16 @@ def recorded_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name
     """Recorded mode's `%%cudagraph NAME`: run the cell eagerly here, return the graph the GPU recorded for it.
     Takes `capture_cell`'s arguments; only the code, the namespace and the name matter to a recording."""
     try:
-        rec = load_recording("cells", gpu=recorded_gpu())
+        rec = open_recording(CELLS_RECORDING, gpu=recorded_gpu())
     except RecordingError as exc:
         raise GPUUnavailableError(f"%%cudagraph {name}: no recording of notebook cells here ({exc})") from None
     entry = next((k for k in rec.graph_names if k == name and rec.graph_info(k).get("code", "").strip() ==
                   code.strip()), None)
     if entry is None:
         raise GPUUnavailableError(
-            f"%%cudagraph {name}: recorded mode replays only the notebook cells `graphlab record --models cells` "
-            f"captured on a GPU ({', '.join(rec.graph_names)}), with their exact code; this cell needs a CUDA GPU. "
-            "Without one, gl.estimate_launches estimates what its code would launch, e.g. "
+            f"%%cudagraph {name}: recorded mode replays only the notebook cells the {CELLS_RECORDING!r} recording "
+            f"holds, captured on a GPU ({', '.join(rec.graph_names)}), with their exact code; this cell needs a CUDA "
+            "GPU. Without one, gl.estimate_launches estimates what its code would launch, e.g. "
             "gl.estimate_launches(lambda ids: model(ids).softmax(-1), ids)")
     with grad_context(grad_mode):
         exec(compile(ast.parse(code), filename or f"<recorded cell {name}>", "exec"), namespace)
@@ -285,4 +282,4 @@ def recorded_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name
     return RecordedGraph(rec, entry, None, inputs, name, outputs, grad_mode=grad_mode)
 
 
-__all__ = ["RecordedCensus", "RecordedGraph", "recorded_capture", "recorded_cell", "zoo_name"]
+__all__ = ["CELLS_RECORDING", "RecordedCensus", "RecordedGraph", "recorded_capture", "recorded_cell", "zoo_name"]

@@ -9,6 +9,10 @@ walked recursively.
 Needs cuda-bindings (optional: imported when a census is taken; without it `take_census` raises
 `UnsupportedError` saying what to install).
 
+A zoo recording keeps the census of each of its graphs, taken on the GPU when it was recorded, with what comparing it
+with the DOT found then: its `census` entry, read as `RecordedCensuses` (`gl.load(RecordedCensuses, "gpt")["b8"]`,
+one `RecordedCensus` per graph); a recorded graph's `cg.census()` is its own.
+
 Example:
     >>> cg = gl.capture(model, x)
     >>> census = cg.census()
@@ -20,11 +24,12 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterator, Mapping
 
-from graphlab.errors import UnsupportedError
+from graphlab.errors import ResultsError, UnsupportedError
 from graphlab.graph.export import check_cuda
 from graphlab.graph.model import Node, node_field_names
+from graphlab.results_types import keep_known, recorded_result
 
 # cudaGraphNodeType value -> NodeKind value (graphlab.graph.model)
 NODE_TYPES: dict[int, str] = {
@@ -85,6 +90,26 @@ class Census:
             "nodes": [{k: v for k, v in asdict(n).items() if v is not None} for n in self.nodes],
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Census:
+        """A census as `to_dict()` wrote it (fields a newer graphlab adds to a node are left out).
+
+        Raises:
+            ResultsError: not a census (no node list, or a node without its place or kind)."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("nodes", []), list):
+            raise ResultsError("not a census: expected a JSON object with a 'nodes' list")
+        nodes = []
+        try:
+            for row in data.get("nodes", []):
+                kept = keep_known(CensusNode, row)
+                for dim in ("grid", "block"):
+                    if kept.get(dim) is not None:
+                        kept[dim] = tuple(int(v) for v in kept[dim])
+                nodes.append(CensusNode(**kept))
+            return cls(nodes, int(data.get("edge_count", 0)), int(data.get("graph_count", 1)))
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise ResultsError(f"not a census node ({exc}); nodes need graph_index, index and kind") from None
+
     def compare(self, parsed: Any) -> list[str]:
         """Disagreements with a parsed `CudaGraph` of the same graph; [] when both tell the same story.
 
@@ -118,6 +143,105 @@ class Census:
                 problems.append(f"launch parameters differ for {len(list(missing.elements()))} kernel(s), e.g. "
                                 f"{next(iter(missing))}")
         return problems
+
+
+@dataclass(frozen=True)
+class RecordedCensus:
+    """The census `graphlab record` took of one graph through the CUDA graph API, and what comparing it with the
+    parsed DOT found then, on the GPU (`compare` answers with that: nothing is read here).
+
+    Attributes:
+        census: the nodes as the API listed them (None when the census could not be taken: `error` says why).
+        disagreements: what differed from the DOT when it was recorded (empty: the two witnesses agreed).
+        error: why no census was taken (cuda-bindings missing, ...), else None.
+    """
+
+    census: Census | None
+    disagreements: tuple[str, ...] = ()
+    error: str | None = None
+
+    @property
+    def agrees_with_dot(self) -> bool:
+        """True when a census was taken and it agreed with the DOT."""
+        return self.census is not None and not self.disagreements
+
+    def compare(self, graph: Any = None) -> list[str]:
+        """The disagreements found on the GPU between this census and the parsed DOT (empty: they agree)."""
+        return list(self.disagreements)
+
+    def _taken(self) -> Census:
+        if self.census is None:
+            raise UnsupportedError(f"no census was taken when this graph was recorded: {self.error}")
+        return self.census
+
+    def count_by_kind(self) -> dict[str, int]:
+        return self._taken().count_by_kind()
+
+    def kernel_names(self) -> list[str]:
+        return self._taken().kernel_names()
+
+    def __len__(self) -> int:
+        return len(self._taken())
+
+    def to_dict(self) -> dict[str, Any]:
+        """As a recording keeps it: the census, then `agrees_with_dot` and `disagreements` (or only its `error`)."""
+        if self.census is None:
+            return {"error": self.error or "no census"}
+        return {**self.census.to_dict(), "agrees_with_dot": self.agrees_with_dot,
+                "disagreements": list(self.disagreements)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RecordedCensus:
+        if isinstance(data, Mapping) and "error" in data and "nodes" not in data:
+            return cls(None, (), str(data["error"]))
+        if not isinstance(data, Mapping):
+            raise ResultsError(f"not a recorded census: expected a JSON object, got {type(data).__name__}")
+        return cls(Census.from_dict(data), tuple(str(d) for d in data.get("disagreements") or ()))
+
+
+@recorded_result(entry="census", recording="mlp", schema=1, found_in=("*/census",))
+@dataclass(frozen=True)
+class RecordedCensuses:
+    """The census of every graph of a zoo recording, by graph key ("b8"): its `census` entry, written by
+    `graphlab record` (`gl.load(RecordedCensuses, "gpt")["b8"].compare()`).
+
+    Attributes:
+        graphs: graph key -> its `RecordedCensus`, in recording order.
+        provenance: the recording's (GPU, driver, torch, date), when read from one.
+    """
+
+    graphs: dict[str, RecordedCensus]
+    provenance: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __getitem__(self, key: str) -> RecordedCensus:
+        return self.graphs[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.graphs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.graphs)
+
+    def __len__(self) -> int:
+        return len(self.graphs)
+
+    def get(self, key: str) -> RecordedCensus | None:
+        return self.graphs.get(key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As the recording keeps it: graph key -> that graph's census (no schema marker: the keys are graphs')."""
+        return {key: census.to_dict() for key, census in self.graphs.items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RecordedCensuses:
+        if not isinstance(data, Mapping):
+            raise ResultsError(f"not a census entry: expected a JSON object of graphs, got {type(data).__name__}")
+        return cls({str(k): RecordedCensus.from_dict(v) for k, v in data.items() if k != "schema"})
+
+    @classmethod
+    def from_recording(cls, data: Mapping[str, Any], recording: Any) -> RecordedCensuses:
+        """The census entry read by `gl.load`, with the recording's provenance."""
+        return cls(cls.from_dict(data).graphs, dict(recording.provenance))
 
 
 def _node_type(rt: Any, node: Any) -> str:
@@ -201,4 +325,4 @@ def node_count(handle: int) -> int:
     return int(rt.cudaGraphGetNodes(handle, numNodes=0)[-1])
 
 
-__all__ = ["Census", "CensusNode", "take_census", "node_count", "NODE_TYPES"]
+__all__ = ["NODE_TYPES", "Census", "CensusNode", "RecordedCensus", "RecordedCensuses", "node_count", "take_census"]

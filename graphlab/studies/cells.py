@@ -11,12 +11,14 @@ from typing import Any
 import torch
 
 from graphlab.capture.cell import capture_cell
+from graphlab.capture.recorded import CELLS_RECORDING
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.studies.record import RECORD_DOT_FLAGS
 from graphlab.zoo import get_model
 
-RECORDING = "cells"
+#: the recording's name: the one recorded mode's `%%cudagraph` reads (`graphlab.capture.recorded.CELLS_RECORDING`)
+RECORDING = CELLS_RECORDING
 #: name -> (zoo model, batch size, cell code): the cells the notebooks show, word for word
 CELLS: dict[str, tuple[str, int, str]] = {
     "step": ("gpt", 1, "logits = model(ids)\nprobs = logits.softmax(-1)\n"),

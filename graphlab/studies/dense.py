@@ -9,10 +9,10 @@ measures sequence lengths `SEQ_LENS` at batch sizes `SEQ_BATCH_SIZES`. No profil
 
 Results, one recording folder `data/recordings/<gpu>/dense/`: one `Sweep` per zoo model under the
 model's name ("mlp", "cnn", "gpt", "encoder", "resnet18", ...: every zoo model), and "gpt_seq" (points carry `seq_len`;
-`Sweep.at_seq(16)` is an ordinary sweep over batch size).
+`Sweep.at_seq(16)` is an ordinary sweep over batch size), each read through the loader; and "dense_timings", how long
+each part took (`DenseTimings`).
 
-    >>> from graphlab.timing.results import Sweep
-    >>> gpt = Sweep.from_dict(load_recording("dense").results("gpt"))     # doctest: +SKIP
+    >>> gpt = gl.load(gl.Sweep, "dense", entry="gpt")                      # doctest: +SKIP
     >>> gpt.point(37, "graph").p50_us                                      # doctest: +SKIP
 
 Time on the H200 (estimated from the paired method's parts; the recorder prints each part's time):
@@ -21,19 +21,24 @@ the GPT sequence sweep ~5 s; with the process start, about 1.5-2 minutes for the
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 
 from graphlab.clock import Stopwatch
-from graphlab.errors import BadInputError
+from graphlab.errors import BadInputError, ResultsError
+from graphlab.loader import dump
 from graphlab.recordings import gpu_slug, write_recording
+from graphlab.results_types import recorded_result, results_type
+from graphlab.timing.recorded import DENSE_RECORDING
 from graphlab.timing.results import Sweep
 from graphlab.timing.sweep import Case, sweep_cases
 from graphlab.zoo import GPT_SEQ_LEN, GPT_VOCAB, ZOO, get_model
 
-RECORDING = "dense"
+#: the recording's name: the one `gl.recorded_models` reads the dense sweeps from (`graphlab.timing.recorded`)
+RECORDING = DENSE_RECORDING
 BATCH_SIZES = tuple(range(1, 65))
 SEQ_LENS = (8, 16, 24, 32, 40, 48, 56, 64)
 SEQ_BATCH_SIZES = (1, 8, 32)
@@ -44,6 +49,41 @@ WARMUP_MAX_MS = 30.0
 
 _FAST = {"pairs": PAIRS, "block_ms": BLOCK_MS, "warmup": WARMUP, "warmup_max_ms": WARMUP_MAX_MS,
          "profile": False, "count_kernels": False, "progress": False}
+
+
+@recorded_result(entry="dense_timings", recording=RECORDING, schema=1,
+                 fields={"seconds_per_part": 1, "settings": 1, "batch_sizes": 1, "seq_lens": 1, "seq_batch_sizes": 1})
+@dataclass(frozen=True)
+class DenseTimings:
+    """How the dense recording was measured and how long each part took: its "dense_timings" entry.
+
+    Attributes:
+        seconds_per_part: seconds each sweep took, by its entry ("mlp", ..., "gpt_seq").
+        settings: the sweep options every part used (pairs, block_ms, warm-up, ...).
+        batch_sizes: the first and last batch size of the sweeps over batch size.
+        seq_lens, seq_batch_sizes: the sequence lengths and batch sizes of the GPT's "gpt_seq" sweep.
+    """
+
+    seconds_per_part: dict[str, float]
+    settings: dict[str, Any] = field(default_factory=dict)
+    batch_sizes: tuple[int, ...] = ()
+    seq_lens: tuple[int, ...] = ()
+    seq_batch_sizes: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seconds_per_part": dict(self.seconds_per_part), "settings": dict(self.settings),
+                "batch_sizes": list(self.batch_sizes), "seq_lens": list(self.seq_lens),
+                "seq_batch_sizes": list(self.seq_batch_sizes)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DenseTimings:
+        try:
+            return cls({str(k): float(v) for k, v in dict(data["seconds_per_part"]).items()},
+                       dict(data.get("settings") or {}), tuple(int(b) for b in data.get("batch_sizes") or ()),
+                       tuple(int(s) for s in data.get("seq_lens") or ()),
+                       tuple(int(b) for b in data.get("seq_batch_sizes") or ()))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ResultsError(f"not the dense recording's timings ({exc})") from None
 
 
 def gpt_ids(batch_size: int, seq_len: int, seed: int = 0, device: str = "cuda") -> tuple[Any, ...]:
@@ -81,17 +121,16 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         with Stopwatch() as part:
             result = dense_sweep(name, BATCH_SIZES)
         timings[name] = round(part.s, 1)
-        results[name] = result.to_dict()
+        results[name] = dump(result)
         print(f"[record] dense {name}: {len(result.batch_sizes)} batch sizes in {timings[name]} s "
               f"(rounds {result.conditions['rounds_s']} s)", flush=True)
     with Stopwatch() as part:
         seq = seq_sweep(SEQ_LENS, SEQ_BATCH_SIZES)
     timings["gpt_seq"] = round(part.s, 1)
-    results["gpt_seq"] = seq.to_dict()
+    results["gpt_seq"] = dump(seq)
     print(f"[record] dense gpt_seq: {len(seq.points) // 2} (batch, seq) points in {timings['gpt_seq']} s", flush=True)
-    results["dense_timings"] = {"seconds_per_part": timings, "settings": dict(_FAST),
-                                "batch_sizes": [BATCH_SIZES[0], BATCH_SIZES[-1]], "seq_lens": list(SEQ_LENS),
-                                "seq_batch_sizes": list(SEQ_BATCH_SIZES)}
+    spent = DenseTimings(timings, dict(_FAST), (BATCH_SIZES[0], BATCH_SIZES[-1]), tuple(SEQ_LENS), tuple(SEQ_BATCH_SIZES))
+    results[results_type(DenseTimings).entry] = dump(spent)
     folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
     write_recording(folder, name=RECORDING, description="Dense paired latency sweeps (every batch size 1-64 of each zoo "
                     "model; the GPT at sequence lengths 8-64) for the bucket advisor.", provenance=prov,
@@ -99,4 +138,5 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     return folder
 
 
-__all__ = ["BATCH_SIZES", "RECORDING", "SEQ_BATCH_SIZES", "SEQ_LENS", "dense_sweep", "gpt_ids", "record", "seq_sweep"]
+__all__ = ["BATCH_SIZES", "RECORDING", "SEQ_BATCH_SIZES", "SEQ_LENS", "DenseTimings", "dense_sweep", "gpt_ids",
+           "record", "seq_sweep"]

@@ -33,8 +33,11 @@ from typing import Any, Callable
 import torch
 
 from graphlab.capture.api import capture
+from graphlab.loader import dump
 from graphlab.recordings import gpu_slug, write_recording
-from graphlab.studies.overhead_report import NAME, SCHEMA, WAYS, call_gaps, overhead_markdown, summarize_blocks
+from graphlab.results_types import results_type
+from graphlab.studies.overhead_report import (SCHEMA, WAYS, OverheadBenchmark, call_gaps, overhead_markdown,
+                                              summarize_blocks)
 from graphlab.stats import median
 from graphlab.clock import Stopwatch, block_per_call_us, synced_us
 from graphlab.timing.machine import ClockReader, run_conditions
@@ -43,8 +46,9 @@ from graphlab.timing.sync import cuda_sync
 from graphlab.timing.timeline import profile_call
 from graphlab.zoo import ZOO, get_model
 
-#: the recording's name; `overhead_report.NAME` is the same name, read back by `load_overhead`
-RECORDING = "overhead"
+#: the recording's name (`graphlab record --models overhead`): the default recording of the `OverheadBenchmark` it
+#: writes, which `gl.load(OverheadBenchmark)` reads back
+RECORDING = str(results_type(OverheadBenchmark).recording)
 
 ROUNDS = 12
 BLOCK_MS = 10.0
@@ -311,14 +315,14 @@ def run_overhead(*, models: tuple[str, ...] | None = None, batch_sizes: tuple[in
 
 def record(out_root: Path, prov: dict[str, Any]) -> Path:
     """What one call costs, eight ways, for a tiny graph and every zoo model at batch 1 and 8."""
-    data = run_overhead(compile_budget_s=RECORD_COMPILE_BUDGET_S, rounds=RECORD_ROUNDS,
-                        log=lambda line: print(line, flush=True))
-    print(overhead_markdown(data), flush=True)
+    bench = OverheadBenchmark.from_dict(run_overhead(compile_budget_s=RECORD_COMPILE_BUDGET_S, rounds=RECORD_ROUNDS,
+                                                     log=lambda line: print(line, flush=True)))
+    print(overhead_markdown(bench), flush=True)
     folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
     write_recording(folder, name=RECORDING, description="What one call costs, eight ways (eager, raw CUDAGraph replay, "
                     "raw copy_ + replay, CapturedGraph call / unchecked / replay, make_graphed_callables, "
                     "torch.compile reduce-overhead), tiny graph and zoo models at batch 1 and 8.",
-                    provenance=prov, graphs={}, results={NAME: data})
+                    provenance=prov, graphs={}, results={results_type(OverheadBenchmark).entry: dump(bench)})
     return folder
 
 

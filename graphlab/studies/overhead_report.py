@@ -3,20 +3,25 @@
 Layer 0 (pure): standard library only. The benchmark itself runs on a GPU (`graphlab.studies.overhead`,
 `bench/bench_overhead.py`, `graphlab record --models overhead`); this module turns its JSON into
 the figures docs/overhead.md and notebook 03 show, so every figure comes from the recording file.
+The recorded benchmark is an `OverheadBenchmark`, read through the loader like every recorded result:
 
-    >>> data = load_overhead()                 # doctest: +SKIP
-    >>> print(overhead_markdown(data))         # doctest: +SKIP
+    >>> bench = gl.load(OverheadBenchmark)     # doctest: +SKIP
+    >>> print(bench.markdown())                # doctest: +SKIP
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
 
 from graphlab import present
+from graphlab.loader import load
+from graphlab.present import ShownAsTable
 from graphlab.recordings import made_on
+from graphlab.results_types import recorded_result, results_type
 from graphlab.stats import median, percentile
-from graphlab.errors import RecordingError, ResultsError
+from graphlab.errors import ResultsError
 
-NAME = "overhead"
 SCHEMA = "graphlab.overhead/1"
 #: the ways one call is run, in table order, with what a timed call does
 WAYS: dict[str, str] = {
@@ -109,8 +114,9 @@ def case_markdown(case: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def gaps_markdown(data: dict[str, Any]) -> str:
+def gaps_markdown(data: OverheadBenchmark | dict[str, Any]) -> str:
     """The issue-8 question in one table: CapturedGraph(x) and .unchecked(x) above raw copy_ + replay."""
+    data = _as_dict(data)
     lines = [f"| case | CapturedGraph(x) - raw copy+replay, µs (p10-p90) | unchecked(x) - raw copy+replay, µs "
              f"(p10-p90) | within {CALL_GAP_GOAL_US:g} µs |", "|---|---|---|---|"]
     for case in data.get("cases", []):
@@ -125,8 +131,16 @@ def gaps_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def overhead_markdown(data: dict[str, Any]) -> str:
+def _as_dict(data: Any) -> Any:
+    """An `OverheadBenchmark` as the dict the tables read (its file's, with the recording's provenance)."""
+    if isinstance(data, OverheadBenchmark):
+        return {**data.to_dict(), "provenance": dict(data.provenance)}
+    return data
+
+
+def overhead_markdown(data: OverheadBenchmark | dict[str, Any]) -> str:
     """The whole benchmark as markdown: how it was measured, the gaps table, one table per case."""
+    data = _as_dict(data)
     if not isinstance(data, dict) or "cases" not in data:
         raise ResultsError("not an overhead benchmark result: expected a JSON object with 'cases'")
     c = data.get("conditions", {})
@@ -139,12 +153,12 @@ def overhead_markdown(data: dict[str, Any]) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def overhead_table(data: dict[str, Any] | None = None) -> present.Table:
+def overhead_table(data: OverheadBenchmark | dict[str, Any] | None = None) -> present.Table:
     """What graphlab's own call path costs above the least a request needs (`static.copy_(x); graph.replay()`),
     per model and batch size, as a table for people: the paired difference's median and its p10 to p90 over the
     rounds, for `CapturedGraph(x)` (checks, copies, replays) and `.unchecked(x)`. `data`: an overhead result
-    (default: the recorded one, `load_overhead()`)."""
-    data = load_overhead() if data is None else data
+    (default: the recorded one, `gl.load(OverheadBenchmark)`)."""
+    data = _as_dict(load(OverheadBenchmark) if data is None else data)
     if not isinstance(data, dict) or "cases" not in data:
         raise ResultsError("not an overhead benchmark result: expected a JSON object with 'cases'")
 
@@ -178,17 +192,61 @@ def overhead_table(data: dict[str, Any] | None = None) -> present.Table:
     return present.Table(rows, columns, title=f"What graphlab's call adds to a raw copy + replay, {where}", notes=notes)
 
 
+@recorded_result(entry="overhead", recording="overhead", schema=1, fields={"conditions": 1, "cases": 1})
+@dataclass(frozen=True)
+class OverheadBenchmark(ShownAsTable):
+    """The overhead benchmark's result: every way to run one call, timed per case (a model at a batch size).
+
+    Written by `graphlab record --models overhead` (`graphlab.studies.overhead`) as the `overhead` entry of the
+    `overhead` recording; `gl.load(OverheadBenchmark)` reads it back. Shown as `overhead_table`; `markdown()` is
+    the whole benchmark as docs/overhead.md prints it.
+
+    Attributes:
+        cases: one per model and batch size: its `title`, and per way its host and synchronised timings (every
+            block kept) and notes, as the benchmark wrote them.
+        conditions: how it was measured (GPU, torch, rounds, block length, date, ...).
+        provenance: the recording's (GPU, driver, torch, command, date), when read from one.
+    """
+
+    cases: tuple[dict[str, Any], ...]
+    conditions: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def table(self) -> present.Table:
+        return overhead_table(self)
+
+    def markdown(self) -> str:
+        return overhead_markdown(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As its file holds it (the provenance is the recording's, not the file's)."""
+        return {"schema": SCHEMA, "conditions": dict(self.conditions), "cases": [dict(c) for c in self.cases]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> OverheadBenchmark:
+        """The benchmark as `to_dict()` (or `run_overhead`) wrote it; a `provenance` it carries is kept."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list):
+            raise ResultsError("not an overhead benchmark result: expected a JSON object with 'cases'")
+        return cls(tuple(dict(c) for c in data["cases"]), dict(data.get("conditions") or {}),
+                   dict(data.get("provenance") or {}))
+
+    @classmethod
+    def from_recording(cls, data: Mapping[str, Any], recording: Any) -> OverheadBenchmark:
+        """The benchmark read by `gl.load`, with the recording's provenance."""
+        return replace(cls.from_dict(data), provenance=dict(recording.provenance))
+
+
+#: the recording's name: the type's own (`graphlab.studies.overhead` records it)
+NAME = str(results_type(OverheadBenchmark).recording)
+
+
 def load_overhead(gpu: str | None = None) -> dict[str, Any]:
-    """The recorded overhead benchmark (`data/recordings/<gpu>/overhead`), with its provenance."""
-    from graphlab.recordings import load_recording
-
-    try:
-        rec = load_recording(NAME, gpu=gpu)
-    except RecordingError as exc:
-        raise RecordingError(f"{exc}; make it on a GPU with: graphlab record --models overhead") from None
-    data = rec.results(NAME)
-    return {**data, "provenance": rec.provenance}
+    """Deprecated: `gl.load(OverheadBenchmark)` reads the recorded overhead benchmark (`.to_dict()` and
+    `.provenance` are what this returned, in one dict)."""
+    warnings.warn("load_overhead() is gl.load(OverheadBenchmark) (from graphlab.studies.overhead_report): call that",
+                  DeprecationWarning, stacklevel=2)
+    return _as_dict(load(OverheadBenchmark, gpu=gpu))
 
 
-__all__ = ["CALL_GAP_GOAL_US", "WAYS", "call_gaps", "case_markdown", "gaps_markdown", "load_overhead",
-           "overhead_markdown", "overhead_table", "paired_gap_us", "summarize_blocks"]
+__all__ = ["CALL_GAP_GOAL_US", "NAME", "WAYS", "OverheadBenchmark", "call_gaps", "case_markdown", "gaps_markdown",
+           "load_overhead", "overhead_markdown", "overhead_table", "paired_gap_us", "summarize_blocks"]

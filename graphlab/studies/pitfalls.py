@@ -3,7 +3,8 @@
 `graphlab record` (by default, with the zoo) runs every example on the GPU (those that would spoil this process in
 a fresh one), keeps what each diagnosis said, then captures the zoo MLP in the same process: proof that the process
 stayed usable. That is the "pitfalls" recording, so the pitfalls notebook shows the same explanations without a
-GPU: in recorded mode (`gl.set_mode`) `run_example` and `capture_after_pitfalls` answer from it.
+GPU: in recorded mode (`gl.set_mode`) `run_example` and `capture_after_pitfalls` answer from it. What the examples
+said is a `RecordedPitfalls` (`gl.load(RecordedPitfalls)`), written and read through that type.
 
     >>> from graphlab.studies import pitfalls            # doctest: +SKIP
     >>> pitfalls.run_example("item")                      # doctest: +SKIP
@@ -29,12 +30,18 @@ from graphlab.capture.diagnose import Diagnosis, catalogue, first_line
 from graphlab import present
 from graphlab.capture.recorded import RecordedGraph
 from graphlab.env import require_cuda
-from graphlab.errors import BadInputError, CaptureError, UnsupportedError
+from graphlab.errors import BadInputError, CaptureError, GPUUnavailableError, ResultsError, UnsupportedError
 from graphlab.graph.dot_parser import parse_dot
+from graphlab.loader import dump, load, open_recording
 from graphlab.mode import recorded_gpu, stand_in
-from graphlab.recordings import gpu_slug, load_recording, write_recording
+from graphlab.recordings import gpu_slug, write_recording
+from graphlab.results_types import recorded_result, results_type
 from graphlab.studies.record import RECORD_DOT_FLAGS
 from graphlab.zoo import get_model
+
+RECORDING = "pitfalls"
+#: a bare `graphlab record` makes this recording, with every zoo model
+BY_DEFAULT = True
 
 
 @dataclass(frozen=True)
@@ -81,9 +88,53 @@ EXAMPLES: dict[str, Example] = {
 }
 
 
+@recorded_result(entry="pitfalls", recording=RECORDING, schema=1)
+@dataclass(frozen=True)
+class RecordedPitfalls:
+    """What each failure example said when `graphlab record` ran it on a GPU: the `pitfalls` entry of the
+    "pitfalls" recording, a list with one outcome per example (`gl.load(RecordedPitfalls)`).
+
+    Attributes:
+        outcomes: per example, as recorded: its name (`example`), the cause it demonstrates (`expected_cause`), its
+            cell (`code`, `setup`, `warmup`), and what the capture said (a `Diagnosis`'s fields; `cause` "none"
+            and the error's `message` when it did not fail as expected).
+        where: where, when and with which torch it was recorded ("recorded on NVIDIA H200 on 2026-12-01 with
+            torch 2.11.0"), when read from a recording.
+    """
+
+    outcomes: tuple[dict[str, Any], ...]
+    where: str = ""
+
+    @property
+    def examples(self) -> list[str]:
+        return [str(o["example"]) for o in self.outcomes]
+
+    @property
+    def diagnoses(self) -> dict[str, Diagnosis]:
+        """The diagnosis each example got, by example name."""
+        return {str(o["example"]): Diagnosis.from_dict(o) for o in self.outcomes}
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        """As the recording keeps it: the list of outcomes."""
+        return [dict(o) for o in self.outcomes]
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RecordedPitfalls:
+        if not isinstance(data, list) or not all(isinstance(o, dict) and "example" in o and "cause" in o
+                                                 for o in data):
+            raise ResultsError("not the pitfalls' outcomes: expected a list of objects, each with 'example' and "
+                               "'cause'")
+        return cls(tuple(dict(o) for o in data))
+
+    @classmethod
+    def from_recording(cls, data: Any, recording: Any) -> RecordedPitfalls:
+        """The outcomes read by `gl.load`, with where and when they were recorded."""
+        return cls(cls.from_dict(data).outcomes, f"{recording.made} with torch {recording.provenance.get('torch')}")
+
+
 def recorded_diagnoses(recording: Any) -> dict[str, Diagnosis]:
-    """The diagnoses a "pitfalls" recording kept (`graphlab record`), by example name."""
-    return {entry["example"]: Diagnosis.from_dict(entry) for entry in recording.results("pitfalls")}
+    """The diagnoses a "pitfalls" recording kept (`graphlab record`), by example name (its `RecordedPitfalls`)."""
+    return load(RecordedPitfalls, recording).diagnoses
 
 
 def _check_key(key: str) -> None:
@@ -101,9 +152,11 @@ def recorded_run_example(key: str) -> Diagnosis:
     """Recorded mode's `run_example`: what this example said when `graphlab record` ran it on a GPU, with the
     cell, its set-up, and where and when (the panel says "recorded on <GPU> on <date>" above it)."""
     _check_key(key)
-    recording = load_recording("pitfalls", gpu=recorded_gpu())
-    where = f"{recording.made} with torch {recording.provenance.get('torch')}"
-    return _with_cell(recorded_diagnoses(recording)[key], key, where)
+    recorded = load(RecordedPitfalls, gpu=recorded_gpu())
+    if key not in recorded.examples:
+        raise GPUUnavailableError(f"the {RECORDING!r} recording has no outcome of example {key!r} (it has "
+                                  f"{', '.join(recorded.examples)}): run it on a GPU")
+    return _with_cell(recorded.diagnoses[key], key, recorded.where)
 
 
 @stand_in(recorded_run_example)
@@ -175,7 +228,7 @@ def pitfall_examples() -> dict[str, Example]:
 def recorded_capture_after_pitfalls() -> Any:
     """Recorded mode's `capture_after_pitfalls`: the graph `graphlab record` captured in the same process right
     after all the examples had failed."""
-    return RecordedGraph(load_recording("pitfalls", gpu=recorded_gpu()), "recovered", None, (), "recovered")
+    return RecordedGraph(open_recording(RECORDING, gpu=recorded_gpu()), "recovered", None, (), "recovered")
 
 
 @stand_in(recorded_capture_after_pitfalls)
@@ -195,11 +248,6 @@ def causes_table() -> present.Table:
     columns = [present.Column("key", "cause (`err.cause.key`)", kind="code"),
                present.Column("what", "what happened", kind="text"), present.Column("fix", "the fix", kind="text")]
     return present.Table(rows, columns, title="Every capture failure graphlab recognises")
-
-
-RECORDING = "pitfalls"
-#: a bare `graphlab record` makes this recording, with every zoo model
-BY_DEFAULT = True
 
 
 def record(out_root: Path, prov: dict[str, Any]) -> Path:
@@ -227,12 +275,13 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
     write_recording(folder, name=RECORDING, description="What each capture failure example said on this GPU, "
                     "and a capture made right after them in the same process.", provenance=prov, graphs=graphs,
-                    results={"pitfalls": outcomes})
+                    results={results_type(RecordedPitfalls).entry: dump(RecordedPitfalls(tuple(outcomes)))})
     return folder
 
 
-__all__ = ["BY_DEFAULT", "EXAMPLES", "Example", "RECORDING", "capture_after_pitfalls", "causes_table", "pitfall_examples",
-           "record", "recorded_capture_after_pitfalls", "recorded_diagnoses", "recorded_run_example", "run_example"]
+__all__ = ["BY_DEFAULT", "EXAMPLES", "RECORDING", "Example", "RecordedPitfalls", "capture_after_pitfalls",
+           "causes_table", "pitfall_examples", "record", "recorded_capture_after_pitfalls", "recorded_diagnoses",
+           "recorded_run_example", "run_example"]
 
 
 if __name__ == "__main__":

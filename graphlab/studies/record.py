@@ -37,8 +37,11 @@ from graphlab import env
 from graphlab._version import __version__
 from graphlab.capture.api import capture
 from graphlab.errors import BadInputError, ConfigurationError, GraphlabError
+from graphlab.graph.census import RecordedCensus, RecordedCensuses
 from graphlab.graph.dot_parser import parse_dot
+from graphlab.loader import dump
 from graphlab.recordings import gpu_slug, write_recording
+from graphlab.results_types import results_type
 from graphlab.timing.sweep import FASTEST, sweep
 from graphlab.timing.timeline import record_timeline
 from graphlab.zoo import ZOO, ZooModel, get_model
@@ -126,7 +129,7 @@ def record_model(name: str, batch_sizes: list[int], out_root: Path, prov: dict[s
     zoo_model = get_model(name)
     model = zoo_model.build(device="cuda")
     graphs: dict[str, dict[str, Any]] = {}
-    census: dict[str, Any] = {}
+    census: dict[str, RecordedCensus] = {}
     for batch_size in batch_sizes:
         inputs = zoo_model.make_inputs(batch_size, device="cuda")
         cg = capture(model, *inputs, warmup=3, dot_flags=RECORD_DOT_FLAGS, name=f"{name}-b{batch_size}")
@@ -144,17 +147,17 @@ def record_model(name: str, batch_sizes: list[int], out_root: Path, prov: dict[s
         }
         try:
             api = cg.census()
-            census[key] = {**api.to_dict(), "agrees_with_dot": not api.compare(parsed),
-                           "disagreements": api.compare(parsed)}
+            census[key] = RecordedCensus(api, tuple(api.compare(parsed)))
         except GraphlabError as exc:
-            census[key] = {"error": str(exc)}
+            census[key] = RecordedCensus(None, error=str(exc))
         graphs[key] = entry
         print(f"[record] {name} batch {batch_size}: {len(parsed)} nodes {parsed.count_by_kind()}, capture "
               f"{cg.capture_ms:.1f} ms, pool +{cg.pool_bytes / 2**20:.1f} MiB, verify "
               f"{'ok' if check.passed else 'FAILED'} (max abs err {check.max_abs_err:.2g})", flush=True)
         cg.reset()
         del cg
-    results: dict[str, Any] = {"census": census}
+    # the census entry is a mapping of graph keys: written as `to_dict()`, no schema marker among them (version 1)
+    results: dict[str, Any] = {results_type(RecordedCensuses).entry: RecordedCensuses(census).to_dict()}
     if with_sweep:
         results.update(_timings(model, zoo_model, batch_sizes, repeats))
     folder = out_root / gpu_slug(prov["gpu"]) / name
@@ -183,7 +186,7 @@ def _timings(model: Any, zoo_model: ZooModel, batch_sizes: list[int], repeats: i
           sep="\n", flush=True)
     inputs = zoo_model.make_inputs(batch_sizes[0], device="cuda")
     print(f"[record]   {zoo_model.name}: kernel timeline at batch {batch_sizes[0]}", flush=True)
-    return {"sweep": result.to_dict(), "timeline": record_timeline(model, inputs, name=zoo_model.name).to_dict()}
+    return {"sweep": dump(result), "timeline": dump(record_timeline(model, inputs, name=zoo_model.name))}
 
 
 def record_main(args: argparse.Namespace) -> int:

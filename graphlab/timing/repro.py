@@ -23,7 +23,7 @@ import torch
 
 from graphlab.env import require_cuda
 from graphlab.errors import RecordingError, UnsupportedError
-from graphlab.recordings import load_recording
+from graphlab.loader import load, open_recording
 from graphlab.timing import blocks
 from graphlab.timing.repro_report import REPRO_MAX_EXTRA_S, ReproReport, compare_sweeps, recorded_target
 from graphlab.timing.results import Sweep
@@ -70,8 +70,8 @@ def repro(name: str, *, gpu: str | None = None, key: str = "sweep", pairs: int |
     """
     require_cuda("graphlab repro")
     fresh = not torch.cuda.is_initialized()
-    recording = load_recording(name, gpu=gpu)
-    recorded = Sweep.from_dict(recording.results(key))
+    recording = open_recording(name, gpu=gpu)
+    recorded = load(Sweep, recording, entry=key)
     if recorded.seq_lens:
         raise RecordingError(f"{name}/{key} is a sweep over sequence length: graphlab repro re-runs batch-size sweeps; "
                              "pick a batch-size sweep of the recording")
