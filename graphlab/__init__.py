@@ -46,11 +46,11 @@ _LAZY: dict[str, str] = {
     "get_model": "graphlab.zoo",
     # capture
     "capture": "graphlab.capture.api",
-    "recorded_models": "graphlab.capture.offline",
+    "recorded_models": "graphlab.timing.recorded",
     "readable": "graphlab.present",
     "Table": "graphlab.present",
     "Column": "graphlab.present",
-    "estimate_launches": "graphlab.capture.offline",
+    "estimate_launches": "graphlab.timing.recorded",
     "capturing": "graphlab.capture.api",
     "CapturedGraph": "graphlab.capture.captured",
     "Replayable": "graphlab.capture.surface",
