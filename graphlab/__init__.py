@@ -79,6 +79,7 @@ _LAZY: dict[str, str] = {
     "WatchedGraph": "graphlab.watch.records",
     "WatchedGraphs": "graphlab.watch.records",
     "WatchSummary": "graphlab.watch.records",
+    "WatchOverhead": "graphlab.watch.records",
     "watch_compile": "graphlab.watch.compile_log",
     "compile_summary": "graphlab.watch.compiled",
     "CompileSummary": "graphlab.watch.compiled",
@@ -87,6 +88,7 @@ _LAZY: dict[str, str] = {
     "decode_graph": "graphlab.decode.api",
     "DecodeGraphs": "graphlab.decode.graphs",
     "DecodeReport": "graphlab.decode.results",
+    "DecodeReports": "graphlab.decode.results",
     "kv_cache_writes": "graphlab.decode.reading",
     "decode_step_kernels": "graphlab.decode.reading",
     # where the time goes inside a graph
@@ -100,6 +102,7 @@ _LAZY: dict[str, str] = {
     "ConditionalGraph": "graphlab.conditional.api",
     "conditional_support": "graphlab.conditional.support",
     "ConditionalSupport": "graphlab.conditional.support",
+    "ConditionalStudy": "graphlab.conditional.results",
     "capture_with_torch_cond": "graphlab.conditional.torch_cond",
     # several GPUs
     "replicate": "graphlab.distributed.replicas",
@@ -111,6 +114,7 @@ _LAZY: dict[str, str] = {
     "capture_collective": "graphlab.distributed.capture",
     "multigpu_recordings": "graphlab.distributed.results",
     "load_multigpu": "graphlab.distributed.results",
+    "MultiGpuRecording": "graphlab.distributed.results",
     # drawings and plots
     "render": "graphlab.viz.drawing",
     "render_diff": "graphlab.viz.diff_drawing",
