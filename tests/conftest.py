@@ -59,6 +59,14 @@ def _mode_is_restored_after_each_test():
 
 
 @pytest.fixture
+def recorded() -> None:
+    """Recorded mode, from the committed recordings, for one test (the autouse fixture above puts the mode back)."""
+    from graphlab.mode import set_mode
+
+    set_mode("recorded")
+
+
+@pytest.fixture
 def run_threads() -> Callable[[Callable[[Any], None], Iterable[Any], float], list[BaseException]]:
     """`run_threads(work, args, timeout_s)`: see `_run_threads`."""
     return _run_threads

@@ -10,7 +10,6 @@ import pytest
 import torch
 
 import graphlab as gl
-from graphlab import mode
 from graphlab.cache.graph_cache import GraphCache
 from graphlab.capture import tensors
 from graphlab.capture.captured import CapturedGraph
@@ -159,14 +158,6 @@ def test_a_captured_graph_keeps_container_inputs_and_outputs(wrap):
     assert cg(new) is cg.outputs and type(cg.outputs) is type(outputs)
     assert list(cg.summary()["inputs"]) == ["[0].logits", "[0].hidden"]
     assert cg.verify(trials=1).passed
-
-
-@pytest.fixture
-def recorded():
-    saved = mode._current
-    gl.set_mode("recorded")
-    yield
-    mode._current = saved
 
 
 @pytest.mark.parametrize("wrap", sorted(WRAPS))

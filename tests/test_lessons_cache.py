@@ -9,19 +9,10 @@ import pytest
 import torch
 
 import graphlab as gl
-from graphlab import mode
 from graphlab.env import has_cuda
 from graphlab.output_check import figure_problems, html_problems, text_problems
 
 RECORDED_ON = "recorded on NVIDIA H200 on 2026-12-03"
-
-
-@pytest.fixture
-def recorded():
-    saved = mode._current
-    gl.set_mode("recorded")
-    yield
-    mode._current = saved
 
 
 def _clean(view, where="view"):

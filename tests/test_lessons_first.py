@@ -21,14 +21,6 @@ from graphlab.output_check import html_problems, label_problems, text_problems
 recorded_only = pytest.mark.skipif(has_cuda(), reason="recorded mode is what a machine without a GPU sees")
 
 
-@pytest.fixture
-def recorded():
-    saved = mode._current
-    gl.set_mode("recorded")
-    yield
-    mode._current = saved
-
-
 def _clean(html: str, text: str = "") -> None:
     problems = html_problems(html, "html") + (text_problems(text, "text") if text else [])
     assert problems == [], problems

@@ -23,13 +23,6 @@ NB07 = REPO / "notebooks" / "07_multi_gpu.ipynb"
 NB08 = REPO / "notebooks" / "08_conditional_nodes.ipynb"
 
 
-@pytest.fixture
-def recorded():
-    """Recorded mode from the committed recordings (conftest puts the previous mode back)."""
-    gl.set_mode("recorded")
-    yield
-
-
 def _headers(markup: str) -> list[str]:
     head = re.findall(r"<thead>(.*?)</thead>", markup, re.S)
     return [re.sub(r"<[^>]+>", "", h) for part in head for h in re.findall(r"<th[^>]*>(.*?)</th>", part, re.S)]

@@ -11,7 +11,6 @@ import pytest
 from conftest import REPO
 
 import graphlab as gl
-from graphlab import mode
 from graphlab.errors import GPUUnavailableError, RecordingError, ResultsError
 from graphlab.graph.census import Census, CensusNode, RecordedCensus, RecordedCensuses
 from graphlab.loader import dump, load, record_hint
@@ -36,14 +35,6 @@ def _raw(name: str, entry: str) -> object:
 def _same(a: object, b: object) -> bool:
     """Equal as JSON (a tuple written is a list read)."""
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-
-
-@pytest.fixture
-def recorded():
-    saved = mode._current
-    gl.set_mode("recorded")
-    yield
-    mode._current = saved
 
 
 # -- what each type reads -----------------------------------------------------------------------------------------

@@ -11,14 +11,6 @@ from graphlab.env import has_cuda
 pytestmark = pytest.mark.skipif(has_cuda(), reason="recorded mode is what a machine without a GPU sees")
 
 
-@pytest.fixture
-def recorded():
-    saved = mode._current
-    gl.set_mode("recorded")
-    yield
-    mode._current = saved
-
-
 def test_without_a_mode_the_zoo_says_a_gpu_is_needed():
     saved = mode._current
     mode._current = None

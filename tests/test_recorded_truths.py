@@ -11,19 +11,10 @@ import torch
 
 import graphlab as gl
 from conftest import REPO
-from graphlab import mode
 from graphlab.cli import main as cli_main
 from graphlab.env import has_cuda
 
 pytestmark = pytest.mark.skipif(has_cuda(), reason="recorded mode is what a machine without a GPU sees")
-
-
-@pytest.fixture
-def recorded():
-    saved = mode._current
-    gl.set_mode("recorded")
-    yield
-    mode._current = saved
 
 
 def test_a_recorded_verify_says_it_is_the_gpus_check_not_one_run_here(recorded):
