@@ -204,7 +204,11 @@ try {
   await page.locator("button:has-text('Show recording')").first().click();
   await page.waitForFunction(() => document.querySelectorAll(".graphlab-latency table tbody tr").length === 6);
   result.rows_after = await page.locator(".graphlab-latency table tbody tr").count();
+  // the table is HTML and updates at once; the figure redraws after its own message: wait for it
+  await page.waitForFunction(() => [...document.querySelectorAll(".widget-vbox .js-plotly-plot .legendtext")]
+    .some((t) => t.textContent.endsWith("GPU B")), null, { timeout: 30000 }).catch(() => {});
   result.legend = await plot.locator(".legendtext").allTextContents();
+  result.traces_after = await plot.locator(".scatterlayer .trace").count();
   await page.locator(".widget-vbox").first().screenshot({ path: args.screenshot });
   result.ok = true;
 } catch (err) { result.error = String(err && err.stack ? err.stack : err).slice(0, 1500); }
@@ -253,7 +257,7 @@ def test_lab_renders_offline_in_jupyterlab_and_compares_gpus(tmp_path, root):
     assert report["ok"], report.get("error")
     assert "eager vs CUDA graph" in report["title"]
     assert report["rows_before"] == 3 and report["rows_after"] == 6  # one GPU, then two
-    assert any(t.endswith("GPU B") for t in report["legend"])
+    assert any(t.endswith("GPU B") for t in report["legend"]), report
     assert report["requests_outside"] == []  # nothing from a CDN
 
 

@@ -312,6 +312,9 @@ class LatencyLab:
                                  "Choose a model to see its recording", "height": 420})
 
     def _show(self, sweeps: list[Sweep]) -> None:
+        if not self.live and sweeps == self.sweeps:
+            return  # the same recordings again (the button after a change already showed them): no redraw, so
+            # the browser never gets two delete-and-add rounds back to back (seen: an empty legend under load)
         self.sweeps = sweeps
         fig = self._static(sweeps)
         fw = self.figure_widget
