@@ -5,6 +5,7 @@ truncated, with bytes deleted, duplicated or replaced, and with lines shuffled.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,65 @@ def test_random_node_labels(shape: str, label: str) -> None:
         'subgraph cluster_2 {\nlabel="graph_2";\n"graph_2_node_0"[shape="rectangle" label="0\\nEMPTY"];\n}\n}\n'
     )
     parses_or_dot_error(text)
+
+
+# -- SWITCH case keys, and a seeded run over mutated real dumps ------------------------------------------------
+SWITCH = FIXTURES / "h200" / "kinds" / "conditional_switch__all.dot"
+CASE_KEYS = ["--0", "²", "٣", "-", "+1", "0x1", "1e3", " 1", "-0", "00", "9" * 30, "True", "", "a|b", "\\{"]
+
+
+@pytest.mark.parametrize("key", ["--0", "²", "٣", "-", "+1"])
+def test_switch_case_key_that_only_looks_like_a_number(key: str) -> None:
+    """`"--0".lstrip("-").isdigit()` and `"²".isdigit()` are True, yet int() refuses both: the parser used to let
+    that ValueError out (the CLI printed a traceback). A key that is not an ASCII integer is a name: kept in order."""
+    text = SWITCH.read_text(encoding="utf-8").replace("{1|  graph_20}", "{" + key + "|  graph_20}")
+    graph = parses_or_dot_error(text)
+    assert graph is not None
+    switch = next(n for n in graph.nodes() if n.body_graph_ids)
+    assert set(switch.body_graph_ids) == {"graph_19", "graph_20", "graph_21"}
+    assert switch.body_graph_ids[:2] == ("graph_19", "graph_21")  # the numbered cases first, the named one last
+
+
+def _mutate(text: str, rng) -> str:
+    """One to five edits of a real dump: a byte run deleted, duplicated or replaced, a line moved, or a SWITCH
+    case key swapped for one of CASE_KEYS."""
+    for _ in range(rng.randint(1, 5)):
+        at = rng.randrange(len(text) + 1)
+        action = rng.choice(["delete", "duplicate", "replace", "move", "case", "case"])
+        if action == "delete":
+            text = text[:at] + text[at + rng.randint(1, 40):]
+        elif action == "duplicate":
+            text = text[:at] + text[at:at + rng.randint(1, 40)] + text[at:]
+        elif action == "replace":
+            text = text[:at] + rng.choice(CASE_KEYS + DOT_PIECES) + text[at + rng.randint(0, 5):]
+        elif action == "move":
+            lines = text.split("\n")
+            lines.insert(rng.randrange(len(lines) + 1), lines.pop(rng.randrange(len(lines))))
+            text = "\n".join(lines)
+        else:
+            text = re.sub(r"\{(-?\d+)\|", lambda m: "{" + rng.choice(CASE_KEYS + [m.group(1)]) + "|", text)
+    return text
+
+
+def test_seeded_mutations_of_real_dumps_raise_only_graphlab_errors() -> None:
+    """A fixed-seed run (at most 60 s; 4,000 inputs) over real dumps, the SWITCH one weighted up: whatever the
+    input, parse_dot returns a well-formed graph or raises a GraphlabError, never a bare Python error."""
+    import random
+    import time
+
+    from graphlab.errors import GraphlabError
+
+    rng = random.Random(20261204)
+    sources = REAL + [SWITCH.read_text(encoding="utf-8")] * 4
+    started, tried, failed = time.monotonic(), 0, []
+    while tried < 4000 and time.monotonic() - started < 60:
+        text = _mutate(rng.choice(sources), rng)
+        tried += 1
+        try:
+            parses_or_dot_error(text)
+        except GraphlabError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - what this test is for
+            failed.append(f"{type(exc).__name__}: {exc} <- {text[:300]!r}")
+    assert tried >= 200, f"only {tried} inputs in 60 s"
+    assert not failed, f"{len(failed)} of {tried} inputs raised a non-graphlab error; first: {failed[0]}"

@@ -100,7 +100,8 @@ class NodeFields:
                 return (0, 0)
             if key.lower() == "false":
                 return (0, 1)
-            return (0, int(key)) if key.lstrip("-").isdigit() else (1, position)
+            number = _case_number(key)
+            return (0, number) if number is not None else (1, position)
 
         if not self.bodies:
             return ()
@@ -108,6 +109,15 @@ class NodeFields:
 
 
 # -- small value readers -------------------------------------------------------------------
+_CASE_NUMBER = re.compile(r"-?[0-9]+")
+
+
+def _case_number(key: str) -> int | None:
+    """A SWITCH case key as a number ("-1", "3"), or None: only ASCII digits with one optional minus ("--0" and
+    "²" are names, not numbers, though `str.isdigit` says yes to "²")."""
+    return int(key) if _CASE_NUMBER.fullmatch(key) else None
+
+
 def _int(text: str) -> int | None:
     text = text.strip()
     try:
