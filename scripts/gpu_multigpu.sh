@@ -3,30 +3,25 @@
 #
 #   OUT=/tmp/out bash scripts/gpu_multigpu.sh
 #
-# 1. basics: GPUs, `nvidia-smi topo -m`, NCCL all-reduces through torch.distributed at world size N =
-#    every visible GPU, the capture rules and the teardown after capture (the multigpu probe, --nproc N)
-# 2. the multi-GPU GPU tests at world size N (tests/gpu/test_gpu_multigpu.py)
+# 1. basics: GPUs, `nvidia-smi topo -m`
+# 2. the multi-GPU GPU tests at world size N = every visible GPU (tests/gpu/test_gpu_multigpu.py: collectives
+#    captured on every rank, the capture rules, the teardown after capture)
 # 3. the measurements (bench/bench_multigpu.py: replicas vs one GPU, TP eager vs graph by world size)
 # 4. the distributed recording (graphlab record --models multigpu) -> $OUT/recordings/<machine>/multigpu,
 #    e.g. h200 (one GPU) or h200x2; commit it as data/recordings/<machine>/multigpu
-# About 4 minutes on 2 H200s; each step has its own time limit (590 s in all, under one device call's 600).
+# About 4 minutes on 2 H200s; each step has its own time limit (490 s in all, under one device call's 600).
 # STEPS="tests record" runs only those steps. NVLink multicast stays off.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/gpu-multigpu}
 source scripts/gpu_env.sh
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
-STEPS=${STEPS:-probe tests bench record}
-PROBE_RC=0 TEST_RC=0 BENCH_RC=0 RECORD_RC=0
+STEPS=${STEPS:-tests bench record}
+TEST_RC=0 BENCH_RC=0 RECORD_RC=0
 N=$(python3 -c "import torch; print(torch.cuda.device_count())")
 echo "GPUs: $N" | tee "$OUT/summary.txt"
 nvidia-smi topo -m > "$OUT/topology.txt" 2>&1
 
-if [[ " $STEPS " == *" probe "* ]]; then
-  timeout 100 python3 scripts/probes/multigpu_probe.py --out "$OUT/probe" --nproc "$N" > "$OUT/probe.log" 2>&1
-  PROBE_RC=$?
-  tail -60 "$OUT/probe.log"
-fi
 if [[ " $STEPS " == *" tests "* ]]; then
   GRAPHLAB_MULTIGPU_NPROC=all timeout 170 python3 -m pytest -m gpu tests/gpu/test_gpu_multigpu.py -q -rfE \
     --tb=short -p no:cacheprovider > "$OUT/pytest.log" 2>&1
@@ -46,9 +41,8 @@ if [[ " $STEPS " == *" record "* ]]; then
 fi
 
 {
-  echo "probe (rc=$PROBE_RC): $(head -1 "$OUT/probe.log" 2>/dev/null)"
   echo "pytest tests/gpu/test_gpu_multigpu.py at world size $N (rc=$TEST_RC): $(grep -E '(passed|failed|error)' "$OUT/pytest.log" | tail -1)"
   echo "bench (rc=$BENCH_RC): $OUT/bench/bench_multigpu.txt"
   echo "record (rc=$RECORD_RC): $(ls -d "$OUT"/recordings/*/multigpu 2>/dev/null | tr '\n' ' ')"
 } | tee -a "$OUT/summary.txt"
-exit $(( PROBE_RC || TEST_RC || BENCH_RC || RECORD_RC ))
+exit $(( TEST_RC || BENCH_RC || RECORD_RC ))

@@ -7,7 +7,7 @@
 #   OUT=/tmp/out PHASE=records bash scripts/gpu_run.sh   # overhead, dense, watch, conditional, serving, multigpu
 #   OUT=/tmp/out PHASE=tests   bash scripts/gpu_run.sh   # every GPU test, pitfalls + cells, notebooks live
 #   OUT=/tmp/out PHASE=validate bash scripts/gpu_run.sh  # each GPU test file alone, multigpu, notebooks live
-#   OUT=/tmp/out PHASE=replicas bash scripts/gpu_run.sh  # replica probe, multi-GPU bench + record, each test file
+#   OUT=/tmp/out PHASE=replicas bash scripts/gpu_run.sh  # multi-GPU bench + record, each test file (cuBLAS workspace first)
 #   OUT=/tmp/out PHASE=gputests bash scripts/gpu_run.sh  # each GPU test file in its own process, nothing else
 #   OUT=/tmp/out PHASE=notebooks bash scripts/gpu_run.sh # every notebook live, each in its own process (NOTEBOOKS=...),
 #                                                        # executed copies in $OUT/live, the output check on each
@@ -71,8 +71,6 @@ case "$PHASE" in
       notebooks/01_first_capture.ipynb notebooks/02_pitfalls.ipynb notebooks/04_reading_the_graph.ipynb
     ;;
   replicas)  # the cuBLAS-workspace fix: replicas on one GPU, the multi-GPU measurements, then every test file
-    step replica_probe 170 python3 scripts/probes/replica_probe.py --out "$LOGS/replica_probe" \
-      --scenarios "${SCENARIOS:-pool_cost,two,inline,graphs2,full}"
     step bench_multigpu 120 python3 bench/bench_multigpu.py --out "$LOGS/bench"
     record multigpu 100 multigpu
     test_files "${TEST_S:-90}" "${BUDGET_S:-200}" tests/gpu/test_gpu_cublas_workspace.py tests/gpu/test_gpu_multigpu.py \

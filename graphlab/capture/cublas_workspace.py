@@ -15,7 +15,7 @@ The cure is the one torch.compile's CUDA-graph trees use: clear the workspaces r
 capture, so the capture allocates a fresh one inside the graph's own memory pool, and right after
 it, so no later eager call on that stream writes into it. The workspace then lives and dies with the
 graph's pool, like any other buffer of the graph. What it costs in pool memory is measured by
-`scripts/probes/replica_probe.py` and written in docs/multi-gpu.md.
+a probe at commit 4551de3 and written in docs/multi-gpu.md.
 """
 from __future__ import annotations
 
