@@ -1,6 +1,7 @@
 """Shared test set-up: GPU tests skip themselves where no CUDA GPU is visible; a helper for thread tests."""
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -12,6 +13,27 @@ from graphlab.env import has_cuda
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 PUBLIC_SAMPLES = FIXTURES / "public"  # third-party dumps, kept in the repository (see its README)
+PACKAGE = REPO / "graphlab"
+
+
+def files_under(root: Path) -> frozenset[str]:
+    """Every file under `root`, as a path relative to it; `__pycache__` folders left out."""
+    found = set()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        found.update(os.path.relpath(os.path.join(folder, f), root) for f in files)
+    return frozenset(found)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _the_tests_write_nothing_into_the_package():
+    """The package is what ships: a test writes under `tmp_path`, never into graphlab/. Fails the run (an error at
+    the last test's teardown) naming every file that was not there when the run began."""
+    before = files_under(PACKAGE)
+    yield
+    written = sorted(files_under(PACKAGE) - before)
+    assert written == [], (f"the tests wrote {len(written)} file(s) into graphlab/: {written} (write under tmp_path; "
+                           "a module you created yourself while the tests ran shows here too)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
