@@ -26,6 +26,7 @@ import errno
 import json
 import os
 import re
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from graphlab import present
 from graphlab.graph.model import CudaGraph
 from graphlab.errors import DotParseError, GraphlabError, RecordingError
+from graphlab.files import kind_of, open_regular
 
 if TYPE_CHECKING:
     from graphlab.graph.dot_limits import DotLimits
@@ -99,7 +101,7 @@ def _read_json(path: Path, root: Path | None = None) -> Any:
     nested deeper than Python's JSON reader can go; every failure a RecordingError naming the file."""
     inside(path, root if root is not None else path.parent, "file")
     try:
-        with open(path, "rb") as file:
+        with open_regular(path) as file:  # never waits on a FIFO
             size = os.fstat(file.fileno()).st_size
             if size > MAX_JSON_BYTES:
                 raise RecordingError(f"{path}: {size:,} bytes, more than a recording's JSON may hold "
@@ -110,7 +112,9 @@ def _read_json(path: Path, root: Path | None = None) -> Any:
         text = data.decode("utf-8")
     except FileNotFoundError:
         raise RecordingError(f"{path}: file missing from the recording") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise RecordingError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
         raise RecordingError(f"{path}: cannot read ({exc})") from None
     try:
         return json.loads(text)
@@ -153,14 +157,20 @@ def validate_meta(meta: Any, folder: Path, root: Path | None = None) -> dict[str
         for part in ("dot", "model"):  # "model": the parsed JSON that older recordings also hold
             if part not in entry:
                 continue
-            path = _check_file_name(folder, entry[part], f"graphs.{key}.{part}", root)
-            if not path.is_file():
-                raise RecordingError(f"{path}: file missing from the recording")
+            _check_regular(_check_file_name(folder, entry[part], f"graphs.{key}.{part}", root))
     for key, name in meta["results"].items():
-        path = _check_file_name(folder, name, f"results.{key}", root)
-        if not path.is_file():
-            raise RecordingError(f"{path}: file missing from the recording")
+        _check_regular(_check_file_name(folder, name, f"results.{key}", root))
     return meta
+
+
+def _check_regular(path: Path) -> None:
+    """RecordingError unless `path` is a regular file (a FIFO would make a reader wait forever)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        raise RecordingError(f"{path}: file missing from the recording") from None
+    if not stat.S_ISREG(mode):
+        raise RecordingError(f"{path}: it is {kind_of(mode)}, not a regular file: refused")
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from graphlab.graph.dot_limits import DotLimits, resolve_limits
 from graphlab.graph.dot_syntax import Cluster, DotReader
 from graphlab.graph.model import CudaGraph, Edge, Graph, Node
 from graphlab.errors import DotFileError, DotParseError
+from graphlab.files import open_regular
 
 __all__ = ["parse_dot", "read_dot", "read_dot_text"]
 
@@ -215,7 +216,7 @@ def _open_dot(path: str | os.PathLike[str]) -> BinaryIO:
     """Open a DOT file for reading, or raise `DotFileError` (which is also the OSError Python raised) saying what
     is wrong with the path and where a dump comes from."""
     try:
-        return open(path, "rb")
+        return open_regular(path)  # never waits on a FIFO
     except OSError as exc:
         why = {errno.ENOENT: "no such file", errno.EISDIR: "it is a folder, not a file",
                errno.EACCES: "no permission to read it"}.get(exc.errno, exc.strerror or "it cannot be opened")
