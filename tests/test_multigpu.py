@@ -18,7 +18,8 @@ from graphlab.graph.model import CudaGraph, Node, NodeKind
 from graphlab.recordings import Recording
 from graphlab.errors import CaptureError, DistributedError, RecordingError
 from graphlab.capture import diagnose as dg
-from graphlab.distributed.rules import BucketAgreement, bucket_for, common_bucket, rule_error
+from graphlab.cache.buckets import smallest_bucket
+from graphlab.distributed.rules import BucketAgreement, common_bucket, rule_error
 from graphlab.distributed.launch import launch_command, path_free, run_torchrun, torchrun_argv
 from graphlab.distributed.results import (MultiGpuRecording, load_multigpu, machine_slug, multigpu_recordings,
                                           split_machine_slug)
@@ -40,10 +41,11 @@ def test_above_the_largest_bucket_every_rank_runs_eager_together():
     assert agreement.bucket is None and agreement.padding == (0, 0) and "eager" in str(agreement)
 
 
-def test_bucket_for_and_bad_input():
-    assert bucket_for(5, [8, 1, 4]) == 8 and bucket_for(0, [1]) == 1 and bucket_for(9, [8]) is None
+def test_the_common_bucket_and_bad_input():
+    assert smallest_bucket(5, [8, 1, 4]) == 8 and smallest_bucket(0, [1]) == 1 and smallest_bucket(9, [8]) is None
+    assert common_bucket([0], [1]).bucket == 1
     with pytest.raises(DistributedError, match="negative"):
-        bucket_for(-1, [1])
+        common_bucket([3, -1], [1])
     with pytest.raises(DistributedError, match="at least one rank"):
         common_bucket([], [1])
     assert isinstance(gl.common_bucket([1], [1]), BucketAgreement)

@@ -11,6 +11,8 @@ serving engines ship: powers of two (TensorRT-LLM, Megatron's exponential ladder
     [1, 2, 4, 8, 16, 24, 32, 40]
     >>> BucketTable([1, 2, 4, 8]).bucket_for(3)
     4
+    >>> smallest_bucket(5, [8, 1, 4]), smallest_bucket(9, [8])
+    (8, None)
 
 **Adding a policy** is one decorated function in this module, `max_size -> sizes`:
 
@@ -120,11 +122,19 @@ def bucket_list(buckets: str | Iterable[int] | Any, max_size: int | None = None)
     return sorted(set(sizes))
 
 
+def smallest_bucket(size: int, buckets: Sequence[int]) -> int | None:
+    """The smallest bucket that holds `size` (>= it), or None when `size` is above the largest: the one rule of
+    which bucket serves a size (the graph cache's table, the ranks' common bucket, decode and the SWITCH study)."""
+    ordered = sorted(buckets)
+    i = bisect.bisect_left(ordered, size)
+    return ordered[i] if i < len(ordered) else None
+
+
 @dataclass(frozen=True)
 class BucketTable:
     """Sorted buckets with an O(1) size -> bucket table (vLLM precomputes one; SGLang bisects).
 
-    `bucket_for(n)` is the smallest bucket >= n, or None above the largest bucket.
+    `bucket_for(n)` is `smallest_bucket(n, buckets)` read from the table: None above the largest bucket and for n < 1.
     """
 
     buckets: tuple[int, ...]
@@ -135,7 +145,7 @@ class BucketTable:
         object.__setattr__(self, "buckets", ordered)
         table = [0] * (ordered[-1] + 1)
         for n in range(1, ordered[-1] + 1):
-            table[n] = ordered[bisect.bisect_left(ordered, n)]
+            table[n] = ordered[bisect.bisect_left(ordered, n)]  # smallest_bucket(n, ordered), sorted once
         object.__setattr__(self, "_table", tuple(table))
 
     @property
@@ -194,4 +204,4 @@ class Pad:
 
 
 __all__ = ["BucketPolicy", "BucketTable", "Ladder", "POLICIES", "Pad", "bucket_list", "bucket_policy", "every_bucket",
-           "policy_names", "pow2_buckets", "vllm_buckets"]
+           "policy_names", "pow2_buckets", "smallest_bucket", "vllm_buckets"]

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import torch
 
+from graphlab.cache.buckets import smallest_bucket
 from graphlab.clock import Stopwatch
 from graphlab.capture.api import finish
 from graphlab.capture.captured import CapturedGraph
@@ -78,10 +79,10 @@ class DecodeGraphs:
 
     # -- capture -------------------------------------------------------------------------------------------
     def bucket_for(self, batch_size: int) -> int:
-        for b in self.buckets:
-            if b >= batch_size:
-                return b
-        raise BadInputError(f"batch {batch_size} is larger than the largest bucket {self.buckets[-1]}")
+        bucket = smallest_bucket(batch_size, self.buckets)
+        if bucket is None:
+            raise BadInputError(f"batch {batch_size} is larger than the largest bucket {self.buckets[-1]}")
+        return bucket
 
     def capture(self, bucket: int) -> BucketGraph:
         """Capture bucket `bucket` (largest first shares the pool best): live cache, scratch warm-up, capture."""

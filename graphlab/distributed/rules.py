@@ -19,20 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from graphlab import present
+from graphlab.cache.buckets import smallest_bucket
 from graphlab.capture.diagnose import CAUSES, Diagnosis, capture_error
 from graphlab.errors import CaptureError, DistributedError
 from graphlab.present import ShownAsTable
 
 
 # -- which bucket every rank uses ---------------------------------------------------------------------
-def bucket_for(size: int, buckets: Sequence[int]) -> int | None:
-    """The smallest bucket that holds `size`, or None when `size` is above the largest."""
-    if size < 0:
-        raise DistributedError(f"a batch size cannot be negative, got {size}")
-    fitting = [b for b in sorted(buckets) if b >= size]
-    return fitting[0] if fitting else None
-
-
 @dataclass(frozen=True)
 class BucketAgreement(ShownAsTable):
     """What every rank pads to: the bucket of the largest local batch size.
@@ -102,8 +95,10 @@ def common_bucket(local_sizes: Sequence[int], buckets: Sequence[int]) -> BucketA
         raise DistributedError("common_bucket needs the batch size of at least one rank")
     if not buckets:
         raise DistributedError("common_bucket needs at least one bucket")
+    if min(sizes) < 0:
+        raise DistributedError(f"a batch size cannot be negative, got {min(sizes)}")
     global_size = max(sizes)
-    return BucketAgreement(sizes, global_size, bucket_for(global_size, buckets), tuple(sorted(buckets)))
+    return BucketAgreement(sizes, global_size, smallest_bucket(global_size, buckets), tuple(sorted(buckets)))
 
 
 # -- the rules of a captured collective ---------------------------------------------------------------
@@ -136,4 +131,4 @@ def rule_error(cause: str, detail: str) -> CaptureError:
     return capture_error(Diagnosis(CAUSES[cause], detail, None, detail))
 
 
-__all__ = ["RULES", "BucketAgreement", "bucket_for", "collective_rules", "common_bucket", "rule_error"]
+__all__ = ["RULES", "BucketAgreement", "collective_rules", "common_bucket", "rule_error"]

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import torch
 
+from graphlab.cache.buckets import smallest_bucket
 from graphlab.cache.graph_cache import GraphCache
 from graphlab.capture.api import CapturedGraph, capture
 from graphlab.conditional.api import switch
@@ -65,9 +66,9 @@ class BucketSwitch:
         return [self.body(b) for b in self.buckets]
 
     def bucket_for(self, rows: int) -> int:
-        for b in self.buckets:
-            if rows <= b:
-                return b
+        bucket = smallest_bucket(rows, self.buckets)
+        if bucket is not None:
+            return bucket
         raise BadInputError(f"{rows} rows do not fit the largest bucket ({self.buckets[-1]}): add a larger bucket")
 
 
