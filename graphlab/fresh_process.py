@@ -2,7 +2,7 @@
 
 Measurements that must not share a process (memory baselines, torch.compile state, a CUDA fault that
 would take the caller down) print one line `RESULT <json>`; `run_in_fresh_process` returns that object,
-or {"error": the process's last output} when there is none. Layer 2 (it runs GPU code elsewhere).
+or {"error": the process's last output} when there is none. Pure: no torch here (the child process runs the GPU code).
 """
 from __future__ import annotations
 

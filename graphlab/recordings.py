@@ -1,6 +1,6 @@
 """Recordings: real GPU runs saved as text, so every notebook and widget also works without a GPU.
 
-Layer 0 (pure): standard library only. JSON and plain text only; never pickle.
+Pure (no torch): standard library only. JSON and plain text only; never pickle.
 
 Layout, one folder per recording (written by `graphlab record` on a GPU machine):
 

@@ -1,6 +1,6 @@
 """Latency statistics: percentiles, spread between repeated runs, honest one-line summaries.
 
-Layer 0 (pure): standard library only; must not import torch, numpy or plotting libraries.
+Pure: standard library only; must not import torch, numpy or plotting libraries.
 
 Why these and not mean +- stdev: latency distributions have long right tails (a context switch, a
 clock change, a page fault), so the mean moves with every outlier and the standard deviation says

@@ -15,7 +15,7 @@ It compares the choice with one graph per size, each bucket policy of `graphlab.
 that asks to be compared, and eager: expected and p99 latency, pad waste, graphs, pool memory and capture
 time (from the sweep's graph points).
 
-Layer 0 (pure): standard library only; pandas only in `to_pandas()`.
+Pure (no torch): standard library only; pandas only in `to_pandas()`.
 """
 from __future__ import annotations
 

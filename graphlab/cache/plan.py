@@ -17,7 +17,7 @@ and the value itself for a plain argument. `CachePlanner.decide` answers with on
 rules (what makes two calls share a graph, which bucket serves a size, when padding is allowed) read and test
 without a GPU or torch. The key follows vLLM's idea of a small descriptor decided apart from the graphs.
 
-Layer 0 (pure): standard library and the pure bucket module only.
+Pure (no torch): standard library and the pure bucket module only.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ them on a GPU, or read the recording in recorded mode). Both show themselves as 
 they were measured), give their raw rows to code (`.pools()`, `.settings()` ... as lists of dicts, or pandas with
 `to_pandas`), and say where they came from (`.where`).
 
-Layer 0 (pure); pandas only when asked for.
+Pure (no torch); pandas only when asked for.
 """
 from __future__ import annotations
 

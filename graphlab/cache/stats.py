@@ -9,7 +9,7 @@ It also holds the cache's other views for people, built from plain values: the g
 (`graphs_table`), the padding checks it ran (`padding_table`), and the cache in one line (`describe_cache`).
 Every number goes through `graphlab.present`.
 
-Layer 0 (pure): standard library, the presentation layer and `results_types.keep_known` only; pandas is imported
+Pure (no torch): standard library, the presentation layer and `results_types.keep_known` only; pandas is imported
 by `to_pandas()` alone.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@
     (5, True, True)
 
 Sizes follow a log-normal law (many small requests, a long tail of large ones: the shape request sizes
-usually have in serving), rounded and clipped to [1, max_size]. Layer 0 (pure).
+usually have in serving), rounded and clipped to [1, max_size]. Pure: no torch.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Demangle Itanium C++ symbol names (`_ZN2at6native...`) into readable C++.
 
-Layer 0 (pure): standard library only. It calls `__cxa_demangle` from the C++ runtime that is already
+Pure (no torch): standard library only. It calls `__cxa_demangle` from the C++ runtime that is already
 on every Linux machine with a C++ toolchain or PyTorch (libstdc++), through `ctypes`, so graphlab needs
 no extra package. Where no C++ runtime can be loaded (some macOS/Windows set-ups), names come back
 unchanged: a mangled name is ugly but still correct.

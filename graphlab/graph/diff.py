@@ -1,6 +1,6 @@
 """What differs between two captured graphs, node by node (e.g. batch 1 vs batch 8 of one model).
 
-Layer 0 (pure): standard library only.
+Pure (no torch): standard library only.
 
 Nodes are matched along each graph's topological order by a weighted longest common subsequence:
 a pair counts most when the full signatures agree (kind, family, short name), less when kind and

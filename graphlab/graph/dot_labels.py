@@ -1,6 +1,6 @@
 """Read one node's label from a `cudaGraphDebugDotPrint` dump: its kind and every field it prints.
 
-Layer 0 (pure): standard library only. Used by `graphlab.graph.dot_parser`.
+Pure (no torch): standard library only. Used by `graphlab.graph.dot_parser`.
 
 Two label styles exist, and one dump can mix them (the flags pick per node type):
 

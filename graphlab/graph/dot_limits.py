@@ -1,6 +1,6 @@
 """Limits on a DOT dump read from outside: file size, node count and label length.
 
-Layer 0 (pure): standard library only.
+Pure (no torch): standard library only.
 
 A dump attached to a bug report or sent by a colleague is untrusted input: a 1 GB file, a million nodes
 or a 200 MB label would take minutes and gigabytes before anything is shown. Every path that reads DOT

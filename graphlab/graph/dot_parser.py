@@ -1,6 +1,6 @@
 """Parse the DOT text that `cudaGraphDebugDotPrint` writes into the typed model (`CudaGraph`).
 
-Layer 0 (pure): standard library only.
+Pure (no torch): standard library only.
 
 The driver writes one `digraph` holding one `subgraph cluster_<G>` per CUDA graph: the root graph and,
 as *sibling* clusters, every child-graph and conditional body. Bodies are linked to their owner only by

@@ -1,6 +1,6 @@
 """Read the DOT language as `cudaGraphDebugDotPrint` writes it: clusters, nodes with attributes, edges.
 
-Layer 0 (pure): standard library only. Used by `graphlab.graph.dot_parser`, which turns what this
+Pure (no torch): standard library only. Used by `graphlab.graph.dot_parser`, which turns what this
 reader collects into the typed model. The reader knows DOT syntax only (tokens, statements,
 attribute lists, comments, `"a" + "b"` concatenation, ports); it knows nothing about CUDA.
 Every problem raises one `DotParseError` with the source and the line.

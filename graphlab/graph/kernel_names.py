@@ -1,6 +1,6 @@
 """Kernel names a learner can read: library family and a short name for every GPU kernel.
 
-Layer 0 (pure): standard library only.
+Pure (no torch): standard library only.
 
 The driver reports kernels by their (usually Itanium-mangled) symbol, e.g.
 `_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_...GeluCUDAKernelImpl...`. `describe_kernel`

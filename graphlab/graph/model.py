@@ -1,6 +1,6 @@
 """The typed graph model: a captured CUDA graph as nodes, edges and nested body graphs.
 
-Layer 0 (pure): standard library only; must not import torch, graphviz, plotly or widgets.
+Pure: standard library only; must not import torch, graphviz, plotly or widgets.
 
 Vocabulary follows CUDA's own: a `CudaGraph` is what one `cudaGraphDebugDotPrint` call wrote; it holds
 the root `Graph` and every body `Graph` nested in it (child-graph bodies, conditional bodies). Each

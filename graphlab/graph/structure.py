@@ -1,6 +1,6 @@
 """Structure queries on a captured graph: order, levels, parallelism, neighbours, repeated blocks.
 
-Layer 0 (pure): standard library only.
+Pure (no torch): standard library only.
 
 A CUDA graph is a DAG. The questions a reader asks of it are structural: in what order can the
 nodes run (`topological_order`), how long is the critical chain (`depth`), how many nodes could run

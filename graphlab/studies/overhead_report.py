@@ -1,6 +1,6 @@
 """What one call costs, eight ways: summaries and tables of the overhead benchmark's results.
 
-Layer 0 (pure): standard library only. The benchmark itself runs on a GPU (`graphlab.studies.overhead`,
+Pure (no torch): standard library only. The benchmark itself runs on a GPU (`graphlab.studies.overhead`,
 `bench/bench_overhead.py`, `graphlab record --models overhead`); this module turns its JSON into
 the figures docs/overhead.md and notebook 03 show, so every figure comes from the recording file.
 The recorded benchmark is an `OverheadBenchmark`, read through the loader like every recorded result:

@@ -1,6 +1,6 @@
 """Timing eager and graph calls in short interleaved blocks, so that both see the same machine state.
 
-Layer 2 (GPU): torch at the top. The statistics (pairing, host modes, paired speedups) are pure and
+Needs torch (imported at the top) and a GPU. The statistics (pairing, host modes, paired speedups) are pure and
 live in `graphlab.timing.host_modes`; this module only runs the calls and keeps every number.
 
 A *block* is `calls` synchronised calls of one mode in a row, ~`block_ms` long (10-30 ms). Every

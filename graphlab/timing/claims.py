@@ -1,6 +1,6 @@
 """Common claims about CUDA graphs, checked against recorded measurements.
 
-Layer 0 (pure): standard library only.
+Pure (no torch): standard library only.
 
 Each claim gets a `ClaimVerdict`: "holds", "fails", "depends" (true for some models or batch sizes,
 false for others), or "unsettled" (the recordings lack the measurement that would decide it). Every

@@ -1,6 +1,6 @@
 """Host speed modes and paired speedups: what short interleaved timing blocks say about a noisy host.
 
-Layer 0 (pure): standard library only.
+Pure (no torch): standard library only.
 
 A GPU host's CPU can switch between speed modes every few hundred milliseconds (on the H200 host of
 this project, eager calls of the same model flipped between three levels). Eager calls are

@@ -1,6 +1,6 @@
 """What the machine was doing while graphlab timed it: run conditions, GPU and CPU clocks, host speed.
 
-Layer 2 (GPU): torch at the top; pynvml (nvidia-ml-py) is imported lazily and optional. Reading a
+Needs torch (imported at the top); pynvml (nvidia-ml-py) is imported lazily and optional. Reading a
 clock never raises: a host that does not report one gets None, and the results say so.
 
     >>> from graphlab.timing.machine import ClockReader

@@ -1,6 +1,6 @@
 """`graphlab repro NAME`: re-run a shipped recording's sweep here, now, and compare point by point.
 
-Layer 2 (GPU): torch at the top. The comparison itself is pure (`graphlab.timing.repro_report`).
+Needs torch (imported at the top) and a GPU. The comparison itself is pure (`graphlab.timing.repro_report`).
 
 The re-run uses the recording's conditions: the same zoo model (seeded weights), batch sizes, pairs,
 block length, warm-up and TF32 setting; profiling and the weight probe are skipped (they do not

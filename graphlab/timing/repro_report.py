@@ -1,6 +1,6 @@
 """Now vs recorded: a sweep re-run compared with the recording it reproduces, batch size by batch size.
 
-Layer 0 (pure): standard library only. `graphlab repro NAME` (graphlab.timing.repro) makes the new sweep
+Pure (no torch): standard library only. `graphlab repro NAME` (graphlab.timing.repro) makes the new sweep
 on a GPU; this module compares it with the recorded one and says whether it came back.
 
 What is compared, per batch size (ratio = now / recorded):

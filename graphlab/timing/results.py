@@ -1,6 +1,6 @@
 """Typed latency results: one `LatencyPoint` per (batch size, mode), a `Sweep` of them, a `Timeline`.
 
-Layer 0 (pure): standard library only. pandas is imported lazily, by `to_pandas()` alone.
+Pure (no torch): standard library only. pandas is imported lazily, by `to_pandas()` alone.
 
 Every result round-trips through JSON (`to_dict()` / `from_dict()`), which is how `graphlab record`
 stores them (`sweep.json`, `timeline.json` in a recording) and how the widget and the notebooks read

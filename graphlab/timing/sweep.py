@@ -1,6 +1,6 @@
 """Eager vs graph-replay latency over batch sizes, measured so that a speedup means the same on every run.
 
-Layer 2 (GPU): torch at the top. Never imports plotly, graphviz or widgets. In recorded mode (`gl.set_mode`)
+Needs torch (imported at the top) and a GPU. Never imports plotly, graphviz or widgets. In recorded mode (`gl.set_mode`)
 `sweep` answers from the recordings (`graphlab.timing.recorded.recorded_sweep`).
 
 Method (docs/latency-method.md explains each choice), in three phases:

@@ -1,6 +1,6 @@
 """Kernel timelines from torch.profiler: what the GPU did during one eager forward and one replay.
 
-Layer 2 (GPU): torch at the top; the trace parser (`trace_from_chrome`) is plain Python, so it can be
+Needs torch (imported at the top) and a GPU; the trace parser (`trace_from_chrome`) is plain Python, so it can be
 tested on a machine without a GPU (a recording's timeline is read by `graphlab.timing.results.Timeline`).
 Never imports plotly, graphviz or widgets (the GPU machine has none); `graphlab.viz.plots.plot_timeline`
 draws the result. In recorded mode (`gl.set_mode`) `record_timeline` answers from the recordings

@@ -1,6 +1,6 @@
 """What a captured graph did when the model's weights changed afterwards: `Sweep.weight_update`.
 
-Layer 0 (pure): standard library only.
+Pure (no torch): standard library only.
 
 `graphlab.timing.weights.probe_weight_update` measures it on a GPU and records it as JSON with the
 sweep. `WeightUpdate` is that JSON (a dict, so recordings and code that index it keep working) with

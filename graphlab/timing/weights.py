@@ -1,6 +1,6 @@
 """Do new weights need a new capture? Measured, not assumed.
 
-Layer 2 (GPU): torch at the top.
+Needs torch (imported at the top) and a GPU.
 """
 from __future__ import annotations
 

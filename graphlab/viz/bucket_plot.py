@@ -4,7 +4,7 @@
 
 Top panel: graph latency by size (and eager, when known), the chosen buckets as markers, and for each
 observed size an arrow-free step from its own size to the bucket that serves it (what padding costs).
-Bottom panel: how many requests had each size. Layer 1: built from a `BucketAdvice` only.
+Bottom panel: how many requests had each size. No torch: built from a `BucketAdvice` only.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Plotly figures of latency results: latency and speedup by batch size, launch overhead, kernel timeline.
 
-Layer 1 (adapter): built from `graphlab.timing.results` objects only, so they work from recordings on
-a machine without a GPU. plotly is imported inside functions.
+No torch: built from `graphlab.timing.results` objects only, so they work from recordings on a
+machine without a GPU. plotly is imported inside functions.
 
 Colours stay fixed across figures: eager is orange, graph replay is blue; idle GPU time is grey.
 

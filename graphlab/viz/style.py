@@ -1,6 +1,6 @@
 """How a drawing looks: colours per kernel family, shapes per node kind, labels, tooltips, legend.
 
-Layer 1 helper, pure Python (the Graphviz calls live in `drawing.py`).
+Pure: no torch, no graphviz (the Graphviz calls live in `drawing.py`).
 
 Colours come from Paul Tol's colour-blind-safe "light" scheme (https://personal.sron.nl/~pault/),
 pale enough that black text stays readable; matmul libraries are blues, attention is orange,
