@@ -11,8 +11,9 @@ import random
 
 import pytest
 
-from graphlab.timing.host_modes import (HostModes, PairedSpeedup, assign_modes, detect_modes, optimal_partition, pair_order,
+from graphlab.timing.host_modes import (HostModes, PairedSpeedup, assign_modes, detect_modes, optimal_partition,
                                  paired_speedup)
+from graphlab.timing.schedulers import round_order
 from graphlab.errors import StatsError
 
 
@@ -176,9 +177,9 @@ def test_optimal_partition_refuses_impossible_splits():
         optimal_partition([1.0, 2.0, 3.0], 2, 2)
 
 
-def test_pair_order_alternates():
-    assert [pair_order(i)[0] for i in range(4)] == ["eager", "graph", "eager", "graph"]
-    assert all(set(pair_order(i)) == {"eager", "graph"} for i in range(4))
+def test_the_pairs_alternate_which_mode_goes_first():
+    assert [round_order(("eager", "graph"), i)[0] for i in range(4)] == ["eager", "graph", "eager", "graph"]
+    assert all(set(round_order(("eager", "graph"), i)) == {"eager", "graph"} for i in range(4))
 
 
 def test_paired_speedup_of_a_trimodal_host_recovers_each_modes_speedup():

@@ -35,6 +35,7 @@ from graphlab.errors import BadInputError
 from graphlab.present import count, duration, yes_no
 from graphlab.stats import percentile
 from graphlab.timing.blocks import BlockTimer, calls_for, warm_up
+from graphlab.timing.schedulers import round_order
 from graphlab.watch.api import Watch
 from graphlab.watch.compile_log import watch_compile
 
@@ -72,9 +73,8 @@ def time_ways(calls: dict[str, Callable[[], Any]], *, rounds: int = ROUNDS, bloc
     timers = {w: BlockTimer(lambda _inputs, f=f: f(), [()]) for w, f in calls.items()}
     sizes = {w: calls_for(warm_up(t)[1], block_ms, 4, 2000) for w, t in timers.items()}
     wall: dict[str, list[float]] = {w: [] for w in calls}
-    order = list(calls)
     for r in range(rounds):
-        for w in order[r % len(order):] + order[:r % len(order)]:
+        for w in round_order(list(calls), r, "rotate"):
             wall[w] += timers[w].block(sizes[w], gpu_time=False, lead_in=1).wall_us
     return wall
 

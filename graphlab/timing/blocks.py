@@ -9,8 +9,8 @@ every other call also carries a CUDA event pair for the GPU-side time, and the w
 use only the calls without events (an event pair cost ~9 µs per call on the H200). One untimed call
 opens each block (the first call after another model or batch size ran is not typical).
 
-A *pair* is an eager block and a graph block back to back, eager first in even pairs
-(`graphlab.timing.host_modes.pair_order`). `time_rounds` times round r's pair for every batch size before
+A *pair* is an eager block and a graph block back to back, eager first in even pairs; `time_rounds` times
+round r's pair for every batch size before
 round r+1, forwards in even rounds and backwards in odd ones: a host that sits in one speed state
 for seconds then lands in every batch size's pairs alike, instead of in a few batch sizes only.
 
@@ -28,8 +28,7 @@ import torch
 from graphlab.errors import TimingError
 from graphlab.stats import median
 from graphlab.clock import now_ns, now_s
-from graphlab.timing.host_modes import pair_order
-from graphlab.timing.schedulers import gc_paused
+from graphlab.timing.schedulers import gc_paused, round_order
 
 #: defaults of the paired method (a sweep stores the values it used in its conditions)
 PAIRS = 15
@@ -42,6 +41,8 @@ WARMUP_BLOCK_MS = 5.0
 SETTLE_PCT = 5.0
 
 Call = Callable[[Sequence[Any]], Any]
+#: the two modes of a pair, in the order of even rounds (`round_order` alternates them)
+MODES = ("eager", "graph")
 
 
 class BlockTimes(NamedTuple):
@@ -195,11 +196,11 @@ def prepare_pair(calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *,
         block_calls: calls per block (default: enough for ~`block_ms`, from the warm-up's last median).
         events: a shared pool of CUDA event pairs (one per sweep).
     """
-    if set(calls) != {"eager", "graph"}:
+    if set(calls) != set(MODES):
         raise TimingError(f"timing pairs needs an 'eager' and a 'graph' call, got {sorted(calls)}")
     size_limit = max(max_block_calls, block_calls or 0, warmup)
     pool: list[Any] = [] if events is None else events
-    timers = {mode: BlockTimer(calls[mode], input_sets, size_limit, pool) for mode in ("eager", "graph")}
+    timers = {mode: BlockTimer(calls[mode], input_sets, size_limit, pool) for mode in MODES}
     series = {}
     for mode, timer in timers.items():
         made, per_call = warm_up(timer, min_calls=warmup, max_ms=warmup_max_ms)
@@ -214,7 +215,7 @@ def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = Non
     """Time `pairs` rounds; in each, one (eager, graph) pair of blocks per plan.
 
     Plans are visited forwards in even rounds and backwards in odd ones; within a pair, eager goes
-    first in even rounds (`pair_order`). `clocks` (a `ClockReader`) is read after every block,
+    first in even rounds (both orders are `graphlab.timing.schedulers.round_order`, "alternate"). `clocks` (a `ClockReader`) is read after every block,
     outside the timing. Python's garbage collector is off during the rounds (as `timeit` does).
     With `until`, more rounds follow the `pairs` planned ones, each a whole round, until `until()`
     says enough or `max_extra_s` more seconds have passed (`graphlab repro` waits this way for the
@@ -234,8 +235,8 @@ def time_rounds(plans: Sequence[PairPlan], pairs: int = PAIRS, clocks: Any = Non
                 deadline = deadline or now_s() + max_extra_s
                 if now_s() >= deadline:
                     break
-            for plan in (plans if r % 2 == 0 else list(reversed(plans))):
-                for mode in pair_order(r):
+            for plan in round_order(plans, r):
+                for mode in round_order(MODES, r):
                     start_ms = (now_s() - t0) * 1e3
                     times = plan.timers[mode].block(plan.series[mode].calls_per_block, lead_in=1)
                     plan.series[mode].add(start_ms, times, _readings(clocks))

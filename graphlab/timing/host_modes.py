@@ -5,7 +5,8 @@ Pure (no torch): standard library only.
 A GPU host's CPU can switch between speed modes every few hundred milliseconds (on the H200 host of
 this project, eager calls of the same model flipped between three levels). Eager calls are
 host-bound at small batch, so they follow the mode; graph replays are GPU-bound and barely move. So
-graphlab times eager and graph in short blocks that alternate (`pair_order`), pairs block i of one
+graphlab times eager and graph in short blocks that alternate
+(`graphlab.timing.schedulers.round_order`), pairs block i of one
 with block i of the other (both saw the same machine state), and reports:
 
 - `detect_modes(block_medians)`: how many speed levels the blocks fell into, their levels, shares
@@ -40,17 +41,6 @@ MIN_BLOCKS = 3
 #: the narrowest spread (in log units, ~0.5%) a mode is assumed to have, so that perfectly flat
 #: blocks do not make every split look infinitely separated
 SPREAD_FLOOR = 0.005
-
-
-def pair_order(pair_index: int) -> tuple[str, str]:
-    """Which mode goes first in pair `pair_index`: eager in even pairs, graph in odd ones.
-
-    Alternating cancels any effect of going first or second (caches, clocks ramping).
-
-    >>> pair_order(0), pair_order(1)
-    (('eager', 'graph'), ('graph', 'eager'))
-    """
-    return ("eager", "graph") if pair_index % 2 == 0 else ("graph", "eager")
 
 
 @dataclass(frozen=True)
@@ -434,4 +424,4 @@ def host_matched(eager_blocks_us: Sequence[float], graph_blocks_us: Sequence[flo
 
 __all__ = ["HOST_BAND_PCT", "MIN_MATCHED_PAIRS", "READINGS", "HostMatched", "HostModes", "HostTarget",
            "PairedSpeedup", "assign_modes", "detect_modes", "host_matched", "in_band", "optimal_partition",
-           "pair_order", "paired_speedup", "readings_before_pairs"]
+           "paired_speedup", "readings_before_pairs"]

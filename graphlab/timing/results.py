@@ -76,7 +76,7 @@ class LatencyPoint:
             model's usual inputs).
         block_p50_us: the paired method (`graphlab.timing.host_modes`): the median of every timed block, in
             measurement order. Block i of the eager point and block i of the graph point form pair i;
-            eager goes first in even pairs (`graphlab.timing.host_modes.pair_order`).
+            eager goes first in even pairs (`graphlab.timing.schedulers.round_order`).
         block_start_ms: when each block started, in ms since the sweep's timed rounds began (one clock
             for every point of the sweep).
         block_gpu_mhz: the GPU's SM clock read right after each block (empty when NVML is missing).

@@ -53,11 +53,14 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def round_order(names: Sequence[str], r: int, order: str = "alternate") -> list[str]:
-    """The variants' order in round `r`.
+def round_order(names: Sequence[T], r: int, order: str = "alternate") -> list[T]:
+    """The variants' order in round `r`: the one round-order rule of every interleaved measurement (the sweep's
+    eager/graph pairs and its batch sizes, decode's ways, `interleave`).
 
     >>> round_order("abc", 1, "rotate"), round_order("abc", 1, "alternate")
     (['b', 'c', 'a'], ['c', 'b', 'a'])
+    >>> [round_order(("eager", "graph"), r) for r in (0, 1)]
+    [['eager', 'graph'], ['graph', 'eager']]
     """
     names = list(names)
     if order == "rotate":
