@@ -49,6 +49,10 @@ _SAFE_FILE = re.compile(r"^[A-Za-z0-9_.-]+$")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$")
 #: the largest JSON file a recording may hold (the largest real one, h200/resnet18/census.json, is 0.28 MB)
 MAX_JSON_BYTES = 32 * 2**20
+#: the most JSON values (objects, arrays and the items in them) a recording's JSON may hold, counted from its
+#: bytes before it is parsed: Python holds each parsed value in 30 to 80 bytes, so 32 MiB of `[],[],...` would
+#: take over 500 MB; the real ones hold at most 20,000 (h200/profile/events_resnet50_b64.json)
+MAX_JSON_VALUES = 1_000_000
 
 ENV_RECORDINGS_DIR = "GRAPHLAB_RECORDINGS"
 #: Fields of a graph's meta.json entry that say where it came from; `Recording.graph` carries them into
@@ -109,7 +113,12 @@ def _read_json(path: Path, root: Path | None = None) -> Any:
             data = file.read(MAX_JSON_BYTES + 1)
         if len(data) > MAX_JSON_BYTES:
             raise RecordingError(f"{path}: more than {MAX_JSON_BYTES:,} bytes, more than a recording's JSON may hold")
+        values = data.count(b",") + data.count(b"[") + data.count(b"{")  # an upper bound, in one pass each
+        if values > MAX_JSON_VALUES:
+            raise RecordingError(f"{path}: about {values:,} JSON values, more than a recording's JSON may hold "
+                                 f"({MAX_JSON_VALUES:,}, graphlab.recordings.MAX_JSON_VALUES); refused before parsing")
         text = data.decode("utf-8")
+        del data  # the bytes and the parsed objects are never held together
     except FileNotFoundError:
         raise RecordingError(f"{path}: file missing from the recording") from None
     except OSError as exc:

@@ -118,3 +118,43 @@ def _unblock(path: Path) -> None:
         os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
     except OSError:
         pass
+
+
+# -- a recording's JSON is read in memory proportional to its size -----------------------------------------------
+MEMORY_PROBE = r"""
+import json, pathlib, resource, sys
+from graphlab.errors import RecordingError
+from graphlab.recordings import Recording
+folder = pathlib.Path(sys.argv[1])
+recording = Recording.open(folder)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    recording.results("r")
+    outcome = "read"
+except RecordingError as exc:
+    outcome = str(exc)
+grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+print(json.dumps({"outcome": outcome, "grew_mb": grew_mb}))
+"""
+
+
+def test_a_json_of_millions_of_tiny_values_is_refused_before_parsing(tmp_path):
+    """20 MB of `[],[],...` is under the byte limit, yet parsing it took 500+ MB (items 30-80 bytes each): the
+    value count is checked from the bytes first, so reading it costs about its size."""
+    folder = _recording(tmp_path, "wide")
+    meta = json.loads((folder / "meta.json").read_text())
+    (folder / meta["results"]["r"]).write_text("[" + ",".join(["[]"] * 6_000_000) + "]")
+    done = subprocess.run([sys.executable, "-c", MEMORY_PROBE, str(folder)], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[1])
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "JSON values" in report["outcome"] and "MAX_JSON_VALUES" in report["outcome"], report
+    assert report["grew_mb"] < 3 * 20 + 30, report  # the bytes read and one count, not a parsed tree
+
+
+def test_a_json_at_the_value_limit_still_reads(tmp_path):
+    from graphlab.recordings import MAX_JSON_VALUES
+
+    folder = _recording(tmp_path, "full")
+    meta = json.loads((folder / "meta.json").read_text())
+    (folder / meta["results"]["r"]).write_text("[" + ",".join(["1"] * (MAX_JSON_VALUES - 1)) + "]")
+    assert len(Recording.open(folder).results("r")) == MAX_JSON_VALUES - 1
