@@ -23,7 +23,7 @@ Everything that takes a policy name reads `POLICIES`: `bucket_list`, `Pad` and s
 the service's `ServeConfig(buckets=...)`, and `gl.advise_buckets`, which scores each policy with `compare=True`
 against its own choice. No other module lists the names or repeats a ladder.
 
-Layer 0 (pure): standard library only.
+Pure (no torch): standard library only.
 """
 from __future__ import annotations
 
