@@ -191,7 +191,8 @@ class DotReader:
                         length = (nxt if nxt >= 0 else end) - pos - 1
                         limits.check_label(length, self.source, line=self.line_of(pos), at_least=True)
             match = token_at(text, pos)
-            assert match is not None  # `bad` matches any one character
+            if match is None:  # cannot happen while `bad` matches any one character; said as DOT would say it
+                raise self.error(f"unexpected character {text[pos]!r} (not DOT syntax)", pos)
             kind = match.lastgroup
             pos = match.end()
             if kind == "ws" or kind == "comment":
@@ -323,7 +324,7 @@ class DotReader:
                 self.i += 1
                 continue
             if kind == "kw" and value == "subgraph" or kind == "op" and value == "{":
-                self.read_subgraph(cluster)
+                self.read_subgraph(cluster, token)
             elif kind == "kw" and value in ("graph", "node", "edge"):
                 self.i += 1
                 attrs = self.read_attr_lists(required=True)
@@ -334,9 +335,8 @@ class DotReader:
             else:
                 raise self.error(f"unexpected {value!r} where a statement should start", pos)
 
-    def read_subgraph(self, parent: Cluster | None) -> None:
-        token = self.peek()
-        assert token is not None
+    def read_subgraph(self, parent: Cluster | None, token: tuple[str, Any, int]) -> None:
+        """The subgraph that starts at `token`, the next one: the keyword 'subgraph' or its '{'."""
         name = ""
         if token[0] == "kw":
             self.i += 1
