@@ -11,7 +11,8 @@ import graphlab as gl
 from graphlab.errors import BadInputError
 from graphlab.graph.model import CudaGraph, Edge, Graph, Node, NodeKind
 from graphlab.profile.critical import critical_path, what_if
-from graphlab.profile.events import GpuEvent, replays_from_chrome
+from graphlab.profile.events import replays_from_chrome
+from graphlab.timing.chrome_trace import GpuEvent
 from graphlab.profile.match import (BODY_NOT_REPORTED, BY_NODE_ID, BY_SIGNATURE, NO_GPU_WORK, NO_KERNEL_EVENT, Dag,
                                     match_replay)
 from graphlab.profile.modules import ModuleSpan, assign_modules

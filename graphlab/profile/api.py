@@ -14,15 +14,11 @@ it. In recorded mode (`gl.set_mode`) the profiles recorded on the H200 answer (`
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import tempfile
 import warnings
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
 import torch
-from torch.profiler import ProfilerActivity, profile as torch_profile
 
 from graphlab.capture.api import capture
 from graphlab.env import require_cuda
@@ -31,11 +27,13 @@ from graphlab.graph.dot_parser import parse_dot
 from graphlab.graph.export import has_cuda_bindings
 from graphlab.graph.model import CudaGraph
 from graphlab.mode import stand_in
-from graphlab.profile.events import GpuEvent, replays_from_chrome
+from graphlab.profile.events import replays_from_chrome
 from graphlab.profile.modules import ModuleSpan
 from graphlab.profile.recorded import recorded_profile
 from graphlab.profile.results import Profile, build_profile
 from graphlab.progress import progress_bar
+from graphlab.timing.chrome_trace import GPU_CATEGORIES, HOST_CATEGORIES, GpuEvent
+from graphlab.timing.profiler import run_profiled
 
 DEFAULT_REPLAYS = 20
 
@@ -146,25 +144,20 @@ def profile_replays(replay: Callable[[], Any], replays: int, *, warmup: int = 3,
         replay()
     torch.cuda.synchronize()
     bar = progress_bar(replays, "Profiling replays", unit="replay", show=show_progress and replays >= 50)
-    with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+
+    def replays_one_by_one() -> None:
         for _ in range(replays):
             replay()
             torch.cuda.synchronize()  # one replay at a time: spans never overlap
             if bar is not None:
                 bar.update(1)
+
+    data = run_profiled(replays_one_by_one)
     if bar is not None:
         bar.close()
-    fd, path = tempfile.mkstemp(suffix=".json", prefix="graphlab-profile-")
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(path)
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    finally:
-        os.unlink(path)
     if keep_trace is not None:
         keep_trace.extend(e for e in data.get("traceEvents", []) if isinstance(e, dict) and e.get("cat") in
-                          ("kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver"))
+                          (*GPU_CATEGORIES, *HOST_CATEGORIES))
     return replays_from_chrome(data, uncorrelated=uncorrelated)
 
 

@@ -20,7 +20,7 @@ from typing import Iterable
 from graphlab.graph.kernel_names import function_path
 from graphlab.graph.model import CudaGraph, Node, NodeKind
 from graphlab.graph.structure import analyze
-from graphlab.profile.events import GpuEvent
+from graphlab.timing.chrome_trace import GpuEvent
 
 #: node kinds that run on the GPU and show up in a trace
 TIMED_KINDS = (NodeKind.KERNEL, NodeKind.MEMCPY, NodeKind.MEMSET)

@@ -28,13 +28,14 @@ from graphlab.errors import BadInputError
 from graphlab.graph.model import CudaGraph, NodeKind
 from graphlab.present import Code, Column, Table
 from graphlab.profile.critical import CriticalPath, critical_path, what_if
-from graphlab.profile.events import GpuEvent, replays_from_chrome
+from graphlab.profile.events import replays_from_chrome
 from graphlab.profile.match import (BY_COPY_KERNEL, BY_LOOSE_NAME, BY_NODE_ID, BY_SIGNATURE, OUT_OF_ORDER, TIMED_KINDS,
                                     Dag, ReplayMatch, match_replay)
 from graphlab.profile.modules import OUTSIDE, ModuleSpan, assign_modules, module_prefix
 from graphlab.recordings import made_on
 from graphlab.results_types import keep_known, recorded_result
 from graphlab.stats import median, percentile
+from graphlab.timing.chrome_trace import GpuEvent
 
 #: the version a profile file says it is ("schema": 1, an int, in every file written so far)
 SCHEMA = 1

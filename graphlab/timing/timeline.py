@@ -1,7 +1,7 @@
 """Kernel timelines from torch.profiler: what the GPU did during one eager forward and one replay.
 
-Needs torch (imported at the top) and a GPU; the trace parser (`trace_from_chrome`) is plain Python, so it can be
-tested on a machine without a GPU (a recording's timeline is read by `graphlab.timing.results.Timeline`).
+Needs torch (imported at the top) and a GPU; cutting one call out of a trace (`trace_from_chrome`, over
+`graphlab.timing.chrome_trace`) is plain Python, so it can be tested on a machine without a GPU (a recording's timeline is read by `graphlab.timing.results.Timeline`).
 Never imports plotly, graphviz or widgets (the GPU machine has none); `graphlab.viz.plots.plot_timeline`
 draws the result. In recorded mode (`gl.set_mode`) `record_timeline` answers from the recordings
 (`graphlab.timing.recorded.recorded_timeline`).
@@ -20,28 +20,25 @@ Example (on a GPU):
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
 
 import torch
-from torch.profiler import ProfilerActivity, profile, record_function
+from torch.profiler import record_function
 
 from graphlab.capture.api import capture
 from graphlab.env import require_cuda
 from graphlab.errors import TimelineError, TimingError
 from graphlab.mode import stand_in
+from graphlab.timing.chrome_trace import gpu_event, host_call, trace_events
 from graphlab.timing.machine import run_conditions
+from graphlab.timing.profiler import run_profiled
 from graphlab.timing.recorded import recorded_timeline
 from graphlab.timing.results import Span, Timeline, Trace
 from graphlab.zoo import get_model
 
 ANNOTATION = "graphlab_call"
-KERNEL_CATS = ("kernel",)
-COPY_CATS = ("gpu_memcpy", "gpu_memset")
-HOST_CATS = ("cuda_runtime", "cuda_driver")
+#: the host calls that count as launches (`graphlab.timing.chrome_trace.HostCall` names containing one)
 LAUNCH_WORDS = ("Launch", "Memcpy", "Memset")
 
 
@@ -62,26 +59,20 @@ def trace_from_chrome(trace: dict[str, Any], mode: str, annotation: str = ANNOTA
     memcpys and memsets that start inside the range become `kernels`; host-side launch calls
     (cudaLaunchKernel, cudaGraphLaunch, cudaMemcpyAsync, ...) become `launches`.
     """
-    events = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X" and "ts" in e]
+    events = trace_events(trace)
     marks = [e for e in events if e.get("name") == annotation and e.get("cat") == "user_annotation"]
     if not marks:
         raise TimelineError(f"the profiler trace has no {annotation!r} range: profile the call inside record_function")
     mark = max(marks, key=lambda e: float(e["ts"]))
     t0, t1 = float(mark["ts"]), float(mark["ts"]) + float(mark.get("dur", 0.0))
 
-    def inside(e: dict[str, Any]) -> bool:
-        return t0 <= float(e["ts"]) <= t1
+    def span(name: str, start_us: float, dur_us: float) -> Span:
+        start = start_us - t0
+        return Span(name, start, start + dur_us)
 
-    def span(e: dict[str, Any]) -> Span:
-        start = float(e["ts"]) - t0
-        return Span(str(e.get("name", "?")), start, start + float(e.get("dur", 0.0)))
-
-    gpu = [span(e) for e in events if e.get("cat") in KERNEL_CATS + COPY_CATS and inside(e)]
-    host = [
-        span(e)
-        for e in events
-        if e.get("cat") in HOST_CATS and inside(e) and any(w in str(e.get("name", "")) for w in LAUNCH_WORDS)
-    ]
+    gpu = [span(g.name, g.start_us, g.dur_us) for g in map(gpu_event, events) if g and t0 <= g.start_us <= t1]
+    host = [span(h.name, h.start_us, h.dur_us) for h in map(host_call, events)
+            if h and t0 <= h.start_us <= t1 and any(w in h.name for w in LAUNCH_WORDS)]
     return Trace(
         mode=mode,
         kernels=tuple(sorted(gpu, key=lambda s: s.start_us)),
@@ -97,21 +88,14 @@ def profile_call(call: Callable[[], Any], mode: str, calls: int = 2) -> Trace:
     so the range covers everything from the host call to the GPU finishing. Earlier calls absorb the
     profiler's own start-up cost.
     """
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    def calls_marked() -> None:
         for _ in range(max(1, calls)):
             with record_function(ANNOTATION):
                 call()
                 torch.cuda.synchronize()
-    fd, path = tempfile.mkstemp(suffix=".json", prefix="graphlab-trace-")
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(path)
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    finally:
-        os.unlink(path)
-    return trace_from_chrome(data, mode)
+
+    torch.cuda.synchronize()
+    return trace_from_chrome(run_profiled(calls_marked), mode)
 
 
 @stand_in(recorded_timeline)
