@@ -204,11 +204,10 @@ class GraphCache:
         straight into its graph's static input (`non_blocking`, on the current stream), then the graph replays.
 
         For serving loops that stage each batch in pinned host memory (`graphlab.serve.worker`): no device
-        staging tensor, no device-to-device copy (the serve worker's host launch at 50 req/s on an idle H200
-        host: 258-374 us p50 against 352-475 moving the rows first; docs/serving.md, "What moved the 50 req/s
-        figure"). Give pinned tensors, and leave them untouched until the stream has run the copies (a CUDA
-        event after the call says when). A call that would not replay a known route
-        (a new signature, the eager fallback, autograd) moves the inputs to the device and is the usual call.
+        staging tensor, no device-to-device copy (docs/serving.md, "What moved the 50 req/s figure", has what it
+        saved). Give pinned tensors, and leave them untouched until the stream has run the copies (a CUDA event
+        after the call says when). A call that would not replay a known route (a new signature, the eager
+        fallback, autograd) moves the inputs to the device and is the usual call.
         On a CPU cache (the eager backend) it takes the same routes as the usual call.
         """
         device = self.device

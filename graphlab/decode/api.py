@@ -31,9 +31,8 @@ def decode_graph(arch: str = "llama", batch: int = 1, compiled: bool = False) ->
     """Capture the decode step of the small `arch` model at `batch` and return its parsed graph."""
     require_cuda("graphlab.decode.decode_graph")
     graphs = DecodeGraphs(build_model(arch, "small", device="cuda"), [batch], MAX_CACHE_LEN, compiled=compiled)
-    slot = graphs.capture(batch)
-    assert slot.graph is not None
-    return parse_dot(slot.graph.dot(), source=f"{arch} decode step b{batch}{' (compiled)' if compiled else ''}")
+    graph = graphs.capture(batch).graph  # capture() sets it or raises
+    return parse_dot(graph.dot(), source=f"{arch} decode step b{batch}{' (compiled)' if compiled else ''}")
 
 
 __all__ = ["decode_graph", "decode_report"]

@@ -119,18 +119,6 @@ def reset_cache(cache: Any) -> None:
         t.zero_()
 
 
-def set_position(cache: Any, position: Any) -> bool:
-    """Write the cache position (a (1,) tensor) into every layer's position counter, on the device.
-
-    Returns False when the layers keep no counter (then the forward must take `cache_position`)."""
-    layers = _layers(cache)
-    if not all(isinstance(getattr(layer, "cumulative_length", None), torch.Tensor) for layer in layers):
-        return False
-    for layer in layers:
-        layer.cumulative_length.copy_(position.reshape(()))
-    return True
-
-
 @contextlib.contextmanager
 def scratch_cache(cache: Any) -> Iterator[Any]:
     """For the block, the cache's tensors read and write scratch memory (a copy); the live data is kept.
@@ -242,4 +230,4 @@ def host_reads(fn: Any, *args: Any) -> list[str]:
 
 __all__ = ["CONFIGS", "INIT_RANGE", "DecodeStep", "HostReads", "build_model", "cache_argument", "cache_tensors",
            "decode_step", "host_reads", "hf_greedy", "kv_cache_bytes", "make_cache", "make_prompts", "prefill",
-           "reset_cache", "scratch_cache", "set_position"]
+           "reset_cache", "scratch_cache"]

@@ -66,9 +66,10 @@ def run_torchrun(args: Sequence[str], *, nproc: int, timeout_s: float, env: dict
                             stderr=subprocess.STDOUT, text=True, errors="replace")
     lines: list[str] = []
 
+    stdout = proc.stdout  # a pipe (stdout=PIPE above)
+
     def pump() -> None:  # a thread reads the output, so the wait below can time out
-        assert proc.stdout is not None
-        for line in proc.stdout:
+        for line in stdout:
             lines.append(line)
             if echo:
                 sys.stdout.write(line)

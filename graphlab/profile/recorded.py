@@ -13,8 +13,7 @@ from graphlab.errors import GPUUnavailableError, RecordingError
 from graphlab.loader import load, open_recording
 from graphlab.mode import recorded_gpu
 from graphlab.present import Table
-from graphlab.profile.modules import ModuleSpan
-from graphlab.profile.results import WHAT_IF_CASES, Profile, ProfileChecks, ProfileEvents, what_if_table
+from graphlab.profile.results import WHAT_IF_CASES, Profile, ProfileChecks, what_if_table
 from graphlab.recordings import made_on
 
 #: the recording the profiles are read from (the type's own: `Profile.RESULTS.recording`)
@@ -37,11 +36,6 @@ def profile_key(target: Any, *inputs: Any) -> str:
         f"name such as 'gpt b1'); profiling a {type(target).__name__} needs a CUDA GPU")
 
 
-def recorded_keys() -> list[str]:
-    """The graphs the recording holds ("gpt_b1", ...; "counted" is the attribution check's model)."""
-    return open_recording(RECORDING, recorded_gpu()).graph_names
-
-
 def recorded_profile(target: Any, *inputs: Any, replays: int = 20, **options: Any) -> Profile:
     """The recorded profile of `target` (a recorded graph or a name); takes `gl.profile`'s arguments."""
     key = profile_key(target, *inputs)
@@ -56,15 +50,10 @@ def recorded_on(provenance: dict[str, Any]) -> str:
     return made_on(provenance, "Recorded")
 
 
-def recorded_spans(key: str) -> list[ModuleSpan]:
-    """The module spans recorded at capture for a profile (for re-running the matcher on its recorded trace)."""
-    return list(load(ProfileEvents, RECORDING, gpu=recorded_gpu(), entry=f"events_{key}").module_spans)
-
-
 def what_if_checks() -> Table:
     """The what-if check as recorded on a GPU (`graphlab record --models profile`), as a table (`what_if_table`)."""
     return load(ProfileChecks, RECORDING, gpu=recorded_gpu()).table()
 
 
-__all__ = ["RECORDING", "WHAT_IF_CASES", "profile_key", "recorded_keys", "recorded_on", "recorded_profile",
-           "recorded_spans", "what_if_checks", "what_if_table"]
+__all__ = ["RECORDING", "WHAT_IF_CASES", "profile_key", "recorded_on", "recorded_profile", "what_if_checks",
+           "what_if_table"]

@@ -12,9 +12,7 @@ from typing import Any, Callable
 
 import torch
 
-from graphlab.clock import no_sync
-
-__all__ = ["cuda_sync", "sync_for"]
+__all__ = ["cuda_sync"]
 
 
 def cuda_sync(device: Any = None) -> Callable[[], None]:
@@ -23,9 +21,3 @@ def cuda_sync(device: Any = None) -> Callable[[], None]:
         return torch.cuda.synchronize
     return lambda: torch.cuda.synchronize(device)
 
-
-def sync_for(device: Any) -> Callable[[], None]:
-    """The sync for work on `device`: CUDA's for a CUDA device, nothing to wait for on the CPU."""
-    if torch.device(device).type == "cuda":
-        return cuda_sync(device)
-    return no_sync
