@@ -90,7 +90,7 @@ def _stand_in(fn, *example, stale=False, dtype=torch.float32):
         outputs = fn(*static)
     graph = StandInGraph(fn, static, outputs, stale)
     cg = cap.CapturedGraph(torch_graph=graph, static_inputs=static, static_outputs=outputs, fn=fn,
-                           grad_mode="no_grad", name="stand-in", dot_flags=1, device_index=-1,
+                           name="stand-in", device_index=-1,
                            cost=CaptureCost(1.0, 0.5, 2**20, 2**19, None))
     return cg, graph
 
@@ -204,7 +204,7 @@ def test_dump_falls_back_to_debug_dump_and_the_parser_reads_it():
     text = H200_MLP.read_text()
     assert dot_export.dump_dot(DumpOnlyGraph(text)) == text
     cg = cap.CapturedGraph(torch_graph=DumpOnlyGraph(text), static_inputs=(), static_outputs={}, fn=None,
-                           grad_mode="no_grad", name="mlp", dot_flags=1, device_index=-1,
+                           name="mlp", device_index=-1,
                            cost=CaptureCost(0.0, 0.0, 0, 0, None))
     assert cg.graph.count_by_kind() == parse_dot(text).count_by_kind()
     assert cg.graph is cg.graph  # parsed once

@@ -109,9 +109,9 @@ class _FakeStages:
 
 def test_close_destroys_the_graph_before_freeing_its_memory_and_only_once():
     log: list[str] = []
-    cg = conditional.ConditionalGraph(kind="if", route="child", name="t", asm=_FakeAsm(log), stages=_FakeStages(log),
-                                      branches=["then"], condition=None, iterations=None, max_iterations=0,
-                                      functions={}, capture_ms=1.0, instantiate_ms=2.0, pool_bytes=3, exec_bytes=4,
+    plan = conditional.ConditionalPlan("if", None, (("then", lambda: None),))
+    cg = conditional.ConditionalGraph(plan, route="child", name="t", asm=_FakeAsm(log), stages=_FakeStages(log),
+                                      iterations=None, cost=conditional.BuildCost(1.0, 2.0, 3, 4),
                                       kernel_how="declared/cubin sm_90")
     assert not cg.closed and "IF over then" in repr(cg)
     cg.close()
@@ -184,9 +184,9 @@ class _Recorder:
         return 0
 
     # kernel
-    def add_node(self, graph, deps, handle, flag, keep, **kw):
+    def add_node(self, graph, deps, args, keep, *, first=True):
         name = f"set@{graph}#{len(self.calls)}"
-        self.calls.append(("set", graph, tuple(deps), kw.get("first"), kw.get("max_iterations")))
+        self.calls.append(("set", graph, tuple(deps), first, args.max_iterations))
         return name
 
     # assembly
@@ -226,7 +226,7 @@ def recorder(monkeypatch):
     monkeypatch.setattr(conditional, "flag_kind", lambda *a, **k: None)
     monkeypatch.setattr(conditional, "set_condition_kernel", lambda index: rec)
     monkeypatch.setattr(conditional, "GraphAssembly", lambda index: rec)
-    monkeypatch.setattr(conditional, "_ChildStages", lambda asm, name, warmup: rec)
+    monkeypatch.setattr(conditional, "_ChildStages", lambda asm, name, warmup_calls: rec)
     return rec
 
 

@@ -150,7 +150,7 @@ def test_a_captured_graph_keeps_container_inputs_and_outputs(wrap):
     with torch.no_grad():
         outputs = fn(*static)
     cg = CapturedGraph(torch_graph=_StandInGraph(fn, static, outputs), static_inputs=static, static_outputs=outputs,
-                       fn=fn, grad_mode="no_grad", name=wrap, dot_flags=1, device_index=-1,
+                       fn=fn, name=wrap, device_index=-1,
                        cost=CaptureCost(0.0, 0.0, 0, 0, None))
     new = Pair(torch.randn(3, 4), torch.randn(3, 4))
     with torch.no_grad():

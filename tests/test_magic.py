@@ -27,18 +27,18 @@ def test_load_ext_registers_the_cell_magic(shell):
 
 def test_parse_defaults_and_options():
     args = magic.parse_cudagraph_args("step")
-    assert (args.name, args.warmup, args.no_show, args.flags, args.grad_mode, args.mode) == (
+    assert (args.name, args.warmup_calls, args.no_show, args.flags, args.grad_mode, args.mode) == (
         "step", 3, False, None, "no_grad", "global")
-    args = magic.parse_cudagraph_args("g2 --warmup 0 --no-show --flags verbose|handles --grad-mode inference_mode")
-    assert (args.name, args.warmup, args.no_show, args.flags, args.grad_mode) == (
+    args = magic.parse_cudagraph_args("g2 --warmup-calls 0 --no-show --flags verbose|handles --grad-mode inference_mode")
+    assert (args.name, args.warmup_calls, args.no_show, args.flags, args.grad_mode) == (
         "g2", 0, True, "verbose|handles", "inference_mode")
 
 
 @pytest.mark.parametrize("line, message", [
     ("", "Usage: %%cudagraph NAME"),
     ("1bad", "not a valid Python name"),
-    ("g --warmup -1", "--warmup must be 0 or more"),
-    ("g --warmup many", "invalid int value"),
+    ("g --warmup-calls -1", "--warmup-calls must be 0 or more"),
+    ("g --warmup-calls many", "invalid int value"),
     ("g --flags bogus", "unknown DOT flag 'bogus'"),
     ("g --grad-mode train", "invalid choice"),
 ])
@@ -49,7 +49,7 @@ def test_bad_lines_give_one_clear_error(shell, line, message):
 
 def test_without_gpu_the_magic_says_what_is_missing_and_how_to_explore_a_recording(shell):
     shell.user_ns.pop("step", None)
-    err = run(shell, "step --warmup 2")
+    err = run(shell, "step --warmup-calls 2")
     assert isinstance(err, GPUUnavailableError)
     assert "%%cudagraph needs a CUDA GPU" in str(err) and "load_recording" in str(err)
     assert "step" not in shell.user_ns
@@ -66,17 +66,17 @@ def test_magic_passes_its_options_and_stores_the_graph(shell, monkeypatch):
         def _repr_html_(self):
             return "<b>stand-in</b>"
 
-    def fake_capture_cell(code, namespace, **kwargs):
-        seen.update(kwargs, code=code, namespace=namespace)
+    def fake_capture_cell(code, namespace, options, **kwargs):
+        seen.update(kwargs, code=code, namespace=namespace, options=options)
         return Captured()
 
     monkeypatch.setattr("graphlab.env.require_cuda", lambda what: torch)
     monkeypatch.setattr(cell_capture, "capture_cell", fake_capture_cell)
-    err = run(shell, "step --warmup 5 --flags 5 --no-show", "y = x + 1\n")
+    err = run(shell, "step --warmup-calls 5 --flags 5 --no-show", "y = x + 1\n")
     assert err is None
     assert isinstance(shell.user_ns["step"], Captured)
     assert seen["code"] == "y = x + 1\n" and seen["namespace"] is shell.user_ns
-    assert (seen["warmup"], seen["dot_flags"], seen["name"]) == (5, 5, "step")
+    assert (seen["options"].warmup_calls, seen["options"].dot_flags, seen["name"]) == (5, 5, "step")
     shown = []
     monkeypatch.setattr(magic, "_show", shown.append)
     assert run(shell, "other") is None and len(shown) == 1

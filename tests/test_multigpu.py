@@ -171,7 +171,7 @@ def test_a_lazy_communicator_failure_is_not_mistaken_for_a_host_sync():
 
 @pytest.mark.parametrize("cause, detail", [
     ("nccl_lazy_init", "rank 0: the NCCL communicator was not created eagerly"),
-    ("collective_not_warmed", "rank 1: the collective was not warmed up (warmup=0)"),
+    ("collective_not_warmed", "rank 1: the collective was not warmed up (warmup_calls=0)"),
     ("rank_mismatch", "ranks disagree on the capture shapes: rank 0: [8]; rank 1: [4]"),
     ("rank_capture_failed", "capture failed on rank(s) 1 (rank 1: host_sync: ...)"),
 ])

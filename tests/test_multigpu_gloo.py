@@ -50,9 +50,9 @@ def _rank_main(rank: int, world_size: int, port: int, out: str) -> None:
     result["bucket"] = agree_bucket(local, [1, 2, 4, 8], ctx).bucket
     # rule: the same shapes on every rank
     x = torch.ones(local, 4)
-    result["mismatch"] = _expect_error(lambda: check_rules((x,), ctx, warmup=3))
-    result["agree"] = _expect_error(lambda: check_rules((torch.ones(8, 4),), ctx, warmup=3))
-    result["nowarm"] = _expect_error(lambda: check_rules((torch.ones(8, 4),), ctx, warmup=0 if rank else 3))
+    result["mismatch"] = _expect_error(lambda: check_rules((x,), ctx, warmup_calls=3))
+    result["agree"] = _expect_error(lambda: check_rules((torch.ones(8, 4),), ctx, warmup_calls=3))
+    result["nowarm"] = _expect_error(lambda: check_rules((torch.ones(8, 4),), ctx, warmup_calls=0 if rank else 3))
 
     # a capture that fails on rank 1 only: rank 0 must not keep a graph that would hang at replay
     class FakeGraph:

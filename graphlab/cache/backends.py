@@ -175,8 +175,8 @@ class CudaBackend:
 
     def capture(self, fn: Callable[..., Any], static_inputs: tuple[Any, ...], *, pool: Any, device: Any,
                 warmup: int, name: str, grad_mode: str) -> Any:
-        return capture(fn, *static_inputs, warmup=warmup, pool=pool, device=device, name=name, grad_mode=grad_mode,
-                       capture_error_mode=self.capture_error_mode)
+        return capture(fn, *static_inputs, warmup_calls=warmup, pool=pool, device=device, name=name,
+                       grad_mode=grad_mode, capture_error_mode=self.capture_error_mode)
 
 
 #: the backends a name picks

@@ -24,6 +24,7 @@ import torch
 from graphlab.capture.captured import CapturedGraph
 from graphlab.capture.engine import CaptureEngine
 from graphlab.capture.input_plan import model_refused
+from graphlab.capture.options import DEFAULT_WARMUP_CALLS, CaptureOptions
 from graphlab.capture.recorded import recorded_capture
 from graphlab.capture.tensors import GRAD_MODES, flatten, grad_context, is_tensor, map_tensors
 from graphlab.env import require_cuda
@@ -85,13 +86,15 @@ def inputs_device(example_inputs: Any, device: Any) -> Any:
     return None
 
 
-def finish(engine: CaptureEngine, **fields: Any) -> CapturedGraph:
+def finish(engine: CaptureEngine, *, static_inputs: tuple[Any, ...], static_outputs: Any, fn: Callable[..., Any],
+           options: CaptureOptions, name: str, input_names: tuple[str, ...] = ()) -> CapturedGraph:
     """The `CapturedGraph` a finished engine made."""
-    return CapturedGraph(torch_graph=engine.graph, cost=engine.cost, device_index=engine.device_index, **fields)
+    return CapturedGraph(torch_graph=engine.graph, cost=engine.cost, device_index=engine.device_index,
+                         static_inputs=static_inputs, static_outputs=static_outputs, fn=fn, name=name,
+                         options=options, input_names=input_names)
 
 
-@stand_in(recorded_capture)
-def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool: Any = None,
+def capture(fn: Callable[..., Any], *example_inputs: Any, warmup_calls: int = DEFAULT_WARMUP_CALLS, pool: Any = None,
             dot_flags: int | str = DEFAULT_DOT_FLAGS, name: str | None = None, grad_mode: str = "no_grad",
             stream: Any = None, capture_error_mode: str = "global", device: Any = None) -> CapturedGraph:
     """Capture `fn(*example_inputs)` into a CUDA graph and return it, ready to replay.
@@ -101,14 +104,17 @@ def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool:
             NamedTuples, dataclasses, Hugging Face `ModelOutput`s; `capture/tensors.py` lists them).
         example_inputs: inputs of the shapes and dtypes the graph will always see; copied into the
             graph's static input buffers (your tensors are not aliased).
-        warmup: eager runs on the side stream before capture (cuBLAS handles, lazy init). 0 shows why
+        warmup_calls: eager runs on the side stream before capture (cuBLAS handles, lazy init). 0 shows why
             warm-up matters.
         pool: a memory pool to share: another `CapturedGraph`, or `torch.cuda.graph_pool_handle()`.
         dot_flags: `cudaGraphDebugDotFlags` for `.dot()` and `.graph` (int or names; default Verbose).
+        name: the graph's name (default: the function's).
         grad_mode: "no_grad" (default), "inference_mode" or "enabled".
         stream: capture stream (default: graphlab's side stream; "default" tries the default stream).
         capture_error_mode: "global" (default), "thread_local" or "relaxed".
         device: the CUDA device to capture on (default: the inputs' device, else the current one).
+
+    The settings but `name` make one `CaptureOptions`; `capture_graph(fn, inputs, options)` takes that directly.
 
     In recorded mode the graph a GPU recorded for this zoo model and batch size (a `RecordedGraph`).
 
@@ -116,25 +122,33 @@ def capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool:
         GPUUnavailableError: no CUDA GPU here.
         CaptureError: capture failed; the message names the cause, your line and the fix.
     """
+    options = CaptureOptions(warmup_calls=warmup_calls, grad_mode=grad_mode, pool=pool, stream=stream,
+                             capture_error_mode=capture_error_mode, device=device, dot_flags=dot_flags)
+    return capture_graph(fn, example_inputs, options, name=name)
+
+
+@stand_in(recorded_capture)
+def capture_graph(fn: Callable[..., Any], example_inputs: tuple[Any, ...], options: CaptureOptions = CaptureOptions(),
+                  *, name: str | None = None) -> CapturedGraph:
+    """`gl.capture` with its settings as one `CaptureOptions` (what the graph cache and the studies call)."""
     require_cuda("gl.capture")
-    check_grad_mode(grad_mode)
-    check_capture_inputs(fn, example_inputs, device)
-    engine = CaptureEngine(device=inputs_device(example_inputs, device), stream=stream, pool=pool,
-                           capture_error_mode=capture_error_mode)
+    check_grad_mode(options.grad_mode)
+    check_capture_inputs(fn, example_inputs, options.device)
+    engine = CaptureEngine(device=inputs_device(example_inputs, options.device), stream=options.stream,
+                           pool=options.pool, capture_error_mode=options.capture_error_mode)
     with torch.cuda.device(engine.device_index), torch.inference_mode(False):
         # normal tensors even under inference_mode, so later calls may copy into them from any mode
         static_inputs = map_tensors(lambda t: t.detach().clone(), example_inputs)
     label = name or getattr(fn, "__name__", None) or type(fn).__name__
-    with grad_context(grad_mode):
+    with grad_context(options.grad_mode):
         try:
-            outputs = engine.run(lambda: fn(*static_inputs), warmup)
+            outputs = engine.run(lambda: fn(*static_inputs), options.warmup_calls)
         except GraphlabError:  # a failed capture: the engine's CaptureError names cause, line and fix
             raise
         except (RuntimeError, TypeError, ValueError, IndexError) as exc:  # the model refused them in warm-up
             raise model_refused(fn, example_inputs, exc, where=f"gl.capture {label!r}",
                                 what="the warm-up (an eager run)") from exc
-    return finish(engine, static_inputs=static_inputs, static_outputs=outputs, fn=fn, grad_mode=grad_mode,
-                  name=label, dot_flags=dot_flags)
+    return finish(engine, static_inputs=static_inputs, static_outputs=outputs, fn=fn, options=options, name=label)
 
 
 def prime_libraries(stream: Any) -> None:
@@ -174,7 +188,8 @@ def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = D
     before = _tensor_names(dict(frame.f_locals))
     engine = CaptureEngine(device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
                            prefer_filename=frame.f_code.co_filename)
-    cg = CapturedGraph.pending(name, device_index=engine.device_index, grad_mode=grad_mode, dot_flags=dot_flags)
+    cg = CapturedGraph.pending(name, device_index=engine.device_index,
+                               options=CaptureOptions(warmup_calls=0, grad_mode=grad_mode, dot_flags=dot_flags))
     if prime:
         with torch.cuda.device(engine.device_index):
             prime_libraries(engine.stream)
@@ -186,5 +201,5 @@ def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = D
     cg.complete(engine.graph, engine.cost, outputs)
 
 
-__all__ = ["CapturedGraph", "CaptureError", "capture", "capturing", "check_capture_inputs", "check_grad_mode", "finish", "inputs_device",
+__all__ = ["CapturedGraph", "CaptureError", "CaptureOptions", "capture", "capture_graph", "capturing", "check_capture_inputs", "check_grad_mode", "finish", "inputs_device",
            "prime_libraries"]

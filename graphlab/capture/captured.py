@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from graphlab.capture.input_plan import InputPlan
+from graphlab.capture.options import CaptureOptions
 from graphlab.capture.surface import capture_time_text, summary_facts, tensors_in_words
 from graphlab.capture.tensors import describe_tree, flatten
 from graphlab.capture.verify import CallCheck, CensusCheck, VerifyResult, check_call, verify_replay
@@ -29,7 +30,7 @@ from graphlab.errors import BadInputError, UnsupportedError
 from graphlab.graph.census import take_census
 from graphlab.graph.dot_limits import NO_LIMITS
 from graphlab.graph.dot_parser import parse_dot
-from graphlab.graph.export import DEFAULT_DOT_FLAGS, dump_dot, has_cuda_bindings, parse_flags, raw_graph_handle
+from graphlab.graph.export import dump_dot, has_cuda_bindings, parse_flags, raw_graph_handle
 
 if TYPE_CHECKING:
     from graphlab.capture.engine import CaptureCost
@@ -50,7 +51,8 @@ class CapturedGraph:
     Attributes:
         origin: "live" (the graph surface, `capture/surface.py`).
         inputs: the static input tensors (a tuple, nested as captured); `outputs`: the static outputs.
-        name, grad_mode, dot_flags: as given to the capture.
+        name: as given to the capture; options: how it was captured (`CaptureOptions`), its grad_mode and
+            dot_flags also read as attributes.
         device: the torch.device the graph lives on.
         cost: what capturing this graph cost (`graphlab.capture.engine.CaptureCost`), also read as
             capture_ms, instantiate_ms, pool_bytes, peak_bytes, exec_bytes.
@@ -62,16 +64,15 @@ class CapturedGraph:
 
     origin = "live"
 
-    def __init__(self, *, torch_graph: Any, static_inputs: tuple[Any, ...], static_outputs: Any,
-                 fn: Callable[..., Any] | None, grad_mode: str, name: str, dot_flags: int | str,
-                 cost: CaptureCost | None, device_index: int, input_names: tuple[str, ...] = (),
-                 source: str | None = None):
+    def __init__(self, *, torch_graph: Any, cost: CaptureCost | None, device_index: int,
+                 static_inputs: tuple[Any, ...], static_outputs: Any, fn: Callable[..., Any] | None, name: str,
+                 options: CaptureOptions = CaptureOptions(), input_names: tuple[str, ...] = ()):
         self.name = name
-        self.grad_mode = grad_mode
-        self.dot_flags = dot_flags
+        self.options = options
+        self.grad_mode = options.grad_mode
+        self.dot_flags = options.dot_flags
         self.device_index = device_index
         self.input_names = input_names
-        self.source = source
         self._fn = fn
         self._capturing = torch_graph is None
         self._torch_graph = torch_graph
@@ -86,11 +87,10 @@ class CapturedGraph:
 
     # -- a `with gl.capturing()` block binds its graph before the graph exists ------------------------------
     @classmethod
-    def pending(cls, name: str, *, device_index: int, grad_mode: str = "no_grad",
-                dot_flags: int | str = DEFAULT_DOT_FLAGS) -> CapturedGraph:
+    def pending(cls, name: str, *, device_index: int, options: CaptureOptions = CaptureOptions()) -> CapturedGraph:
         """The graph a `with gl.capturing()` block binds at its start: capturing until `complete` is called."""
-        return cls(torch_graph=None, static_inputs=(), static_outputs=None, fn=None, grad_mode=grad_mode,
-                   name=name, dot_flags=dot_flags, cost=None, device_index=device_index)
+        return cls(torch_graph=None, cost=None, device_index=device_index, static_inputs=(), static_outputs=None,
+                   fn=None, name=name, options=options)
 
     def complete(self, torch_graph: Any, cost: CaptureCost, outputs: Any) -> None:
         """The block ended: take the graph it captured, what that cost and the tensors it bound."""
@@ -269,10 +269,8 @@ class CapturedGraph:
         inputs and outputs."""
         named = dict(zip(self.input_names, self.inputs)) if self.input_names else self.inputs
         return summary_facts(
-            title=f"CapturedGraph {self.name}", nodes=self._nodes_in_words(),
+            self.cost, title=f"CapturedGraph {self.name}", nodes=self._nodes_in_words(),
             where=f"copies the inputs into the static inputs and replays the graph on cuda:{self.device_index}",
-            capture_ms=self.capture_ms, capture_state=self.cost.capture_state, instantiate_ms=self.instantiate_ms,
-            pool_bytes=self.pool_bytes, peak_bytes=self.peak_bytes, exec_bytes=self.exec_bytes,
             inputs=self._tensors_in_words(named), outputs=self._tensors_in_words(self.outputs))
 
     def __repr__(self) -> str:

@@ -12,12 +12,12 @@ from typing import Any
 
 import torch
 
-from graphlab.capture.api import CapturedGraph, check_grad_mode, finish
+from graphlab.capture.api import CapturedGraph, check_grad_mode, finish, inputs_device
 from graphlab.capture.engine import CaptureEngine
+from graphlab.capture.options import CaptureOptions
 from graphlab.capture.recorded import recorded_cell
 from graphlab.capture.tensors import grad_context
 from graphlab.env import require_cuda
-from graphlab.graph.export import DEFAULT_DOT_FLAGS
 from graphlab.mode import stand_in
 
 
@@ -39,17 +39,16 @@ def _loaded_names(tree: ast.AST) -> list[str]:
 
 
 @stand_in(recorded_cell)
-def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name: str = "cell",
-                 dot_flags: int | str = DEFAULT_DOT_FLAGS, grad_mode: str = "no_grad", stream: Any = None,
-                 pool: Any = None, capture_error_mode: str = "global", filename: str | None = None) -> CapturedGraph:
-    """Capture a cell of code run in `namespace` (what `%%cudagraph` does).
+def capture_cell(code: str, namespace: dict[str, Any], options: CaptureOptions = CaptureOptions(), *,
+                 name: str = "cell", filename: str | None = None) -> CapturedGraph:
+    """Capture a cell of code run in `namespace` (what `%%cudagraph` does), as `options` say.
 
     CUDA tensors the code reads from `namespace` are the static inputs (`cg.inputs`, by name); names it
     binds to CUDA tensors are the static outputs (`cg.outputs`), written back to `namespace`.
     Warm-ups run in a copy of the namespace, so the cell's side effects happen once, under capture.
     """
     require_cuda("%%cudagraph")
-    check_grad_mode(grad_mode)
+    check_grad_mode(options.grad_mode)
     filename = filename or f"<cudagraph cell {name}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     tree = ast.parse(code, filename)
@@ -69,19 +68,18 @@ def capture_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name:
         return cuda_outputs(scope)
 
     static_inputs = tuple(namespace[n] for n in input_names)
-    device = static_inputs[0].device if static_inputs else None
-    engine = CaptureEngine(device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
-                           prefer_filename=filename)
+    engine = CaptureEngine(device=inputs_device(static_inputs, options.device), stream=options.stream,
+                           pool=options.pool, capture_error_mode=options.capture_error_mode, prefer_filename=filename)
     scope = dict(namespace)
-    with grad_context(grad_mode):
-        engine.warm_up(lambda: exec(compiled, dict(namespace)), warmup)
+    with grad_context(options.grad_mode):
+        engine.warm_up(lambda: exec(compiled, dict(namespace)), options.warmup_calls)
         with engine.capturing():
             exec(compiled, scope)
     for key in assigned:
         if key in scope:
             namespace[key] = scope[key]
     return finish(engine, static_inputs=static_inputs, static_outputs=cuda_outputs(scope), fn=run_cell,
-                  grad_mode=grad_mode, name=name, dot_flags=dot_flags, input_names=tuple(input_names), source=code)
+                  options=options, name=name, input_names=tuple(input_names))
 
 
 __all__ = ["capture_cell"]

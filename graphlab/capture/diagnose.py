@@ -73,7 +73,7 @@ CAUSES: dict[str, Cause] = {c.key: c for c in (
         "library_handle", "a library handle created inside capture",
         "The first matmul in a process makes cuBLAS create its handle and workspace, which allocates "
         "and synchronises; that is not allowed while the stream is recording.",
-        "Warm up before capture (gl.capture(..., warmup=3) does this; run the code once eagerly "
+        "Warm up before capture (gl.capture(..., warmup_calls=3) does this; run the code once eagerly "
         "on the capture stream) so cuBLAS/cuDNN handles exist before capture starts.",
         (r"CUBLAS_STATUS_NOT_INITIALIZED", r"cublas(Lt)?Create", r"CUDNN_STATUS_NOT_INITIALIZED",
          r"cudnnCreate", r"cusolverDnCreate", r"CUBLAS_STATUS_ALLOC_FAILED"),
@@ -155,8 +155,8 @@ CAUSES: dict[str, Cause] = {c.key: c for c in (
         "collective_not_warmed", "a collective not warmed up on the capture stream",
         "Every rank must have run the collective eagerly on the capture stream before capture, so NCCL's "
         "per-stream set-up and torch's bookkeeping happen outside the recording.",
-        "Warm up before capture: gl.capture(..., warmup=3) runs the code on the capture stream first "
-        "(capture_collective insists on warmup >= 1).",
+        "Warm up before capture: gl.capture(..., warmup_calls=3) runs the code on the capture stream first "
+        "(capture_collective insists on warmup_calls >= 1).",
         (r"collective\S* (was )?not warmed up",),
     ),
     Cause(

@@ -7,7 +7,7 @@ graph cost (`CaptureCost`): so the capture time and memory a sweep reports are t
 it times.
 
     >>> engine = CaptureEngine(device=0)                               # doctest: +SKIP
-    >>> outputs = engine.run(lambda: model(static_x), warmup=3)       # doctest: +SKIP
+    >>> outputs = engine.run(lambda: model(static_x), warmup_calls=3)  # doctest: +SKIP
     >>> engine.graph, engine.cost                                      # doctest: +SKIP
 
 On failure, `abandon` ends the capture, restores the stream and device, drops the failed graph (and
@@ -28,6 +28,7 @@ import torch
 from graphlab.clock import Stopwatch
 from graphlab.capture.cublas_workspace import clear_cublas_workspaces
 from graphlab.capture.diagnose import capture_error, diagnose, empty_capture_error
+from graphlab.capture.options import DEFAULT_WARMUP_CALLS
 from graphlab.capture.recovery import (clear_cuda_error, end_stray_capture, pool_use_count, release_failed_pool,
                                        settle_rng)
 from graphlab.capture.streams import device_index, resolve_stream
@@ -116,19 +117,19 @@ class CaptureEngine:
         self._use_count0: int | None = None
 
     # -- the steps ----------------------------------------------------------------------------------------
-    def warm_up(self, run: Callable[[], Any], times: int) -> None:
-        """Run `run()` `times` times on the capture stream, ordered after and before the caller's stream.
+    def warm_up(self, run: Callable[[], Any], calls: int) -> None:
+        """Run `run()` `calls` times on the capture stream, ordered after and before the caller's stream.
 
         Warm-up lets libraries initialise lazily (cuBLAS handles and workspaces are per stream) before
         capture, where they could not.
         """
-        if times <= 0:
+        if calls <= 0:
             return
         with torch.cuda.device(self.device_index):
             current = torch.cuda.current_stream()
             self.stream.wait_stream(current)
             with torch.cuda.stream(self.stream):
-                for _ in range(times):
+                for _ in range(calls):
                     run()
             current.wait_stream(self.stream)
 
@@ -227,9 +228,9 @@ class CaptureEngine:
         return capture_error(diagnose(exc, self.prefer_filename), exc)
 
     # -- conveniences --------------------------------------------------------------------------------------
-    def run(self, work: Callable[[], Any], warmup: int = 3) -> Any:
-        """Warm up `work` `warmup` times, capture one call of it, end; return what the captured call returned."""
-        self.warm_up(work, warmup)
+    def run(self, work: Callable[[], Any], warmup_calls: int = DEFAULT_WARMUP_CALLS) -> Any:
+        """Warm up `work` `warmup_calls` times, capture one call of it, end; return what the captured call returned."""
+        self.warm_up(work, warmup_calls)
         with self.capturing():
             outputs = work()
         return outputs

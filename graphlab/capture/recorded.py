@@ -11,9 +11,10 @@ same `BadInputError` with the same message, and says that the graph is a recorde
 model's eager outputs (new tensors; a live graph returns its static outputs, the same tensors every call), and
 `check_call` says so instead of claiming a replay.
 
-`recorded_capture` and `recorded_cell` take the arguments of the live `capture` and `capture_cell` (they
-stand in for them through `graphlab.mode.stand_in`) and ignore those a recording cannot honour (a pool, a
-stream, warm-up runs). What a recorded graph cannot do here raises `UnsupportedError` naming why.
+`recorded_capture` and `recorded_cell` take the arguments of the live `capture_graph` and `capture_cell` (they
+stand in for them through `graphlab.mode.stand_in`: one `CaptureOptions` each) and ignore the options a
+recording cannot honour (a pool, a stream, warm-up runs). What a recorded graph cannot do here raises
+`UnsupportedError` naming why.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Any, Callable
 
 from graphlab import present
 from graphlab.capture.input_plan import InputPlan
+from graphlab.capture.options import CaptureOptions
 from graphlab.capture.tensors import describe_tree, flatten, grad_context, is_tensor, leading_size, map_tensors
 from graphlab.capture.surface import capture_time_text, summary_facts, tensors_in_words
 from graphlab.capture.verify import CallCheck, CensusCheck, VerifyResult
@@ -206,9 +208,7 @@ class RecordedGraph:
                    "replayed)" if self._fn is not None else
                    "checks the inputs as the live graph does; its code is not in the recording, so it cannot run here")
         return summary_facts(
-            title=f"CapturedGraph {self.name}, {self.where}", nodes=self.graph.kinds(), where=running,
-            capture_ms=self.capture_ms, capture_state=self.capture_state, instantiate_ms=self.instantiate_ms,
-            pool_bytes=self.pool_bytes, peak_bytes=self.peak_bytes, exec_bytes=self.exec_bytes,
+            self, title=f"CapturedGraph {self.name}, {self.where}", nodes=self.graph.kinds(), where=running,
             inputs=self._tensors_in_words(named), outputs=self._tensors_in_words(self.outputs))
 
     def __repr__(self) -> str:
@@ -225,12 +225,11 @@ def _inputs_in_words(inputs: Any) -> str:
                            for _, t in flatten(inputs) if is_tensor(t))
 
 
-def recorded_capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3, pool: Any = None,
-                     dot_flags: int | str = DEFAULT_DOT_FLAGS, name: str | None = None, grad_mode: str = "no_grad",
-                     stream: Any = None, capture_error_mode: str = "global", device: Any = None) -> RecordedGraph:
-    """Recorded mode's `gl.capture`: the graph the GPU recorded for zoo model `fn` at the batch size of
-    `example_inputs`, with `fn` run eagerly here for its outputs. Takes `capture`'s arguments; warm-up, pool,
-    flags, stream, error mode and device are the recording's."""
+def recorded_capture(fn: Callable[..., Any], example_inputs: tuple[Any, ...],
+                     options: CaptureOptions = CaptureOptions(), *, name: str | None = None) -> RecordedGraph:
+    """Recorded mode's `gl.capture` (`capture_graph`): the graph the GPU recorded for zoo model `fn` at the batch
+    size of `example_inputs`, with `fn` run eagerly here for its outputs. Of the options only `grad_mode` matters
+    here; warm-up, pool, flags, stream, error mode and device are the recording's."""
     model_name = zoo_name(fn)
     if model_name is None:
         raise GPUUnavailableError(
@@ -253,16 +252,15 @@ def recorded_capture(fn: Callable[..., Any], *example_inputs: Any, warmup: int =
                                   f"capture with the zoo's inputs (gl.get_model({model_name!r}).make_inputs({batch})), "
                                   "or capture other shapes on a GPU")
     static = map_tensors(lambda t: t.detach().clone(), example_inputs)
-    with grad_context(grad_mode):
+    with grad_context(options.grad_mode):
         outputs = fn(*static)
-    return RecordedGraph(rec, key, fn, static, name or f"{model_name}-b{batch}", outputs, grad_mode=grad_mode)
+    return RecordedGraph(rec, key, fn, static, name or f"{model_name}-b{batch}", outputs, grad_mode=options.grad_mode)
 
 
-def recorded_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name: str = "cell",
-                  dot_flags: int | str = DEFAULT_DOT_FLAGS, grad_mode: str = "no_grad", stream: Any = None,
-                  pool: Any = None, capture_error_mode: str = "global", filename: str | None = None) -> RecordedGraph:
+def recorded_cell(code: str, namespace: dict[str, Any], options: CaptureOptions = CaptureOptions(), *,
+                  name: str = "cell", filename: str | None = None) -> RecordedGraph:
     """Recorded mode's `%%cudagraph NAME`: run the cell eagerly here, return the graph the GPU recorded for it.
-    Takes `capture_cell`'s arguments; only the code, the namespace and the name matter to a recording."""
+    Takes `capture_cell`'s arguments; the code, the namespace, the name and the grad mode matter to a recording."""
     try:
         rec = open_recording(CELLS_RECORDING, gpu=recorded_gpu())
     except RecordingError as exc:
@@ -275,11 +273,11 @@ def recorded_cell(code: str, namespace: dict[str, Any], *, warmup: int = 3, name
             f"holds, captured on a GPU ({', '.join(rec.graph_names)}), with their exact code; this cell needs a CUDA "
             "GPU. Without one, gl.estimate_launches estimates what its code would launch, e.g. "
             "gl.estimate_launches(lambda ids: model(ids).softmax(-1), ids)")
-    with grad_context(grad_mode):
+    with grad_context(options.grad_mode):
         exec(compile(ast.parse(code), filename or f"<recorded cell {name}>", "exec"), namespace)
     outputs = {k: v for k, v in namespace.items() if k in rec.graph_info(entry).get("outputs", []) and is_tensor(v)}
     inputs = tuple(namespace[k] for k in rec.graph_info(entry).get("inputs", []) if k in namespace)
-    return RecordedGraph(rec, entry, None, inputs, name, outputs, grad_mode=grad_mode)
+    return RecordedGraph(rec, entry, None, inputs, name, outputs, grad_mode=options.grad_mode)
 
 
 __all__ = ["CELLS_RECORDING", "RecordedCensus", "RecordedGraph", "recorded_capture", "recorded_cell", "zoo_name"]

@@ -139,11 +139,13 @@ def capture_cost_words(capture_ms: float, state: str | None, instantiate_ms: flo
     return text
 
 
-def summary_facts(*, title: str, nodes: str, where: str, capture_ms: float, capture_state: str | None,
-                  instantiate_ms: float | None, pool_bytes: int | None, peak_bytes: int | None,
-                  exec_bytes: int | None, inputs: str, outputs: str, notes: Sequence[str] = ()) -> present.Table:
+def summary_facts(cost: Any, *, title: str, nodes: str, where: str, inputs: str, outputs: str,
+                  notes: Sequence[str] = ()) -> present.Table:
     """A captured graph's summary as a two-column table for people (live and recorded graphs show the same
-    rows): its nodes, where it lives, what capturing it cost, its memory, its static inputs and outputs."""
+    rows): its nodes, where it lives, what capturing it cost, its memory, its static inputs and outputs.
+    `cost` holds capture_ms, capture_state, instantiate_ms, pool_bytes, peak_bytes and exec_bytes (a live
+    graph's `CaptureCost`, or a recorded graph itself)."""
+    pool_bytes, peak_bytes, exec_bytes = cost.pool_bytes, cost.peak_bytes, cost.exec_bytes
     memory = f"pool {present.size(pool_bytes)}" if pool_bytes is not None else present.DASH
     extra = []
     if peak_bytes is not None:
@@ -152,8 +154,8 @@ def summary_facts(*, title: str, nodes: str, where: str, capture_ms: float, capt
         extra.append(f"executable graph {present.size(exec_bytes)}")
     if extra:
         memory += f" ({', '.join(extra)})"
-    rows = [("nodes", nodes), ("calling it", where), ("capture", capture_cost_words(capture_ms, capture_state,
-                                                                              instantiate_ms)),
+    rows = [("nodes", nodes), ("calling it", where),
+            ("capture", capture_cost_words(cost.capture_ms, cost.capture_state, cost.instantiate_ms)),
             ("memory", memory), ("static inputs", inputs), ("static outputs", outputs)]
     return present.facts(rows, title=title, notes=notes)
 

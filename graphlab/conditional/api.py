@@ -13,7 +13,7 @@ which body runs (or how often) without a host sync:
     >>> gl.render(g)                                  # the IF/ELSE node and both bodies  # doctest: +SKIP
 
 Every function takes no arguments and works on tensors made outside it, like a `with gl.capturing()`
-block. Each one runs `warmup` times eagerly first (cuBLAS handles, lazy init), so set your inputs
+block. Each one runs `warmup_calls` times eagerly first (cuBLAS handles, lazy init), so set your inputs
 *after* building and before each launch. Bodies must be inference code without random ops, host
 syncs or collectives (CUDA allows kernels, copies, memsets and child graphs in a body).
 
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import torch
@@ -47,7 +48,7 @@ from graphlab.clock import Stopwatch
 from graphlab.capture.api import capture
 from graphlab.capture.streams import side_stream
 from graphlab.conditional.builder import GraphAssembly
-from graphlab.conditional.kernel import flag_kind, set_condition_kernel
+from graphlab.conditional.kernel import ConditionArgs, flag_kind, set_condition_kernel
 from graphlab.conditional.support import conditional_support
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, CaptureError, ConditionalUnsupportedError
@@ -62,13 +63,14 @@ Fn = Callable[[], Any]
 class _ChildStages:
     """Route "child": `gl.capture` each function into its own torch graph; one shared torch pool."""
 
-    def __init__(self, asm: GraphAssembly, name: str, warmup: int):
-        self.asm, self.name, self.warmup = asm, name, warmup
+    def __init__(self, asm: GraphAssembly, name: str, warmup_calls: int):
+        self.asm, self.name, self.warmup_calls = asm, name, warmup_calls
         self.captured: dict[str, Any] = {}
 
     def add(self, graph: Any, deps: list[Any], fn: Fn, label: str) -> list[Any]:
         owner = next(iter(self.captured.values()), None)
-        cg = capture(fn, warmup=self.warmup, pool=owner, name=f"{self.name}:{label}", device=self.asm.device_index)
+        cg = capture(fn, warmup_calls=self.warmup_calls, pool=owner, name=f"{self.name}:{label}",
+                     device=self.asm.device_index)
         self.captured[label] = cg
         handle = raw_graph_handle(cg.torch_graph)
         if handle is None:
@@ -91,12 +93,12 @@ class _CapturedStages:
     torch graph's `reset` does, so the pool's memory is freed only after the graph that uses it.
     """
 
-    def __init__(self, asm: GraphAssembly, name: str, warmup: int, mode: str = "thread_local"):
+    def __init__(self, asm: GraphAssembly, name: str, warmup_calls: int, mode: str = "thread_local"):
         for needed in ("_cuda_beginAllocateCurrentStreamToPool", "_cuda_endAllocateToPool", "_cuda_releasePool"):
             if not hasattr(torch._C, needed):
                 raise ConditionalUnsupportedError(f"route 'capture' needs torch._C.{needed}, which torch "
                                                   f"{torch.__version__} lacks: use route='child'")
-        self.asm, self.name, self.warmup, self.mode = asm, name, warmup, mode
+        self.asm, self.name, self.warmup_calls, self.mode = asm, name, warmup_calls, mode
         self.pool = torch.cuda.graph_pool_handle()
         self.pool_refs = 0
         self.stream = side_stream(asm.device_index)
@@ -109,7 +111,7 @@ class _CapturedStages:
             current = torch.cuda.current_stream()
             self.stream.wait_stream(current)
             with torch.cuda.stream(self.stream):
-                for _ in range(self.warmup):
+                for _ in range(self.warmup_calls):
                     fn()
             current.wait_stream(self.stream)
             torch.cuda.synchronize()
@@ -160,6 +162,48 @@ def _cleanup(asm: GraphAssembly, stages: Any) -> None:
     stages.close()
 
 
+@dataclass(frozen=True)
+class ConditionalPlan:
+    """What a conditional graph is made of, before it is built (`gl.cond`, `gl.while_loop`, `gl.switch` make one).
+
+    Attributes:
+        kind: "if", "if_else", "while" or "switch".
+        condition: the one-element CUDA tensor the set-condition kernel reads (SWITCH: the index).
+        branches: (name, function) of each body, in order ("then", "else" / "body" / "case_0", ...).
+        before, after: run in the same graph before / after the conditional node, or None.
+        max_iterations: WHILE only: the loop stops after this many iterations (0: no limit).
+    """
+
+    kind: str
+    condition: Any
+    branches: tuple[tuple[str, Fn], ...]
+    before: Fn | None = None
+    after: Fn | None = None
+    max_iterations: int = 0
+
+    @property
+    def functions(self) -> dict[str, Fn]:
+        """Every function by its stage name, in graph order."""
+        stages = [("before", self.before), *self.branches, ("after", self.after)]
+        return {label: fn for label, fn in stages if fn is not None}
+
+
+@dataclass(frozen=True)
+class BuildCost:
+    """What building a conditional graph cost.
+
+    Attributes:
+        capture_ms, instantiate_ms: host time to capture every stage (warm-up included) / to instantiate.
+        pool_bytes: growth of torch.cuda.memory_reserved() over the whole build.
+        exec_bytes: drop of free device memory over instantiate (the executable graph).
+    """
+
+    capture_ms: float
+    instantiate_ms: float
+    pool_bytes: int
+    exec_bytes: int
+
+
 class ConditionalGraph:
     """One instantiated CUDA graph holding a conditional node with PyTorch bodies (see module docs).
 
@@ -175,17 +219,17 @@ class ConditionalGraph:
         exec_bytes: drop of free device memory over instantiate (the executable graph).
     """
 
-    def __init__(self, *, kind: str, route: str, name: str, asm: GraphAssembly, stages: Any, branches: Sequence[str],
-                 condition: Any, iterations: Any, max_iterations: int, functions: dict[str, Fn],
-                 capture_ms: float, instantiate_ms: float, pool_bytes: int, exec_bytes: int, kernel_how: str):
-        self.kind, self.route, self.name = kind, route, name
-        self.branches = tuple(branches)
-        self.condition = condition
+    def __init__(self, plan: ConditionalPlan, *, route: str, name: str, asm: GraphAssembly, stages: Any,
+                 iterations: Any, cost: BuildCost, kernel_how: str):
+        self.plan = plan
+        self.kind, self.route, self.name = plan.kind, route, name
+        self.branches = tuple(label for label, _ in plan.branches)
+        self.condition = plan.condition
         self.iterations = iterations
-        self.max_iterations = max_iterations
-        self.functions = functions
-        self.capture_ms, self.instantiate_ms = capture_ms, instantiate_ms
-        self.pool_bytes, self.exec_bytes = pool_bytes, exec_bytes
+        self.max_iterations = plan.max_iterations
+        self.functions = plan.functions
+        self.capture_ms, self.instantiate_ms = cost.capture_ms, cost.instantiate_ms
+        self.pool_bytes, self.exec_bytes = cost.pool_bytes, cost.exec_bytes
         self.kernel_how = kernel_how
         self._asm = asm
         self._stages = stages
@@ -274,9 +318,10 @@ def _route(route: str, kind: str) -> str:
     return chosen
 
 
-def _no_graph_when_recorded(kind: str, *args: Any, **kwargs: Any) -> ConditionalGraph:
+def _no_graph_when_recorded(plan: ConditionalPlan, *, route: str, warmup_calls: int, name: str,
+                            capture_mode: str = "thread_local") -> ConditionalGraph:
     """`build`'s recorded stand-in: a recording holds no graph to launch, so say where recorded results are."""
-    api = {"if": "cond", "if_else": "cond", "while": "while_loop"}.get(kind, kind)
+    api = {"if": "cond", "if_else": "cond", "while": "while_loop"}.get(plan.kind, plan.kind)
     raise ConditionalUnsupportedError(
         f"gl.{api} builds a graph on this machine's GPU, but recorded mode is on: the conditional studies "
         "(graphlab.studies.conditional: early_exit_study, decode_loop_study, ...) show recorded results, or "
@@ -284,10 +329,10 @@ def _no_graph_when_recorded(kind: str, *args: Any, **kwargs: Any) -> Conditional
 
 
 @stand_in(_no_graph_when_recorded)
-def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: Fn | None, after: Fn | None,
-          route: str, warmup: int, name: str, max_iterations: int = 0,
+def build(plan: ConditionalPlan, *, route: str, warmup_calls: int, name: str,
           capture_mode: str = "thread_local") -> ConditionalGraph:
-    """Build a ConditionalGraph of `kind`; the public functions below check their arguments and call this."""
+    """Build the ConditionalGraph `plan` describes; the public functions below check their arguments and call this."""
+    kind, condition, branches, before, after = plan.kind, plan.condition, plan.branches, plan.before, plan.after
     require_cuda(f"a {kind.upper()} conditional graph")
     chosen = _route(route, kind)
     flag_kind(condition, as_index=kind == "switch", what="the switch index" if kind == "switch" else
@@ -297,8 +342,8 @@ def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: 
             _check_fn(fn, label)
     for label, fn in branches:
         _check_fn(fn, f"the {label!r} body")
-    if warmup < 0:
-        raise BadInputError(f"warmup must be 0 or more, got {warmup}")
+    if warmup_calls < 0:
+        raise BadInputError(f"warmup_calls must be 0 or more, got {warmup_calls}")
     device_index = condition.device.index if condition.device.index is not None else torch.cuda.current_device()
     kernel = set_condition_kernel(device_index)
     with torch.cuda.device(device_index):
@@ -306,23 +351,23 @@ def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: 
         torch.cuda.empty_cache()  # captures empty the cache too: start the memory count from the same floor
         reserved0 = torch.cuda.memory_reserved()
     asm = GraphAssembly(device_index)
-    stages: Any = (_ChildStages(asm, name, warmup) if chosen == "child" else
-                   _CapturedStages(asm, name, warmup, capture_mode))
+    stages: Any = (_ChildStages(asm, name, warmup_calls) if chosen == "child" else
+                   _CapturedStages(asm, name, warmup_calls, capture_mode))
     try:
         building = Stopwatch().start()
         with torch.no_grad():
             deps = stages.add(asm.graph, [], before, "before") if before is not None else []
             handle = asm.new_handle()
             iterations = torch.zeros((), dtype=torch.int32, device=condition.device) if kind == "while" else None
-            loop = {"iterations": iterations, "max_iterations": max_iterations} if kind == "while" else {}
-            setter = kernel.add_node(asm.graph, deps, handle, condition, asm.keep, as_index=kind == "switch",
-                                     first=True, **loop)
+            args = ConditionArgs(handle, condition, as_index=kind == "switch", iterations=iterations,
+                                 max_iterations=plan.max_iterations if kind == "while" else 0)
+            setter = kernel.add_node(asm.graph, deps, args, asm.keep, first=True)
             node, bodies = asm.add_conditional(asm.graph, [setter], handle, "if" if kind == "if_else" else kind,
                                                len(branches))
             for body, (label, fn) in zip(bodies, branches):
                 leaves = stages.add(body, [], fn, label)
                 if kind == "while":  # re-evaluate the condition at the end of every iteration
-                    kernel.add_node(body, leaves, handle, condition, asm.keep, first=False, **loop)
+                    kernel.add_node(body, leaves, args, asm.keep, first=False)
             if after is not None:
                 stages.add(asm.graph, [node], after, "after")
         capture_ms = building.stop() * 1e3
@@ -336,16 +381,13 @@ def build(kind: str, condition: Any, branches: list[tuple[str, Fn]], *, before: 
     except BaseException:
         _cleanup(asm, stages)
         raise
-    functions = {k: v for k, v in [("before", before), *branches, ("after", after)] if v is not None}
-    return ConditionalGraph(kind=kind, route=chosen, name=name, asm=asm, stages=stages,
-                            branches=[label for label, _ in branches], condition=condition, iterations=iterations,
-                            max_iterations=max_iterations, functions=functions, capture_ms=capture_ms,
-                            instantiate_ms=instantiate_ms, pool_bytes=int(pool_bytes), exec_bytes=exec_bytes,
+    cost = BuildCost(capture_ms, instantiate_ms, int(pool_bytes), exec_bytes)
+    return ConditionalGraph(plan, route=chosen, name=name, asm=asm, stages=stages, iterations=iterations, cost=cost,
                             kernel_how=kernel.how)
 
 
 def cond(condition: Any, then_fn: Fn, else_fn: Fn | None = None, *, before: Fn | None = None,
-         after: Fn | None = None, route: str = "auto", warmup: int = 2, name: str = "cond") -> ConditionalGraph:
+         after: Fn | None = None, route: str = "auto", warmup_calls: int = 2, name: str = "cond") -> ConditionalGraph:
     """An IF node (IF/ELSE with `else_fn`) whose branch the GPU picks from `condition` at each launch.
 
     Args:
@@ -353,19 +395,19 @@ def cond(condition: Any, then_fn: Fn, else_fn: Fn | None = None, *, before: Fn |
             `else_fn` (or nothing). `before` usually computes it.
         then_fn, else_fn: functions of no arguments (PyTorch code on tensors made outside them).
         before, after: run in the same graph before / after the conditional node, at every launch.
-        route: "auto", "child" or "capture" (module docstring); warmup: eager runs of each function first.
+        route: "auto", "child" or "capture" (module docstring); warmup_calls: eager runs of each function first.
 
     Raises:
         ConditionalUnsupportedError: this machine cannot build it (the message says what is missing).
         CaptureError: a function did something capture does not allow (named cause, line and fix).
     """
     branches = [("then", then_fn)] + ([("else", else_fn)] if else_fn is not None else [])
-    return build("if_else" if else_fn is not None else "if", condition, branches, before=before, after=after,
-                 route=route, warmup=warmup, name=name)
+    plan = ConditionalPlan("if_else" if else_fn is not None else "if", condition, tuple(branches), before, after)
+    return build(plan, route=route, warmup_calls=warmup_calls, name=name)
 
 
 def while_loop(condition: Any, body_fn: Fn, *, before: Fn | None = None, after: Fn | None = None,
-               max_iterations: int = DEFAULT_MAX_ITERATIONS, route: str = "auto", warmup: int = 2,
+               max_iterations: int = DEFAULT_MAX_ITERATIONS, route: str = "auto", warmup_calls: int = 2,
                name: str = "while_loop") -> ConditionalGraph:
     """A WHILE node: `while condition: body_fn()`, all on the GPU, in one launch.
 
@@ -377,12 +419,12 @@ def while_loop(condition: Any, body_fn: Fn, *, before: Fn | None = None, after: 
     """
     if not isinstance(max_iterations, int) or not 0 <= max_iterations < 2**31:
         raise BadInputError(f"max_iterations must be an int from 0 (no limit) to 2**31-1, got {max_iterations!r}")
-    return build("while", condition, [("body", body_fn)], before=before, after=after, route=route, warmup=warmup,
-                 name=name, max_iterations=max_iterations)
+    plan = ConditionalPlan("while", condition, (("body", body_fn),), before, after, max_iterations)
+    return build(plan, route=route, warmup_calls=warmup_calls, name=name)
 
 
 def switch(index: Any, branches: Sequence[Fn], *, before: Fn | None = None, after: Fn | None = None,
-           route: str = "auto", warmup: int = 2, name: str = "switch") -> ConditionalGraph:
+           route: str = "auto", warmup_calls: int = 2, name: str = "switch") -> ConditionalGraph:
     """A SWITCH node: runs `branches[index]` (none when `index` is negative or too large), in one launch.
 
     `index` is a one-element CUDA int32/int64 tensor, usually computed by `before`. Arguments
@@ -391,8 +433,9 @@ def switch(index: Any, branches: Sequence[Fn], *, before: Fn | None = None, afte
     fns = list(branches)
     if not fns:
         raise BadInputError("switch needs at least one branch: pass a list of functions, one per case")
-    return build("switch", index, [(f"case_{i}", fn) for i, fn in enumerate(fns)], before=before, after=after,
-                 route=route, warmup=warmup, name=name)
+    plan = ConditionalPlan("switch", index, tuple((f"case_{i}", fn) for i, fn in enumerate(fns)), before, after)
+    return build(plan, route=route, warmup_calls=warmup_calls, name=name)
 
 
-__all__ = ["ConditionalGraph", "DEFAULT_MAX_ITERATIONS", "ROUTE_CHOICES", "build", "cond", "switch", "while_loop"]
+__all__ = ["BuildCost", "ConditionalGraph", "ConditionalPlan", "DEFAULT_MAX_ITERATIONS", "ROUTE_CHOICES", "build", "cond",
+           "switch", "while_loop"]

@@ -6,7 +6,9 @@ at run time with NVRTC (from cuda-bindings, so no nvcc is needed), loads it into
 context, and adds it to graphs as a kernel node:
 
     >>> kernel = set_condition_kernel(device_index=0)                      # doctest: +SKIP
-    >>> node = kernel.add_node(graph, deps, handle, flag, keep)   # flag: a 1-element CUDA tensor  # doctest: +SKIP
+    >>> node = kernel.add_node(graph, deps, ConditionArgs(handle, flag), keep)  # doctest: +SKIP
+
+(`flag`: a 1-element CUDA tensor.)
 
 The kernel reads the flag as a bool (IF, WHILE: non-zero means run the body) or as an index (SWITCH:
 a negative or too-large index runs no body). For WHILE loops it also counts iterations into a device
@@ -29,6 +31,7 @@ import glob
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +127,25 @@ def compile_image(source: str, options: list[str], cubin: bool) -> bytes:
         nvrtc.nvrtcDestroyProgram(prog)
 
 
+@dataclass(frozen=True)
+class ConditionArgs:
+    """What a set-condition node reads, the same for every node of one conditional graph.
+
+    Attributes:
+        handle: the conditional handle the node sets.
+        flag: the one-element CUDA tensor it reads the value from.
+        as_index: read `flag` as an index (SWITCH) rather than a bool (IF, WHILE).
+        iterations: WHILE only: a CUDA int32 the node counts iterations into; None otherwise.
+        max_iterations: WHILE only: stop the loop after this many iterations (0: no limit).
+    """
+
+    handle: Any
+    flag: Any
+    as_index: bool = False
+    iterations: Any = None
+    max_iterations: int = 0
+
+
 class SetConditionKernel:
     """The compiled kernel, loaded in one device's context; adds kernel nodes that set a handle."""
 
@@ -133,10 +155,13 @@ class SetConditionKernel:
         self.device_index = device_index
         self.how = how  # which source and image format worked, e.g. "declared/cubin sm_90"
 
-    def node_params(self, handle: Any, flag: Any, *, as_index: bool = False, iterations: Any = None,
-                    max_iterations: int = 0, first: bool = True) -> tuple[Any, Any]:
-        """(CUDA_KERNEL_NODE_PARAMS, the ctypes storage its kernelParams points at: keep it alive)."""
+    def node_params(self, args: ConditionArgs, *, first: bool = True) -> tuple[Any, Any]:
+        """(CUDA_KERNEL_NODE_PARAMS, the ctypes storage its kernelParams points at: keep it alive). `first`: the
+        node before the loop (it resets the iteration count), not the one at the end of each iteration."""
         from cuda.bindings import driver as dr
+
+        handle, flag, as_index, iterations = args.handle, args.flag, args.as_index, args.iterations
+        max_iterations = args.max_iterations
 
         values = [ctypes.c_ulonglong(int(handle)), ctypes.c_void_p(int(flag.data_ptr())),
                   ctypes.c_int(int(flag.element_size())), ctypes.c_int(1 if as_index else 0),
@@ -152,15 +177,15 @@ class SetConditionKernel:
         params.extra = 0
         return params, (values, pointers)
 
-    def add_node(self, graph: Any, deps: list[Any], handle: Any, flag: Any, keep: list[Any], **kwargs: Any) -> Any:
-        """Add a kernel node setting `handle` from `flag` to `graph` after `deps`; returns the node.
+    def add_node(self, graph: Any, deps: list[Any], args: ConditionArgs, keep: list[Any], *, first: bool = True) -> Any:
+        """Add a kernel node setting `args.handle` from `args.flag` to `graph` after `deps`; returns the node.
 
         `keep` receives the argument storage (the node copies the values, but keeping them costs
         nothing and guards against a driver that reads them late).
         """
         from cuda.bindings import driver as dr
 
-        params, storage = self.node_params(handle, flag, **kwargs)
+        params, storage = self.node_params(args, first=first)
         keep.append(storage)
         parents = [dr.CUgraphNode(init_value=int(d)) for d in deps]
         return check_cuda(dr.cuGraphAddKernelNode(graph, parents, len(parents), params), "cuGraphAddKernelNode")
@@ -244,5 +269,5 @@ def flag_kind(flag: Any, *, as_index: bool, what: str) -> None:
                             f"{'; '.join(problems)}")
 
 
-__all__ = ["FLAG_BYTES", "INDEX_DTYPES", "KERNEL_NAME", "SOURCES", "SetConditionKernel", "compile_image", "flag_kind",
+__all__ = ["ConditionArgs", "FLAG_BYTES", "INDEX_DTYPES", "KERNEL_NAME", "SOURCES", "SetConditionKernel", "compile_image", "flag_kind",
            "include_dirs", "set_condition_kernel"]

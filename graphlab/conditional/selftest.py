@@ -21,7 +21,7 @@ def _if(route: str) -> str:
     x = torch.arange(8, dtype=torch.float32, device="cuda")
     acc = torch.zeros(8, device="cuda")
     flag = torch.zeros((), dtype=torch.bool, device="cuda")
-    g = cond(flag, lambda: acc.add_(x * 2), before=lambda: flag.copy_(x.sum() > 100), route=route, warmup=1)
+    g = cond(flag, lambda: acc.add_(x * 2), before=lambda: flag.copy_(x.sum() > 100), route=route, warmup_calls=1)
     seen = []
     for scale in (1.0, 100.0):
         x.copy_(torch.arange(8, dtype=torch.float32, device="cuda") * scale)
@@ -38,7 +38,7 @@ def _if_else(route: str) -> str:
     out = torch.zeros(8, device="cuda")
     flag = torch.zeros((), dtype=torch.int32, device="cuda")
     g = cond(flag, lambda: out.copy_(x * 2), lambda: out.copy_(x - 1), after=lambda: out.mul_(10), route=route,
-             warmup=1)
+             warmup_calls=1)
     seen = []
     for value in (1, 0):
         flag.fill_(value)
@@ -60,7 +60,7 @@ def _while(route: str) -> str:
         i.add_(1)
         go.copy_(i < n)
 
-    g = while_loop(go, body, before=lambda: go.copy_(i < n), max_iterations=5, route=route, warmup=1)
+    g = while_loop(go, body, before=lambda: go.copy_(i < n), max_iterations=5, route=route, warmup_calls=1)
     seen = []
     for count in (0, 3, 9):  # 9 hits max_iterations=5
         i.zero_()
@@ -77,7 +77,7 @@ def _while(route: str) -> str:
 def _switch(route: str) -> str:
     index = torch.zeros((), dtype=torch.int64, device="cuda")
     acc = torch.zeros(4, device="cuda")
-    g = switch(index, [lambda k=k: acc.add_(10.0 ** k) for k in range(3)], route=route, warmup=1)
+    g = switch(index, [lambda k=k: acc.add_(10.0 ** k) for k in range(3)], route=route, warmup_calls=1)
     seen = []
     for k in (0, 1, 2, 3, -1):
         index.fill_(k)

@@ -23,12 +23,13 @@ import torch
 
 from graphlab.capture.api import CapturedGraph, finish, inputs_device
 from graphlab.capture.engine import CaptureEngine
+from graphlab.capture.options import DEFAULT_WARMUP_CALLS, CaptureOptions
 from graphlab.capture.tensors import map_tensors
 from graphlab.conditional.support import TORCH_COND_MODULE, conditional_support
 from graphlab.env import require_cuda
 
 
-def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup: int = 3,
+def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup_calls: int = DEFAULT_WARMUP_CALLS,
                             name: str | None = None) -> CapturedGraph:
     """Capture `fn(*example_inputs)`, whose `torch.cond` calls become IF nodes; returns a `CapturedGraph`.
 
@@ -50,12 +51,12 @@ def capture_with_torch_cond(fn: Callable[..., Any], *example_inputs: Any, warmup
             return fn(*static_inputs)
 
     with torch.no_grad():
-        engine.warm_up(warm, warmup)
+        engine.warm_up(warm, warmup_calls)
         with engine.capturing(), modes.CUDAGraphCaptureControlFlowOpDispatchMode():
             outputs = fn(*static_inputs)
     label = name or getattr(fn, "__name__", None) or "torch_cond"
-    return finish(engine, static_inputs=static_inputs, static_outputs=outputs, fn=fn, grad_mode="no_grad",
-                  name=label, dot_flags=1)
+    return finish(engine, static_inputs=static_inputs, static_outputs=outputs, fn=fn,
+                  options=CaptureOptions(warmup_calls=warmup_calls, grad_mode="no_grad", dot_flags=1), name=label)
 
 
 __all__ = ["capture_with_torch_cond"]

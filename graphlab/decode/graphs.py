@@ -26,6 +26,7 @@ from graphlab.clock import Stopwatch
 from graphlab.capture.api import finish
 from graphlab.capture.captured import CapturedGraph
 from graphlab.capture.engine import CaptureEngine
+from graphlab.capture.options import CaptureOptions
 from graphlab.capture.tensors import grad_context
 from graphlab.decode.models import DecodeStep, decode_step, kv_cache_bytes, make_cache, prefill, scratch_cache
 from graphlab.errors import BadInputError
@@ -103,11 +104,11 @@ class DecodeGraphs:
                 with Stopwatch(torch.cuda.synchronize) as warming:
                     engine.warm_up(lambda: fn(step, ids, position), WARMUP)
                 slot.warmup_ms = warming.ms
-            outputs = engine.run(lambda: fn(step, ids, position), warmup=0)
+            outputs = engine.run(lambda: fn(step, ids, position), warmup_calls=0)
         label = f"decode-{'compiled-' if self.compiled else ''}b{bucket}"
         slot.graph = finish(engine, static_inputs=(ids, position), static_outputs=outputs,
-                            fn=lambda i, p: fn(step, i, p), grad_mode="no_grad", name=label,
-                            dot_flags=self.dot_flags)
+                            fn=lambda i, p: fn(step, i, p), name=label,
+                            options=CaptureOptions(warmup_calls=WARMUP, dot_flags=self.dot_flags))
         if self._pool is None:
             self._pool = slot.graph
         self.slots[bucket] = slot

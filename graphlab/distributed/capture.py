@@ -6,7 +6,7 @@ is broken in a `CaptureError` (causes in `graphlab.capture.diagnose`):
 
 1. `nccl_lazy_init`: the NCCL communicator must exist before capture (`init_distributed` creates it
    eagerly with `device_id`);
-2. `collective_not_warmed`: the collective must have run on the capture stream first (warmup >= 1);
+2. `collective_not_warmed`: the collective must have run on the capture stream first (warmup_calls >= 1);
 3. `rank_mismatch`: every rank captures the same shapes (pad to one bucket: `agree_bucket`);
 4. then a barrier, the capture itself (`gl.capture`, on this rank's GPU and side stream), and
 5. `rank_capture_failed`: if any rank failed, every rank releases its graph and raises, naming it.
@@ -41,15 +41,16 @@ def _shapes(inputs: tuple[Any, ...]) -> list[str]:
             for path, t in flatten(inputs)]
 
 
-def check_rules(inputs: tuple[Any, ...], ctx: DistContext, *, warmup: int,
+def check_rules(inputs: tuple[Any, ...], ctx: DistContext, *, warmup_calls: int,
                 require_eager_communicator: bool = True) -> None:
     """Check rules 1-3 on this rank, then agree with every rank; raise the first broken rule (same on all ranks)."""
     mine: list[tuple[str, str]] = []
     if require_eager_communicator and ctx.backend == "nccl" and not ctx.eager_communicator:
         mine.append(("nccl_lazy_init", f"rank {ctx.rank}: the NCCL communicator was not created eagerly "
                                        "(init_process_group was called without device_id)"))
-    if warmup < 1:
-        mine.append(("collective_not_warmed", f"rank {ctx.rank}: the collective was not warmed up (warmup={warmup})"))
+    if warmup_calls < 1:
+        mine.append(("collective_not_warmed", f"rank {ctx.rank}: the collective was not warmed up "
+                                              f"(warmup_calls={warmup_calls})"))
     everyone = gather_objects({"problems": mine, "shapes": _shapes(inputs)}, ctx)
     for cause in ("nccl_lazy_init", "collective_not_warmed"):
         found = [text for rank_info in everyone for key, text in rank_info["problems"] if key == cause]
@@ -62,7 +63,7 @@ def check_rules(inputs: tuple[Any, ...], ctx: DistContext, *, warmup: int,
 
 
 def capture_collective(fn: Callable[..., Any], *example_inputs: Any, ctx: DistContext | None = None,
-                       warmup: int = 3, name: str | None = None, require_eager_communicator: bool = True,
+                       warmup_calls: int = 3, name: str | None = None, require_eager_communicator: bool = True,
                        **capture_kwargs: Any) -> Any:
     """Capture `fn(*example_inputs)`, collectives included, on every rank; return this rank's `CapturedGraph`.
 
@@ -75,14 +76,15 @@ def capture_collective(fn: Callable[..., Any], *example_inputs: Any, ctx: DistCo
         DistributedError: no process group (call `init_distributed()` first).
     """
     ctx = ctx or current_context()
-    check_rules(example_inputs, ctx, warmup=warmup, require_eager_communicator=require_eager_communicator)
+    check_rules(example_inputs, ctx, warmup_calls=warmup_calls, require_eager_communicator=require_eager_communicator)
     kwargs = dict(capture_kwargs)
     if "device" in inspect.signature(capture_module.capture).parameters and ctx.backend == "nccl":
         kwargs.setdefault("device", ctx.device)
     barrier(ctx)
     cg, failure = None, None
     try:
-        cg = capture_module.capture(fn, *example_inputs, warmup=warmup, name=name or f"rank{ctx.rank}", **kwargs)
+        cg = capture_module.capture(fn, *example_inputs, warmup_calls=warmup_calls, name=name or f"rank{ctx.rank}",
+                                    **kwargs)
     except CaptureError as exc:
         failure = exc
     outcomes = gather_objects(None if failure is None else f"{failure.cause}: {failure}"[:400], ctx)

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from graphlab.capture.cell import capture_cell
+from graphlab.capture.options import CaptureOptions
 from graphlab.capture.recorded import CELLS_RECORDING
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.recordings import gpu_slug, write_recording
@@ -32,7 +33,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         zoo = get_model(model_name)
         namespace: dict[str, Any] = {"torch": torch, "model": zoo.build()}
         (namespace["ids"],) = zoo.make_inputs(batch_size)
-        cg = capture_cell(code, namespace, name=name, dot_flags=RECORD_DOT_FLAGS)
+        cg = capture_cell(code, namespace, CaptureOptions(dot_flags=RECORD_DOT_FLAGS), name=name)
         dot = cg.dot()
         graphs[name] = {"dot": dot, "model": parse_dot(dot, source=f"{name}.dot"), "code": code,
                         "zoo_model": model_name, "batch_size": batch_size, "dot_flags": RECORD_DOT_FLAGS,

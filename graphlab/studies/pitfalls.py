@@ -27,6 +27,7 @@ import torch
 from graphlab.capture.api import capture
 from graphlab.capture.cell import capture_cell
 from graphlab.capture.diagnose import Diagnosis, catalogue, first_line
+from graphlab.capture.options import CaptureOptions
 from graphlab import present
 from graphlab.capture.recorded import RecordedGraph
 from graphlab.env import require_cuda
@@ -52,7 +53,7 @@ class Example:
         cause: the `CAUSES` key it demonstrates.
         code: the cell that is captured (shown in the pitfalls notebook).
         setup: code run eagerly first (tensors the cell reads).
-        warmup: warm-up runs before capture (0 for the missing-warm-up example).
+        warmup_calls: warm-up runs before capture (0 for the missing-warm-up example).
         stream: None (graphlab's side stream) or "default".
         fresh_process: run in a new Python process (library handles exist after the first matmul).
     """
@@ -60,7 +61,7 @@ class Example:
     cause: str
     code: str
     setup: str = "x = torch.randn(8, 256, device='cuda')"
-    warmup: int = 1
+    warmup_calls: int = 1
     stream: str | None = None
     fresh_process: bool = False
 
@@ -76,7 +77,7 @@ EXAMPLES: dict[str, Example] = {
     "library_handle": Example(
         "library_handle", "y = x @ w\n",
         setup="x = torch.randn(8, 256, device='cuda')\nw = torch.randn(256, 256, device='cuda')",
-        warmup=0, fresh_process=True,
+        warmup_calls=0, fresh_process=True,
     ),
     "forbidden_op": Example("forbidden_op", "y = x * 2\ndone = torch.cuda.current_stream().query()\n"),
     "unjoined_stream": Example(
@@ -190,7 +191,8 @@ def _diagnose_here(key: str) -> Diagnosis | None:
     # the capture fails) is not the lesson: the diagnosis is
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            capture_cell(example.code, namespace, warmup=example.warmup, name=key, stream=example.stream,
+            capture_cell(example.code, namespace,
+                         CaptureOptions(warmup_calls=example.warmup_calls, stream=example.stream), name=key,
                          filename=f"<pitfall {key}>")
     except CaptureError as err:
         return err.diagnosis  # type: ignore[no-any-return]
@@ -257,10 +259,10 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         try:
             diagnosis = run_example(key)
             entry = {"example": key, "expected_cause": example.cause, "code": example.code,
-                     "setup": example.setup, "warmup": example.warmup, **diagnosis.to_dict()}
+                     "setup": example.setup, "warmup": example.warmup_calls, **diagnosis.to_dict()}
         except Exception as exc:  # the failure did not happen (or something else broke): record that too
             entry = {"example": key, "expected_cause": example.cause, "code": example.code, "setup": example.setup,
-                     "warmup": example.warmup, "cause": "none", "message": f"{type(exc).__name__}: {exc}"}
+                     "warmup": example.warmup_calls, "cause": "none", "message": f"{type(exc).__name__}: {exc}"}
         outcomes.append(entry)
         print(f"[record] pitfall {key}: {entry['cause']} (expected {example.cause})", flush=True)
     zoo_model = get_model("mlp")

@@ -42,7 +42,8 @@ from graphlab.graph.dot_parser import parse_dot
 from graphlab.loader import dump
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.results_types import results_type
-from graphlab.timing.sweep import FASTEST, sweep
+from graphlab.timing.options import FASTEST, SweepOptions
+from graphlab.timing.sweep import sweep
 from graphlab.timing.timeline import record_timeline
 from graphlab.zoo import ZOO, ZooModel, get_model
 
@@ -132,7 +133,7 @@ def record_model(name: str, batch_sizes: list[int], out_root: Path, prov: dict[s
     census: dict[str, RecordedCensus] = {}
     for batch_size in batch_sizes:
         inputs = zoo_model.make_inputs(batch_size, device="cuda")
-        cg = capture(model, *inputs, warmup=3, dot_flags=RECORD_DOT_FLAGS, name=f"{name}-b{batch_size}")
+        cg = capture(model, *inputs, warmup_calls=3, dot_flags=RECORD_DOT_FLAGS, name=f"{name}-b{batch_size}")
         check = cg.verify(trials=2)
         dot = cg.dot()
         key = f"b{batch_size}"
@@ -179,9 +180,10 @@ def _timings(model: Any, zoo_model: ZooModel, batch_sizes: list[int], repeats: i
     (`host_target="fastest"`): the speed `graphlab repro` compares at later (docs/latency-method.md).
     """
     print(f"[record]   {zoo_model.name}: paired latency sweep over {batch_sizes}", flush=True)
+    options = SweepOptions(repetitions=repeats, host_target=FASTEST, min_rounds_s=RECORD_MIN_ROUNDS_S,
+                           max_extra_s=RECORD_MAX_EXTRA_S)
     result = sweep(model, lambda b, seed=0: zoo_model.make_inputs(b, device="cuda", seed=seed), list(batch_sizes),
-                   name=zoo_model.name, repetitions=repeats, progress=False, host_target=FASTEST,
-                   min_rounds_s=RECORD_MIN_ROUNDS_S, max_extra_s=RECORD_MAX_EXTRA_S)
+                   name=zoo_model.name, options=options, progress=False)
     print(result.table(), result.modes_report(), f"[record]   sweep took {result.conditions['sweep_s']} s",
           sep="\n", flush=True)
     inputs = zoo_model.make_inputs(batch_sizes[0], device="cuda")

@@ -2,11 +2,11 @@
 
     %load_ext graphlab
 
-    %%cudagraph step --warmup 3
+    %%cudagraph step --warmup-calls 3
     y = model(x)
 
 afterwards `step` is a `CapturedGraph`: `x.copy_(new_x); step.replay()` refreshes `y`, and
-`step(x=new_x)` does both. The cell runs `--warmup` times on a side stream (in a copy of the
+`step(x=new_x)` does both. The cell runs `--warmup-calls` times on a side stream (in a copy of the
 namespace), then once under capture; the tensors it binds to names are its static outputs.
 Without a GPU the magic raises one `GPUUnavailableError` that says how to explore a recording; in
 recorded mode (`gl.set_mode`) it runs the cell eagerly and shows the graph a GPU recorded for that cell.
@@ -18,6 +18,7 @@ from typing import Any
 from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from graphlab.capture.options import DEFAULT_WARMUP_CALLS
 from graphlab.errors import BadInputError
 
 
@@ -43,7 +44,8 @@ class CudaGraphMagics(Magics):
     @no_var_expand
     @magic_arguments()
     @argument("name", help="variable that receives the CapturedGraph")
-    @argument("--warmup", type=int, default=3, help="eager runs on the side stream before capture (default 3)")
+    @argument("--warmup-calls", type=int, default=DEFAULT_WARMUP_CALLS,
+              help=f"eager runs on the side stream before capture (default {DEFAULT_WARMUP_CALLS})")
     @argument("--no-show", action="store_true", help="do not display the graph")
     @argument("--flags", default=None,
               help="cudaGraphDebugDotFlags: an int or names joined by '|' (default 1, verbose)")
@@ -58,6 +60,7 @@ class CudaGraphMagics(Magics):
         args = parse_cudagraph_args(line)
         # live: capture on this GPU; recorded mode: the cell runs eagerly and the graph is the one a GPU recorded
         from graphlab.capture.cell import capture_cell
+        from graphlab.capture.options import CaptureOptions
         from graphlab.graph.export import DEFAULT_DOT_FLAGS, parse_flags
 
         namespace = self.shell.user_ns
@@ -66,28 +69,26 @@ class CudaGraphMagics(Magics):
             pool = namespace.get(args.pool)
             if pool is None:
                 raise BadInputError(f"--pool {args.pool}: no such variable; name an earlier %%cudagraph result")
-        cg = capture_cell(
-            cell, namespace, warmup=args.warmup, name=args.name,
-            dot_flags=DEFAULT_DOT_FLAGS if args.flags is None else parse_flags(args.flags),
-            grad_mode=args.grad_mode, pool=pool, capture_error_mode=args.mode,
-            filename=f"<cudagraph cell {args.name}>",
-        )
+        options = CaptureOptions(warmup_calls=args.warmup_calls, grad_mode=args.grad_mode, pool=pool,
+                                 capture_error_mode=args.mode,
+                                 dot_flags=DEFAULT_DOT_FLAGS if args.flags is None else parse_flags(args.flags))
+        cg = capture_cell(cell, namespace, options, name=args.name, filename=f"<cudagraph cell {args.name}>")
         namespace[args.name] = cg
         if not args.no_show:
             _show(cg)
 
 
 def parse_cudagraph_args(line: str) -> Any:
-    """Parse the magic's line (`NAME [--warmup N] [--no-show] [--flags F] ...`); BadInputError if malformed."""
+    """Parse the magic's line (`NAME [--warmup-calls N] [--no-show] [--flags F] ...`); BadInputError if malformed."""
     try:
         args = parse_argstring(CudaGraphMagics.cudagraph, line)
     except Exception as exc:  # UsageError from argparse: keep one clear line
-        raise BadInputError(f"%%cudagraph {line.strip()!r}: {exc}. Usage: %%cudagraph NAME [--warmup N] "
+        raise BadInputError(f"%%cudagraph {line.strip()!r}: {exc}. Usage: %%cudagraph NAME [--warmup-calls N] "
                             "[--no-show] [--flags F]") from None
     if not args.name.isidentifier():
         raise BadInputError(f"%%cudagraph: {args.name!r} is not a valid Python name for the captured graph")
-    if args.warmup < 0:
-        raise BadInputError(f"%%cudagraph: --warmup must be 0 or more, got {args.warmup}")
+    if args.warmup_calls < 0:
+        raise BadInputError(f"%%cudagraph: --warmup-calls must be 0 or more, got {args.warmup_calls}")
     if args.flags is not None:
         from graphlab.graph.export import parse_flags
 

@@ -63,9 +63,9 @@ def test_a_host_sync_in_a_body_is_a_capture_error_and_the_next_build_works(route
     x = torch.ones(8, device="cuda")
     flag = torch.ones((), dtype=torch.bool, device="cuda")
     with pytest.raises(CaptureError) as err:
-        gl.cond(flag, lambda: x.add_(float(x.sum().item())), route=route, warmup=1)
+        gl.cond(flag, lambda: x.add_(float(x.sum().item())), route=route, warmup_calls=1)
     assert err.value.cause == "host_sync", str(err.value)
-    g = gl.cond(flag, lambda: x.add_(1), route=route, warmup=0)
+    g = gl.cond(flag, lambda: x.add_(1), route=route, warmup_calls=0)
     g.launch()
     torch.cuda.synchronize()
     g.close()
@@ -82,7 +82,7 @@ def test_an_event_in_a_body_is_refused_with_what_bodies_allow(route):
         event.record()
 
     with pytest.raises(GraphlabError) as err:
-        gl.cond(flag, body, route=route, warmup=1)
+        gl.cond(flag, body, route=route, warmup_calls=1)
     print(f"{route}: {type(err.value).__name__}: {err.value}")
     # refused at instantiate (seen on the H200 for a child graph), or already while capturing into the body
     assert "bodies take kernels, copies, memsets and child graphs" in str(err.value) or \
@@ -112,7 +112,7 @@ def test_conditions_of_every_integer_dtype():
     for dtype in (torch.bool, torch.uint8, torch.int32, torch.int64):
         flag = torch.zeros((), dtype=dtype, device="cuda")
         acc = torch.zeros(1, device="cuda")
-        g = gl.cond(flag, lambda: acc.add_(1), warmup=0)
+        g = gl.cond(flag, lambda: acc.add_(1), warmup_calls=0)
         for value in (0, 1, 0, 1):
             flag.fill_(value)
             g.launch()

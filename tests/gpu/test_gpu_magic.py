@@ -24,7 +24,7 @@ def shell():
 
 
 def test_cell_capture_replay_and_verify(shell):
-    result = shell.run_cell("%%cudagraph step --warmup 2\nlogits = model(ids)\nprobs = logits.softmax(-1)\n")
+    result = shell.run_cell("%%cudagraph step --warmup-calls 2\nlogits = model(ids)\nprobs = logits.softmax(-1)\n")
     assert result.error_in_exec is None, result.error_in_exec
     ns = shell.user_ns
     step, logits = ns["step"], ns["logits"]
