@@ -84,14 +84,15 @@ IDENTITY, LABEL, DERIVED, STRUCTURE = "identity", "label", "derived", "structure
 
 
 def _field(default: Any = None, *, source: str = LABEL, kinds: tuple[str, ...] = (), census: bool = False,
-           **options: Any) -> Any:
+           default_factory: Callable[[], Any] | None = None, compare: bool = True) -> Any:
     """A `Node` field with its schema facts in `metadata`: where it comes from, which node kinds carry
     it (empty: every kind), and whether the CUDA graph API's census reports it too
-    (`graphlab.graph.census.CensusNode` is built from the fields marked so)."""
+    (`graphlab.graph.census.CensusNode` is built from the fields marked so). A field left out of comparisons
+    is left out of the hash too."""
     metadata = {"source": source, "kinds": kinds, "census": census}
-    if "default_factory" in options:
-        return field(metadata=metadata, **options)
-    return field(default=default, metadata=metadata, **options)
+    if default_factory is not None:
+        return field(default_factory=default_factory, metadata=metadata, compare=compare)
+    return field(default=default, metadata=metadata, compare=compare)
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class Node:
     conditional_type: ConditionalType | None = _field(kinds=("conditional",))
     body_graph_ids: tuple[str, ...] = _field(source=STRUCTURE, default=(), kinds=("child_graph", "conditional"))
     handle: str | None = _field()
-    details: dict[str, str] = _field(default_factory=dict, compare=False, hash=False)
+    details: dict[str, str] = _field(default_factory=dict, compare=False)
 
     @property
     def label(self) -> str:
