@@ -15,8 +15,7 @@ a negative or too-large index runs no body). For WHILE loops it also counts iter
 int32 and stops the loop at `max_iterations` (0: no limit), so a wrong condition cannot hang the GPU.
 
 The prototype of `cudaGraphSetConditional` is declared in the source (as the CUDA headers declare
-it), so no CUDA include directory is needed; `include_dirs()` finds the headers for a fallback and
-for the probe's report.
+it), so no CUDA include directory is needed; `include_dirs()` finds the headers for a fallback.
 
 torch is imported at the top. cuda-bindings (its driver API and NVRTC) is optional and imported
 lazily, inside the functions that compile, load and add the kernel: only building a conditional

@@ -5,7 +5,7 @@
     {'child': {'if': 'ok', 'if_else': 'ok', 'while': 'ok', 'switch': 'ok'}, 'capture': {...}}
 
 Each entry is "ok", "wrong: ..." (the graph ran but gave another answer) or the error's type and
-message (it could not be built). The probe and the GPU tests call it.
+message (it could not be built). The GPU tests call it.
 """
 from __future__ import annotations
 
