@@ -28,7 +28,7 @@ from graphlab.graph.model import CudaGraph, Node
 from graphlab.ui.diff_inspector import DiffInspector, inspect_diff
 from graphlab.ui.drawing_widget import DEFAULT_EXPORT_DIR, InspectorError, _DrawingWidget, as_cuda_graph, display_rows
 from graphlab.viz.dag import GraphLike
-from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES, left_out_note, nothing_drawn_note, render
+from graphlab.viz.drawing import COLLAPSE_MIN_SAVED_NODES, DrawOptions, draw, left_out_note, nothing_drawn_note
 from graphlab.present import Code, Table, count, duration, facts, listing
 from graphlab.viz.style import block_words, body_label, family_of
 
@@ -251,18 +251,10 @@ class Inspector(_DrawingWidget):
         self._start()
 
     def _draw(self) -> Any:
-        return render(
-            self.graph,
-            collapse=self.collapse,
-            expand=tuple(self.expanded),
-            rankdir=self.rankdir,
-            hide_kinds=tuple(self.hide_kinds),
-            hide_families=tuple(self.hide_families),
-            legend=True,
-            max_nodes=self.max_nodes,
-            blocks=self._facts.found,
-            heat=self.profile,
-        )
+        options = DrawOptions(collapse=self.collapse, expand=frozenset(self.expanded), rankdir=self.rankdir,
+                              hide_kinds=frozenset(self.hide_kinds), hide_families=frozenset(self.hide_families),
+                              max_nodes=self.max_nodes)
+        return draw(self.graph, options, heat=self.profile, blocks=self._facts.found)
 
     def _after_redraw(self) -> None:
         left_out = getattr(self._drawing, "left_out", 0)

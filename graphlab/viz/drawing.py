@@ -144,9 +144,33 @@ def _run_dot(format: str, source: str, timeout_s: float) -> subprocess.Completed
     return subprocess.run(["dot", f"-T{format}"], input=source.encode("utf-8"), capture_output=True, timeout=timeout_s)
 
 
+@dataclass(frozen=True)
+class DrawOptions:
+    """What `render` draws and how: its keywords as one value (`render` builds one; the inspector builds one for
+    each redraw and hands it to `draw` with the repeated blocks it found already). Each field is `render`'s
+    keyword of that name; the node ids, kinds and families may be given as any iterable of strings."""
+
+    collapse: bool = True
+    expand: frozenset[str] = frozenset()
+    rankdir: str = "TB"
+    highlight: frozenset[str] = frozenset()
+    selected: str | None = None
+    hide_kinds: frozenset[str] = frozenset()
+    hide_families: frozenset[str] = frozenset()
+    legend: bool = True
+    max_nodes: int | None = MAX_DRAWN_NODES
+    critical: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("expand", "highlight", "hide_kinds", "hide_families"):
+            object.__setattr__(self, name, frozenset(str(v) for v in getattr(self, name)))
+
+
 @dataclass
 class _Options:
-    """Everything `_Painter` needs to know besides the graph."""
+    """Everything `_Painter` needs to know besides the graph: a drawing's `DrawOptions` as the painter reads
+    them (families as slugs, nodes folded into a collapsed block lit on their stand-in), and how a diff or a
+    heat map paints."""
 
     collapse: bool = True
     expand: frozenset[str] = frozenset()
@@ -382,7 +406,6 @@ def render(
     hide_families: Iterable[str] = (),
     legend: bool = True,
     max_nodes: int | None = MAX_DRAWN_NODES,
-    blocks: Iterable[RepeatedBlock] | None = None,
     heat: Any = None,
     critical: bool = True,
 ) -> Drawing:
@@ -423,34 +446,46 @@ def render(
             or not; legend in µs; a collapsed block's node is filled by the mean over its repeats, its block's label
             gives their total; each node's hover text gives its time), with the critical path outlined (the highlight colour,
             red-orange) when `critical` is on; labels on the darkest fills are white.
-        blocks: the graph's repeated blocks if found already (`find_repeated_blocks(graph,
-            min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)`), so they are not searched for again.
+        critical: with `heat`, outline the critical path.
+
+    The keywords but `heat` make one `DrawOptions`; `draw(graph, options, heat=...)` takes that directly.
 
     Returns:
         A `Drawing`: `.source` (DOT), `.svg()`, `.pipe(format)`, `.save(path)`; shows inline in Jupyter.
     """
+    options = DrawOptions(collapse=collapse, expand=frozenset(expand), rankdir=rankdir, highlight=frozenset(highlight),
+                          selected=selected, hide_kinds=frozenset(hide_kinds), hide_families=frozenset(hide_families),
+                          legend=legend, max_nodes=max_nodes, critical=critical)
+    return draw(graph, options, heat=heat)
+
+
+def draw(graph: GraphLike, options: DrawOptions = DrawOptions(), *, heat: Any = None,
+         blocks: Iterable[RepeatedBlock] | None = None) -> Drawing:
+    """`render` with its settings as one `DrawOptions`. `blocks`: the graph's repeated blocks if found already
+    (`find_repeated_blocks(graph, min_saved_nodes=COLLAPSE_MIN_SAVED_NODES)`), so they are not searched for again."""
     cg = _as_cudagraph(graph)
-    hide_kinds, hide_families = [str(k) for k in hide_kinds], [str(f) for f in hide_families]
+    hide_kinds, hide_families = sorted(options.hide_kinds), sorted(options.hide_families)
+    max_nodes, legend = options.max_nodes, options.legend
     opts = _Options(
-        collapse=collapse,
-        expand=frozenset(expand),
-        highlight=frozenset(highlight),
-        selected=selected,
-        hide_kinds=frozenset(str(k) for k in hide_kinds),
-        hide_families=frozenset(style.slug(f) for f in hide_families),
+        collapse=options.collapse,
+        expand=options.expand,
+        highlight=options.highlight,
+        selected=options.selected,
+        hide_kinds=options.hide_kinds,
+        hide_families=frozenset(style.slug(f) for f in options.hide_families),
         max_nodes=max_nodes,
         blocks=None if blocks is None else list(blocks),
     )
     painter = _Painter(cg, opts)
     scale = None
     if heat is not None:
-        scale, critical_ids = _heat_fill(painter, opts, heat, critical)
+        scale, critical_ids = _heat_fill(painter, opts, heat, options.critical)
         opts.highlight = opts.highlight | critical_ids
     # highlighted / selected nodes folded into a collapsed block light up their stand-in
     opts.highlight = frozenset(painter.rep.get(n, n) for n in opts.highlight)
-    if selected is not None:
-        opts.selected = painter.rep.get(selected, selected)
-    dot = _new_digraph(rankdir)
+    if options.selected is not None:
+        opts.selected = painter.rep.get(options.selected, options.selected)
+    dot = _new_digraph(options.rankdir)
     painter.paint(dot)
     entries = [(f, c) for f, c in style.FAMILY_COLORS.items() if f in painter.families] if legend else []
     heading = "kernel family"
