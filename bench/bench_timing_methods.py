@@ -36,6 +36,7 @@ def compare(torch: Any, name: str, batch_size: int, repeats: int) -> dict[str, A
     from graphlab.timing.host_modes import paired_speedup
     from graphlab.stats import median
     from graphlab.timing.blocks import time_pairs
+    from graphlab.timing.options import SweepOptions
     from graphlab.capture.api import capture
     from graphlab.timing.machine import ClockReader
     from graphlab.zoo import get_model
@@ -64,7 +65,7 @@ def compare(torch: Any, name: str, batch_size: int, repeats: int) -> dict[str, A
             row["host_us"] = clocks.host_speed_us()
             runs["benchmark"].append(row)
             t0 = time.perf_counter()
-            series = time_pairs(calls, inputs, pairs=15, block_ms=20.0, clocks=clocks)
+            series = time_pairs(calls, inputs, SweepOptions(pairs=15, block_ms=20.0), clocks=clocks)
             pairs = paired_speedup(series["eager"].block_p50_us, series["graph"].block_p50_us)
             runs["paired"].append({"eager_us": median(series["eager"].wall_us),
                                    "graph_us": median(series["graph"].wall_us),

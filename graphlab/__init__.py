@@ -59,6 +59,7 @@ _LAZY: dict[str, str] = {
     "recover": "graphlab.capture.recovery",
     # timing
     "sweep": "graphlab.timing.sweep",
+    "SweepOptions": "graphlab.timing.options",
     "record_timeline": "graphlab.timing.timeline",
     "Sweep": "graphlab.timing.results",
     "LatencyPoint": "graphlab.timing.results",

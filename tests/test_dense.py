@@ -4,6 +4,7 @@ No number here is a measurement; the real recording is made on the H200 by `grap
 """
 from __future__ import annotations
 
+import dataclasses
 import types
 
 import pytest
@@ -37,8 +38,8 @@ def cpu_zoo(monkeypatch):
     monkeypatch.setattr(dense, "BATCH_SIZES", (1, 2, 3))
     monkeypatch.setattr(dense, "SEQ_LENS", (8, 16))
     monkeypatch.setattr(dense, "SEQ_BATCH_SIZES", (1, 4))
-    monkeypatch.setattr(dense, "_FAST", {**dense._FAST, "pairs": 2, "block_ms": 0.05, "warmup": 1,
-                                         "warmup_max_ms": 0.0})
+    monkeypatch.setattr(dense, "_FAST", dataclasses.replace(dense._FAST, pairs=2, block_ms=0.05, warmup_calls=1,
+                                                            warmup_max_ms=0.0))
     monkeypatch.setattr(dense, "gpt_ids", lambda b, s, seed=0, device="cuda": (
         torch.randint(1, 512, (b, s), generator=torch.Generator().manual_seed(seed)),))
     # the dense sweep of "gpt" uses the zoo's make_inputs: give the stand-in one

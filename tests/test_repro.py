@@ -198,7 +198,7 @@ def test_sweep_arguments_carry_the_recorded_conditions():
 
     assert sweep_arguments({"method": "paired blocks", "pairs": 7, "block_ms": 10.0, "warmup": 5,
                             "warmup_max_ms": 30.0, "repetitions": 12}) == {
-        "pairs": 7, "block_ms": 10.0, "warmup": 5, "warmup_max_ms": 30.0, "repetitions": 12}
+        "pairs": 7, "block_ms": 10.0, "warmup_calls": 5, "warmup_max_ms": 30.0, "repetitions": 12}
     assert sweep_arguments({"runs": 5}) == {}
 
 
@@ -230,8 +230,11 @@ def cpu_repro(monkeypatch, tmp_path):
     monkeypatch.setitem(graphlab.zoo.ZOO, "mlp", stand_in)
     from graphlab.timing.sweep import sweep
 
-    recorded = sweep(net, lambda b, seed=0: stand_in.make_inputs(b, seed=seed), [1, 2], name="mlp", pairs=4,
-                     repetitions=3, warmup=2, warmup_max_ms=0.0, profile=False, check_weights=False, progress=False)
+    from graphlab.timing.options import SweepOptions
+
+    options = SweepOptions(pairs=4, repetitions=3, warmup_calls=2, warmup_max_ms=0.0, profile=False, check_weights=False)
+    recorded = sweep(net, lambda b, seed=0: stand_in.make_inputs(b, seed=seed), [1, 2], name="mlp", options=options,
+                     progress=False)
     provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
                   "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}
     write_recording(tmp_path / "test-gpu" / "mlp", name="mlp", description="", provenance=provenance, graphs={},

@@ -20,6 +20,7 @@ import graphlab.timing.sweep as sweep_module  # noqa: E402
 from graphlab.errors import TimingError  # noqa: E402
 from graphlab.timing import blocks, machine, timeline, weights  # noqa: E402
 from graphlab.timing.blocks import BlockTimer, calls_for, prepare_pair, time_pairs, time_rounds, warm_up  # noqa: E402
+from graphlab.timing.options import SweepOptions  # noqa: E402
 from graphlab.timing.results import Sweep  # noqa: E402
 
 #: the timing modules that use torch: each gets the stand-in as its `torch`
@@ -82,6 +83,10 @@ class FakeGraph:
 
     def reset(self):
         self.resets += 1
+
+
+#: one-call blocks after a one-call warm-up (the scheduling tests count blocks, not time)
+ONE_CALL = SweepOptions(repetitions=1, warmup_calls=1, warmup_max_ms=0.0)
 
 
 def install_fake_torch(monkeypatch) -> FakeTorch:
@@ -181,7 +186,7 @@ def test_time_pairs_alternates_and_keeps_every_block(fake_torch):
     order = []
     calls = {"eager": lambda xs: order.append("e"), "graph": lambda xs: order.append("g")}
     gc.enable()
-    series = time_pairs(calls, [(1,), (2,)], pairs=4, block_calls=3, warmup=2, warmup_max_ms=0.0)
+    series = time_pairs(calls, [(1,), (2,)], SweepOptions(pairs=4, repetitions=3, warmup_calls=2, warmup_max_ms=0.0))
     assert gc.isenabled()  # restored after the pairs
     timed = order[4:]  # after 2 + 2 warm-up calls; each block: 1 untimed lead-in call + 3 timed
     assert timed == list("eeee" "gggg" "gggg" "eeee" "eeee" "gggg" "gggg" "eeee")
@@ -200,7 +205,7 @@ def test_rounds_visit_every_batch_size_forwards_then_backwards(fake_torch):
     def calls(tag):
         return {"eager": lambda xs: order.append(tag + "e"), "graph": lambda xs: order.append(tag + "g")}
 
-    plans = [prepare_pair(calls(t), [(1,)], block_calls=1, warmup=1, warmup_max_ms=0.0) for t in "AB"]
+    plans = [prepare_pair(calls(t), [(1,)], ONE_CALL) for t in "AB"]
     order.clear()
     time_rounds(plans, pairs=3)
     blocks_run = order[::2]  # every block is one lead-in call and one timed call
@@ -211,8 +216,8 @@ def test_rounds_visit_every_batch_size_forwards_then_backwards(fake_torch):
 
 
 def test_time_pairs_reads_clocks_after_every_block(fake_torch):
-    series = time_pairs({"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=3,
-                        block_calls=2, warmup=1, warmup_max_ms=0.0, clocks=Clocks())
+    series = time_pairs({"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)],
+                        SweepOptions(pairs=3, repetitions=2, warmup_calls=1, warmup_max_ms=0.0), clocks=Clocks())
     assert series["eager"].block_gpu_mhz == [1980.0] * 3 and series["graph"].block_host_us == [50.0] * 3
     assert series["graph"].block_cpu_mhz == []
 
@@ -237,7 +242,7 @@ class SpeedStates:
 
 def _plans(n=2):
     calls = {"eager": lambda xs: None, "graph": lambda xs: None}
-    return [prepare_pair(calls, [(1,)], block_calls=1, warmup=1, warmup_max_ms=0.0) for _ in range(n)]
+    return [prepare_pair(calls, [(1,)], ONE_CALL) for _ in range(n)]
 
 
 def _enough(plans, target):
@@ -276,8 +281,8 @@ def test_extra_rounds_stop_at_max_extra_s_when_the_target_speed_never_comes(fake
 def test_time_pairs_refuses_bad_arguments(fake_torch):
     with pytest.raises(TimingError, match="an 'eager' and a 'graph'"):
         time_pairs({"eager": lambda xs: None}, [(1,)])
-    with pytest.raises(TimingError, match="pairs must be at least 1"):
-        time_pairs({"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], pairs=0)
+    with pytest.raises(TimingError, match="pairs >= 1"):
+        time_pairs({"eager": lambda xs: None, "graph": lambda xs: None}, [(1,)], SweepOptions(pairs=0))
 
 
 @pytest.fixture
@@ -295,8 +300,9 @@ def test_sweep_runs_one_pass_per_batch_size(fake_gpu):
 
     model, make_inputs = _mlp()
     seen = []
-    result = sweep(model, make_inputs, [1, 4], name="tiny", pairs=5, repetitions=3, warmup=2, warmup_max_ms=0.0,
-                   profile=False, check_weights=False, progress=False, on_point=seen.append)
+    options = SweepOptions(pairs=5, repetitions=3, warmup_calls=2, warmup_max_ms=0.0, profile=False,
+                           check_weights=False)
+    result = sweep(model, make_inputs, [1, 4], name="tiny", options=options, progress=False, on_point=seen.append)
     assert [(p.batch_size, p.mode) for p in result.points] == [(1, "eager"), (1, "graph"), (4, "eager"), (4, "graph")]
     assert [(p.batch_size, p.mode) for p in seen] == [(p.batch_size, p.mode) for p in result.points]
     assert len(fake_gpu.graphs) == 2 and all(g.resets == 1 for g in fake_gpu.graphs)  # one capture each, released
@@ -330,8 +336,9 @@ def test_sweep_keeps_graphs_for_profiling_last_and_then_frees_them(fake_gpu, mon
 
     monkeypatch.setattr(sweep_module, "profile_call", profile_call)
     model, make_inputs = _mlp()
-    result = sweep(model, make_inputs, [1, 2], pairs=2, repetitions=2, warmup=1, warmup_max_ms=0.0,
-                   check_weights=False, progress=False)
+    result = sweep(model, make_inputs, [1, 2], options=SweepOptions(pairs=2, repetitions=2, warmup_calls=1,
+                                                                    warmup_max_ms=0.0, check_weights=False),
+                   progress=False)
     assert order == ["eager", "graph", "eager", "graph"]
     assert all(g.resets == 1 for g in fake_gpu.graphs)
     p = result.point(2, "eager")
@@ -347,18 +354,10 @@ def test_sweep_refuses_bad_arguments(fake_gpu):
     with pytest.raises(TimingError, match="needs make_inputs"):
         sweep(model, None, [1], progress=False)
     with pytest.raises(TimingError, match="pairs >= 1"):
-        sweep(model, make_inputs, [1], pairs=0, progress=False)
+        sweep(model, make_inputs, [1], options=SweepOptions(pairs=0), progress=False)
     with pytest.raises(TimingError, match="all-zero"):
-        sweep(model, lambda b: torch.zeros(b, 8), [1], progress=False, profile=False, check_weights=False)
-
-
-def test_runs_is_the_older_name_for_pairs(fake_gpu):
-    from graphlab.timing.sweep import sweep
-
-    model, make_inputs = _mlp()
-    result = sweep(model, make_inputs, [1], runs=3, repetitions=2, warmup=1, warmup_max_ms=0.0, profile=False,
-                   check_weights=False, progress=False)
-    assert result.conditions["pairs"] == 3 and len(result.point(1, "eager").block_p50_us) == 3
+        sweep(model, lambda b: torch.zeros(b, 8), [1], progress=False,
+              options=SweepOptions(profile=False, check_weights=False))
 
 
 def test_sweep_reads_the_dispatcher_after_every_block_and_stores_its_host_target(fake_gpu):
@@ -367,8 +366,9 @@ def test_sweep_reads_the_dispatcher_after_every_block_and_stores_its_host_target
 
     model, make_inputs = _mlp()
     never = HostTarget("host", 1e9)  # a speed this host never runs at: the extra rounds give up at once
-    result = sweep(model, make_inputs, [1, 2], name="tiny", pairs=3, repetitions=2, warmup=2, warmup_max_ms=0.0,
-                   profile=False, check_weights=False, progress=False, host_target=never, max_extra_s=0.0)
+    options = SweepOptions(pairs=3, repetitions=2, warmup_calls=2, warmup_max_ms=0.0, profile=False,
+                           check_weights=False, host_target=never, max_extra_s=0.0)
+    result = sweep(model, make_inputs, [1, 2], name="tiny", options=options, progress=False)
     for p in result.points:
         assert len(p.block_dispatch_us) == len(p.block_host_us) == len(p.block_submit_us) == p.runs == 3
         assert all(v > 0 for v in p.block_dispatch_us)
@@ -378,7 +378,7 @@ def test_sweep_reads_the_dispatcher_after_every_block_and_stores_its_host_target
     assert "dispatcher" in c["dispatch_speed"]
     assert result.at_host_speed(1, never).pairs == 0
     with pytest.raises(TimingError, match="max_extra_s and min_rounds_s must be >= 0"):
-        sweep(model, make_inputs, [1], pairs=1, profile=False, check_weights=False, progress=False, max_extra_s=-1)
+        SweepOptions(max_extra_s=-1)
 
 
 def test_rounds_last_at_least_min_s(fake_torch):
@@ -405,15 +405,14 @@ def test_sweep_with_the_fastest_target_stores_the_rule(fake_gpu):
     from graphlab.timing.sweep import sweep
 
     model, make_inputs = _mlp()
-    result = sweep(model, make_inputs, [1], name="tiny", pairs=2, repetitions=2, warmup=2, warmup_max_ms=0.0,
-                   profile=False, check_weights=False, progress=False, host_target="fastest", max_extra_s=0.5,
-                   min_rounds_s=0.01)
+    options = SweepOptions(pairs=2, repetitions=2, warmup_calls=2, warmup_max_ms=0.0, profile=False,
+                           check_weights=False, host_target="fastest", max_extra_s=0.5, min_rounds_s=0.01)
+    result = sweep(model, make_inputs, [1], name="tiny", options=options, progress=False)
     c = result.conditions
     assert c["host_target"]["reading"] == "dispatch" and "fastest seen" in c["host_target"]["level"]
     assert c["min_rounds_s"] == 0.01
     with pytest.raises(TimingError, match="host_target must be"):
-        sweep(model, make_inputs, [1], pairs=1, profile=False, check_weights=False, progress=False,
-              host_target="slowest")
+        SweepOptions(host_target="slowest")
 
 
 def test_the_recorded_stand_ins_take_the_live_arguments():

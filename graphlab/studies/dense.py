@@ -21,7 +21,7 @@ the GPT sequence sweep ~5 s; with the process start, about 1.5-2 minutes for the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -34,6 +34,7 @@ from graphlab.recordings import gpu_slug, write_recording
 from graphlab.results_types import recorded_result, results_type
 from graphlab.timing.recorded import DENSE_RECORDING
 from graphlab.timing.results import Sweep
+from graphlab.timing.options import SweepOptions
 from graphlab.timing.sweep import Case, sweep_cases
 from graphlab.zoo import GPT_SEQ_LEN, GPT_VOCAB, ZOO, get_model
 
@@ -47,8 +48,8 @@ BLOCK_MS = 10.0
 WARMUP = 5
 WARMUP_MAX_MS = 30.0
 
-_FAST = {"pairs": PAIRS, "block_ms": BLOCK_MS, "warmup": WARMUP, "warmup_max_ms": WARMUP_MAX_MS,
-         "profile": False, "count_kernels": False, "progress": False}
+_FAST = SweepOptions(pairs=PAIRS, block_ms=BLOCK_MS, warmup_calls=WARMUP, warmup_max_ms=WARMUP_MAX_MS,
+                     profile=False, count_kernels=False)
 
 
 @recorded_result(entry="dense_timings", recording=RECORDING, schema=1,
@@ -100,14 +101,14 @@ def dense_sweep(name: str, batch_sizes: tuple[int, ...] = BATCH_SIZES) -> Sweep:
     zoo_model = get_model(name)
     model = zoo_model.build(device="cuda")
     cases = [Case(b, lambda seed, b=b: zoo_model.make_inputs(b, device="cuda", seed=seed)) for b in batch_sizes]
-    return sweep_cases(model, cases, name=name, **_FAST)
+    return sweep_cases(model, cases, name=name, options=_FAST, progress=False)
 
 
 def seq_sweep(seq_lens: tuple[int, ...] = SEQ_LENS, batch_sizes: tuple[int, ...] = SEQ_BATCH_SIZES) -> Sweep:
     """The zoo GPT at every (batch size, sequence length): one sweep whose points carry `seq_len`."""
     model = get_model("gpt").build(device="cuda")
     cases = [Case(b, lambda seed, b=b, s=s: gpt_ids(b, s, seed), seq_len=s) for b in batch_sizes for s in seq_lens]
-    return sweep_cases(model, cases, name="gpt_seq", **_FAST)
+    return sweep_cases(model, cases, name="gpt_seq", options=_FAST, progress=False)
 
 
 def record(out_root: Path, prov: dict[str, Any]) -> Path:
@@ -129,7 +130,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     timings["gpt_seq"] = round(part.s, 1)
     results["gpt_seq"] = dump(seq)
     print(f"[record] dense gpt_seq: {len(seq.points) // 2} (batch, seq) points in {timings['gpt_seq']} s", flush=True)
-    spent = DenseTimings(timings, dict(_FAST), (BATCH_SIZES[0], BATCH_SIZES[-1]), tuple(SEQ_LENS), tuple(SEQ_BATCH_SIZES))
+    spent = DenseTimings(timings, asdict(_FAST), (BATCH_SIZES[0], BATCH_SIZES[-1]), tuple(SEQ_LENS), tuple(SEQ_BATCH_SIZES))
     results[results_type(DenseTimings).entry] = dump(spent)
     folder = out_root / gpu_slug(prov["gpu"]) / RECORDING
     write_recording(folder, name=RECORDING, description="Dense paired latency sweeps (every batch size 1-64 of each zoo "

@@ -7,4 +7,4 @@ reads a clock to time work (tests/test_one_timer.py holds it).
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("results", "host_modes", "claims", "repro_report", "weight_update", "schedulers", "chrome_trace")
+PURE = ("results", "host_modes", "claims", "repro_report", "weight_update", "schedulers", "chrome_trace", "options")

@@ -14,8 +14,8 @@ round r's pair for every batch size before
 round r+1, forwards in even rounds and backwards in odd ones: a host that sits in one speed state
 for seconds then lands in every batch size's pairs alike, instead of in a few batch sizes only.
 
-    >>> plan = prepare_pair({"eager": eager, "graph": graph}, input_sets)          # doctest: +SKIP
-    >>> time_rounds([plan], pairs=15, clocks=ClockReader())                        # doctest: +SKIP
+    >>> plan = prepare_pair({"eager": eager, "graph": graph}, input_sets, SweepOptions())   # doctest: +SKIP
+    >>> time_rounds([plan], pairs=15, clocks=ClockReader())                                 # doctest: +SKIP
     >>> plan.series["eager"].block_p50_us                                          # doctest: +SKIP
 """
 from __future__ import annotations
@@ -28,17 +28,9 @@ import torch
 from graphlab.errors import TimingError
 from graphlab.stats import median
 from graphlab.clock import now_ns, now_s
+from graphlab.timing.options import (BLOCK_MS, MAX_BLOCK_CALLS, MIN_BLOCK_CALLS, PAIRS, SETTLE_PCT, WARMUP_BLOCK_MS,
+                                     WARMUP_CALLS, WARMUP_MAX_MS, SweepOptions)
 from graphlab.timing.schedulers import gc_paused, round_order
-
-#: defaults of the paired method (a sweep stores the values it used in its conditions)
-PAIRS = 15
-BLOCK_MS = 20.0
-MIN_BLOCK_CALLS = 4
-MAX_BLOCK_CALLS = 2000
-WARMUP_CALLS = 20
-WARMUP_MAX_MS = 200.0
-WARMUP_BLOCK_MS = 5.0
-SETTLE_PCT = 5.0
 
 Call = Callable[[Sequence[Any]], Any]
 #: the two modes of a pair, in the order of even rounds (`round_order` alternates them)
@@ -184,28 +176,27 @@ def calls_for(per_call_us: float, block_ms: float, min_calls: int = MIN_BLOCK_CA
     return max(min_calls, min(max_calls, int(round(block_ms * 1e3 / max(per_call_us, 1e-3)))))
 
 
-def prepare_pair(calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *,
-                 block_ms: float = BLOCK_MS, block_calls: int | None = None, warmup: int = WARMUP_CALLS,
-                 warmup_max_ms: float = WARMUP_MAX_MS, min_block_calls: int = MIN_BLOCK_CALLS,
-                 max_block_calls: int = MAX_BLOCK_CALLS, events: list[Any] | None = None) -> PairPlan:
-    """Warm eager and graph up until each median settles, and size their blocks to ~`block_ms`.
+def prepare_pair(calls: dict[str, Call], input_sets: Sequence[Sequence[Any]],
+                 options: SweepOptions = SweepOptions(), *, events: list[Any] | None = None) -> PairPlan:
+    """Warm eager and graph up until each median settles, and size their blocks to ~`options.block_ms`.
 
     Args:
         calls: {"eager": call, "graph": call}; each takes one input set (a tuple) and runs one forward.
         input_sets: input tuples, rotated call by call.
-        block_calls: calls per block (default: enough for ~`block_ms`, from the warm-up's last median).
+        options: the warm-up (`warmup_calls`, `warmup_max_ms`) and the block size (`repetitions` calls per
+            block, default enough for ~`block_ms` from the warm-up's last median).
         events: a shared pool of CUDA event pairs (one per sweep).
     """
     if set(calls) != set(MODES):
         raise TimingError(f"timing pairs needs an 'eager' and a 'graph' call, got {sorted(calls)}")
-    size_limit = max(max_block_calls, block_calls or 0, warmup)
+    block_calls = options.repetitions
+    size_limit = max(MAX_BLOCK_CALLS, block_calls or 0, options.warmup_calls)
     pool: list[Any] = [] if events is None else events
     timers = {mode: BlockTimer(calls[mode], input_sets, size_limit, pool) for mode in MODES}
     series = {}
     for mode, timer in timers.items():
-        made, per_call = warm_up(timer, min_calls=warmup, max_ms=warmup_max_ms)
-        series[mode] = BlockSeries(mode, block_calls or calls_for(per_call, block_ms, min_block_calls,
-                                                                  max_block_calls), made)
+        made, per_call = warm_up(timer, min_calls=options.warmup_calls, max_ms=options.warmup_max_ms)
+        series[mode] = BlockSeries(mode, block_calls or calls_for(per_call, options.block_ms), made)
     return PairPlan(timers, series)
 
 
@@ -256,15 +247,14 @@ def _readings(clocks: Any) -> dict[str, float | None]:
     return out
 
 
-def time_pairs(calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], *, pairs: int = PAIRS,
-               clocks: Any = None, **prepare: Any) -> dict[str, BlockSeries]:
-    """`prepare_pair` + `time_rounds` for one batch size alone; returns {"eager": ..., "graph": ...}."""
-    if pairs < 1:
-        raise TimingError(f"pairs must be at least 1, got {pairs}")
-    plan = prepare_pair(calls, input_sets, **prepare)
-    time_rounds([plan], pairs, clocks)
+def time_pairs(calls: dict[str, Call], input_sets: Sequence[Sequence[Any]], options: SweepOptions = SweepOptions(),
+               *, clocks: Any = None) -> dict[str, BlockSeries]:
+    """`prepare_pair` + `time_rounds` (`options.pairs` rounds) for one batch size alone; returns
+    {"eager": ..., "graph": ...}."""
+    plan = prepare_pair(calls, input_sets, options)
+    time_rounds([plan], options.pairs, clocks)
     return plan.series
 
 
-__all__ = ["BLOCK_MS", "PAIRS", "BlockSeries", "BlockTimer", "BlockTimes", "PairPlan", "calls_for", "prepare_pair",
+__all__ = ["BLOCK_MS", "MODES", "PAIRS", "BlockSeries", "BlockTimer", "BlockTimes", "PairPlan", "calls_for", "prepare_pair",
            "time_pairs", "time_rounds", "warm_up"]

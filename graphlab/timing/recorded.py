@@ -4,7 +4,7 @@ recordings hold per zoo model, and an estimate for a model of your own priced at
 In recorded mode `gl.sweep(model, ...)` and `gl.record_timeline(model, ...)` of a zoo model answer from its
 recording (each result says where and when it was measured); another model needs a CUDA GPU. Each stand-in
 takes its live function's arguments (`graphlab.mode.stand_in` passes them on unchanged) and ignores the
-ones a recording cannot honour: the timing options of a sweep (pairs, block length, warm-up, profiling, ...)
+ones a recording cannot honour: a sweep's `SweepOptions` (pairs, block length, warm-up, profiling, ...)
 and a timeline's warm-up were fixed when it was recorded, and its `conditions` say what they were.
 
 `gl.recorded_models()` lists, for every zoo model, the batch sizes whose captured graph a GPU recorded (what
@@ -28,6 +28,7 @@ from graphlab.mode import recorded_gpu
 from graphlab.present import ShownAsTable, listing
 from graphlab.recordings import Recording
 from graphlab.results_types import results_type
+from graphlab.timing.options import SweepOptions
 from graphlab.timing.results import Sweep, Timeline
 from graphlab.zoo import DEFAULT_BATCH_SIZES, ZOO
 
@@ -45,11 +46,12 @@ def _model_name(model: Any, what: str) -> str:
 
 
 def recorded_sweep(model: Any, make_inputs: Any = None, batch_sizes: Sequence[int] | None = DEFAULT_BATCH_SIZES,
-                   **not_recorded: Any) -> Sweep:
+                   *, name: str | None = None, options: SweepOptions | None = None, progress: bool = True,
+                   on_point: Any = None) -> Sweep:
     """The sweep recorded for a zoo model, keeping the batch sizes asked for (all of them when None).
 
-    Stands in for `graphlab.timing.sweep.sweep` (same arguments); `make_inputs` and the timing options
-    are not used: the recording was measured with its own inputs and options.
+    Stands in for `graphlab.timing.sweep.sweep` (same arguments); `make_inputs`, `name`, `options`, `progress`
+    and `on_point` are not used: the recording was measured with its own inputs and options (its conditions).
     """
     sweep = load(Sweep, _model_name(model, "sweeps"), gpu=recorded_gpu())
     if batch_sizes is None:
@@ -64,11 +66,12 @@ def recorded_sweep(model: Any, make_inputs: Any = None, batch_sizes: Sequence[in
                  sweep.weight_update)
 
 
-def recorded_timeline(model: Any, inputs: Any = None, *, batch_size: int | None = None,
-                      **not_recorded: Any) -> Timeline:
+def recorded_timeline(model: Any, inputs: Any = None, *, name: str | None = None, warmup: int = 5,
+                      batch_size: int | None = None) -> Timeline:
     """The kernel timeline recorded for a zoo model.
 
-    Stands in for `graphlab.timing.timeline.record_timeline` (same arguments); the warm-up is the recording's own.
+    Stands in for `graphlab.timing.timeline.record_timeline` (same arguments); `name` and the warm-up are the
+    recording's own.
     A batch size the recording lacks (asked for with `batch_size`, or by the inputs' leading size) raises
     `GPUUnavailableError` saying what it has, instead of answering with another batch size.
     """

@@ -24,18 +24,19 @@ import torch
 from graphlab.env import require_cuda
 from graphlab.errors import RecordingError, UnsupportedError
 from graphlab.loader import load, open_recording
-from graphlab.timing import blocks
 from graphlab.timing.repro_report import REPRO_MAX_EXTRA_S, ReproReport, compare_sweeps, recorded_target
 from graphlab.timing.results import Sweep
+from graphlab.timing.options import BLOCK_MS, PAIRS, SweepOptions
 from graphlab.timing.sweep import sweep
 from graphlab.zoo import ZOO
 
-#: sweep arguments taken from a recording's conditions, when it has them (paired recordings do)
-_CARRIED = ("pairs", "block_ms", "warmup", "warmup_max_ms")
+#: `SweepOptions` fields taken from a recording's conditions, when it has them (paired recordings do): field -> the
+#: conditions' key
+_CARRIED = {"pairs": "pairs", "block_ms": "block_ms", "warmup_calls": "warmup", "warmup_max_ms": "warmup_max_ms"}
 
 
 def sweep_arguments(conditions: dict[str, Any]) -> dict[str, Any]:
-    """The `sweep()` arguments that reproduce a recording's conditions (defaults where it has none).
+    """The `SweepOptions` fields that reproduce a recording's conditions (defaults where it has none).
 
     >>> sweep_arguments({"method": "paired blocks", "pairs": 9, "block_ms": 10.0, "repetitions": "auto"})
     {'pairs': 9, 'block_ms': 10.0}
@@ -44,7 +45,7 @@ def sweep_arguments(conditions: dict[str, Any]) -> dict[str, Any]:
     """
     if conditions.get("method") != "paired blocks":
         return {}
-    out = {key: conditions[key] for key in _CARRIED if isinstance(conditions.get(key), (int, float))}
+    out = {field: conditions[key] for field, key in _CARRIED.items() if isinstance(conditions.get(key), (int, float))}
     if isinstance(conditions.get("repetitions"), int):
         out["repetitions"] = conditions["repetitions"]
     return out
@@ -89,15 +90,15 @@ def repro(name: str, *, gpu: str | None = None, key: str = "sweep", pairs: int |
     if isinstance(tf32, bool):
         torch.backends.cuda.matmul.allow_tf32 = tf32
     target = recorded_target(recorded)
+    options = SweepOptions(**kwargs, profile=False, check_weights=False, count_kernels=False, host_target=target,
+                           max_extra_s=max_extra_s if target is not None else 0.0)
     now = sweep(zoo_model.build(device="cuda"),
                 lambda batch_size, seed=0: zoo_model.make_inputs(batch_size, device="cuda", seed=seed),
-                recorded.batch_sizes, name=recorded.model, profile=False, check_weights=False, count_kernels=False,
-                progress=progress, host_target=target, max_extra_s=max_extra_s if target is not None else 0.0,
-                **kwargs)
+                recorded.batch_sizes, name=recorded.model, options=options, progress=progress)
     conditions = {**now.conditions, "repro_of": f"{recording.path.parent.name}/{recording.path.name}/{key}",
                   "recorded_date": recorded.conditions.get("date"), "fresh_process": fresh,
-                  "carried_from_recording": sorted(kwargs) or f"none (recorded with the older method; defaults: "
-                                                              f"pairs {blocks.PAIRS}, block_ms {blocks.BLOCK_MS:g})"}
+                  "carried_from_recording": sorted(_CARRIED.get(k, k) for k in kwargs) or f"none (recorded with the older method; defaults: "
+                                                              f"pairs {PAIRS}, block_ms {BLOCK_MS:g})"}
     now = Sweep(now.model, now.points, conditions, now.weight_update)
     return compare_sweeps(now, recorded, target), now
 

@@ -41,8 +41,10 @@ from graphlab.errors import TimingError
 from graphlab.mode import stand_in
 from graphlab.progress import progress_bar
 from graphlab.stats import overhead_share_pct, percentile, run_spread_pct, summarize
-from graphlab.timing import blocks, host_modes
+from graphlab.timing import host_modes
 from graphlab.timing.blocks import BlockSeries, PairPlan, prepare_pair, time_rounds
+from graphlab.timing.options import (FASTEST, MAX_BLOCK_CALLS, MIN_BLOCK_CALLS, SETTLE_PCT, WARMUP_BLOCK_MS,
+                                     SweepOptions)
 from graphlab.timing.host_modes import READINGS, HostTarget, readings_before_pairs
 from graphlab.timing.machine import ClockReader, run_conditions
 from graphlab.timing.recorded import recorded_sweep
@@ -95,7 +97,8 @@ def _timed_once(call: Callable[[], Any]) -> float:
     return (now_ns() - t0) / 1e3
 
 
-def _point(series: BlockSeries, batch_size: int, first_call_us: float, **extra: Any) -> LatencyPoint:
+def _point(series: BlockSeries, batch_size: int, first_call_us: float, extra: dict[str, Any]) -> LatencyPoint:
+    """One mode's `LatencyPoint` at one batch size from its blocks; `extra`: more fields (seq_len, graph cost)."""
     wall, gpu = summarize(series.wall_us), summarize(series.gpu_us) if series.gpu_us else None
     return LatencyPoint(
         batch_size=batch_size, mode=series.mode, p10_us=wall.p10_us, p50_us=wall.p50_us, p90_us=wall.p90_us,
@@ -159,27 +162,9 @@ class Case:
 
 
 @stand_in(recorded_sweep)
-def sweep(
-    model: Any,
-    make_inputs: Callable[..., Any] | None = None,
-    batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
-    *,
-    name: str | None = None,
-    pairs: int = blocks.PAIRS,
-    block_ms: float = blocks.BLOCK_MS,
-    warmup: int = blocks.WARMUP_CALLS,
-    warmup_max_ms: float = blocks.WARMUP_MAX_MS,
-    repetitions: int | None = None,
-    runs: int | None = None,
-    profile: bool = True,
-    check_weights: bool = True,
-    count_kernels: bool = True,
-    progress: bool = True,
-    on_point: Callable[[LatencyPoint], None] | None = None,
-    host_target: HostTarget | str | None = None,
-    max_extra_s: float = 0.0,
-    min_rounds_s: float = 0.0,
-) -> Sweep:
+def sweep(model: Any, make_inputs: Callable[..., Any] | None = None, batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
+          *, name: str | None = None, options: SweepOptions = SweepOptions(), progress: bool = True,
+          on_point: Callable[[LatencyPoint], None] | None = None) -> Sweep:
     """Measure eager and graph latency of `model` at each batch size, in interleaved pairs of blocks.
 
     Args:
@@ -187,26 +172,11 @@ def sweep(
         make_inputs: `make_inputs(batch_size, seed=...)` -> tensor or tuple of tensors (random);
             optional for zoo names.
         batch_sizes: batch sizes to measure, in order.
-        pairs: (eager block, graph block) pairs per batch size; `runs` is an older name for it.
-        block_ms: the length of one block (10-30 ms: much shorter than a host speed mode lasts).
-        warmup: untimed calls at least, per mode and batch size; then warm-up goes on in short blocks
-            until the median settles (within 5%), for at most `warmup_max_ms`.
-        repetitions: calls per block (default: enough for ~`block_ms`).
-        profile: also profile one call per point (kernel count, GPU-busy time, overhead share), after
-            all timings.
-        check_weights: also probe what a graph does when weights change (`probe_weight_update`).
-        count_kernels: count the graph's kernel nodes from its DOT dump (needs cuda-bindings).
+        name: the model's name for the result (default: the zoo name, else its class name).
+        options: how to measure (`SweepOptions`: pairs, block length, warm-up, host target, profiling, ...).
         progress: show a tqdm.auto bar (prepare each batch size, each round, summarise each batch size).
         on_point: called with each `LatencyPoint` once it is summarised (eager, then graph), after the
             rounds.
-        host_target: a host speed (`graphlab.timing.host_modes.HostTarget`) to collect pairs at: after the
-            `pairs` rounds, more rounds run until every batch size has `host_target.min_pairs` pairs
-            at that speed, for at most `max_extra_s` seconds (`graphlab repro` passes its recording's).
-            "fastest": the fastest speed seen so far (the 10th percentile of the dispatcher readings,
-            ±10%), so that a host that shows a faster state late still gets enough pairs in it
-            (`graphlab record` uses this).
-        min_rounds_s: time the rounds for at least this long (a recording gives the host time to
-            show its states; default 0).
 
     Returns:
         A `Sweep` with an eager and a graph point per batch size; every block median is kept. In recorded
@@ -223,11 +193,8 @@ def sweep(
         raise TimingError("sweep() needs at least one batch size, e.g. [1, 8, 64]")
     maker = make_inputs
     cases = [Case(b, lambda seed, b=b: _call_make_inputs(maker, b, seed)) for b in batch_sizes]
-    result = sweep_cases(model, cases, name=name, pairs=runs if runs is not None else pairs, block_ms=block_ms,
-                         warmup=warmup, warmup_max_ms=warmup_max_ms, repetitions=repetitions, profile=profile,
-                         count_kernels=count_kernels, progress=progress, on_point=on_point,
-                         host_target=host_target, max_extra_s=max_extra_s, min_rounds_s=min_rounds_s)
-    if not (check_weights and hasattr(model, "parameters")):
+    result = sweep_cases(model, cases, name=name, options=options, progress=progress, on_point=on_point)
+    if not (options.check_weights and hasattr(model, "parameters")):
         return result
     try:
         weights = probe_weight_update(model, _call_make_inputs(make_inputs, batch_sizes[0], 0))
@@ -236,31 +203,21 @@ def sweep(
     return Sweep(result.model, result.points, result.conditions, weights)
 
 
-def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, pairs: int = blocks.PAIRS,
-                block_ms: float = blocks.BLOCK_MS, warmup: int = blocks.WARMUP_CALLS,
-                warmup_max_ms: float = blocks.WARMUP_MAX_MS, repetitions: int | None = None, profile: bool = True,
-                count_kernels: bool = True, progress: bool = True,
-                on_point: Callable[[LatencyPoint], None] | None = None,
-                host_target: HostTarget | str | None = None, max_extra_s: float = 0.0,
-                min_rounds_s: float = 0.0) -> Sweep:
+def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, options: SweepOptions = SweepOptions(),
+                progress: bool = True, on_point: Callable[[LatencyPoint], None] | None = None) -> Sweep:
     """The paired method over any list of sizes (`Case`s: a batch size, optionally a sequence length).
 
     `sweep()` calls this with one case per batch size; a sweep over sequence length passes one case
-    per (batch size, sequence length), and every point keeps its `seq_len`. Arguments as for `sweep()`.
+    per (batch size, sequence length), and every point keeps its `seq_len`. Arguments as for `sweep()`
+    (`options.check_weights` is `sweep()`'s: it probes the model once, not per case).
     """
     require_cuda("sweep")
     if not cases:
         raise TimingError("sweep() needs at least one batch size, e.g. [1, 8, 64]")
-    if pairs < 1 or block_ms <= 0 or (repetitions is not None and repetitions < 1):
-        raise TimingError(f"sweep() needs pairs >= 1, block_ms > 0 and repetitions >= 1; got pairs={pairs}, "
-                          f"block_ms={block_ms}, repetitions={repetitions}")
     if hasattr(model, "eval"):
         model.eval()
     name = name or type(model).__name__
-    if max_extra_s < 0 or min_rounds_s < 0:
-        raise TimingError(f"max_extra_s and min_rounds_s must be >= 0, got {max_extra_s} and {min_rounds_s}")
-    if isinstance(host_target, str) and host_target != FASTEST:
-        raise TimingError(f"host_target must be a HostTarget, {FASTEST!r} or None, got {host_target!r}")
+    pairs, host_target = options.pairs, options.host_target
     clocks = ClockReader(torch.cuda.current_device(), dispatch=True)
     bar = progress_bar(2 * len(cases) + pairs, f"{name}: prepare, paired rounds, summarise", unit="step", show=progress)
     prepared: list[_Prepared] = []
@@ -274,23 +231,22 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
             cg = capture(model, *input_sets[0], name=f"{name}-{case.label}")
             graph_first = _timed_once(lambda: cg(*input_sets[0]))
             calls = {"eager": lambda xs: model(*xs), "graph": lambda xs, cg=cg: cg(*xs)}
-            plan = prepare_pair(calls, input_sets, block_ms=block_ms, block_calls=repetitions,
-                                warmup=warmup, warmup_max_ms=warmup_max_ms, events=events)
+            plan = prepare_pair(calls, input_sets, options, events=events)
             prepared.append(_Prepared(case, cg, plan, input_sets[0], eager_first, graph_first))
             _step(bar, f"{case.label}: captured, warmed up")
         # 2. time: round r times one pair at every case
         plans = [p.plan for p in prepared]
         until = None if host_target is None else (lambda: _enough_at(plans, _target_now(plans, host_target)))
         rounds_s = time_rounds(plans, pairs, clocks, progress=lambda r: _step(bar, f"round {r + 1}/{pairs}"),
-                               until=until, max_extra_s=max_extra_s, min_s=min_rounds_s)
+                               until=until, max_extra_s=options.max_extra_s, min_s=options.min_rounds_s)
         rounds = len(plans[0].series["eager"].block_p50_us)
         points: list[LatencyPoint] = []
         for p in prepared:  # 3. summarise; profile last (it slows the launches of everything after it)
             where = {"seq_len": p.case.seq_len} if p.case.seq_len is not None else {}
-            eager = _point(p.plan.series["eager"], p.case.batch_size, p.eager_first_us, **where)
-            graph = _point(p.plan.series["graph"], p.case.batch_size, p.graph_first_us, **where,
-                           **_graph_cost(p.graph, count_kernels))
-            if profile:
+            eager = _point(p.plan.series["eager"], p.case.batch_size, p.eager_first_us, where)
+            graph = _point(p.plan.series["graph"], p.case.batch_size, p.graph_first_us,
+                           {**where, **_graph_cost(p.graph, options.count_kernels)})
+            if options.profile:
                 eager = _with_profile(eager, lambda: model(*p.inputs))
                 graph = _with_profile(graph, lambda: p.graph(*p.inputs))
             p.graph.reset()
@@ -303,15 +259,11 @@ def sweep_cases(model: Any, cases: Sequence[Case], *, name: str | None = None, p
         torch.cuda.empty_cache()
     if bar is not None:
         bar.close()
+    target = None if host_target is None else _target_now(plans, host_target)
     return Sweep(model=name, points=tuple(points), conditions=_conditions(
-        clocks, pairs=pairs, block_ms=block_ms, repetitions=repetitions, warmup=warmup,
-        warmup_max_ms=warmup_max_ms, sweep_s=now_s() - started, rounds_s=rounds_s,
-        rounds=rounds, host_target=None if host_target is None else _target_now(plans, host_target),
-        target_rule=host_target if isinstance(host_target, str) else "given", max_extra_s=max_extra_s,
-        min_rounds_s=min_rounds_s))
+        clocks, options, target, sweep_s=now_s() - started, rounds_s=rounds_s, rounds=rounds))
 
 
-FASTEST = "fastest"
 
 
 def _target_now(plans: Sequence[PairPlan], target: HostTarget | str) -> HostTarget:
@@ -339,16 +291,16 @@ def _enough_at(plans: Sequence[PairPlan], target: HostTarget) -> bool:
     return True
 
 
-def _conditions(clocks: ClockReader, *, pairs: int, block_ms: float, repetitions: int | None,
-                warmup: int, warmup_max_ms: float, sweep_s: float, rounds_s: float, rounds: int,
-                host_target: HostTarget | None, target_rule: str, max_extra_s: float,
-                min_rounds_s: float) -> dict[str, Any]:
-    """How a sweep was measured, stored with it (docs/latency-method.md explains each entry)."""
-    extra: dict[str, Any] = {"min_rounds_s": min_rounds_s} if min_rounds_s else {}
+def _conditions(clocks: ClockReader, options: SweepOptions, host_target: HostTarget | None, *, sweep_s: float,
+                rounds_s: float, rounds: int) -> dict[str, Any]:
+    """How a sweep was measured, stored with it (docs/latency-method.md explains each entry). `host_target`: the
+    speed the extra rounds collected pairs at (`options.host_target` resolved), or None."""
+    pairs, block_ms, repetitions = options.pairs, options.block_ms, options.repetitions
+    extra: dict[str, Any] = {"min_rounds_s": options.min_rounds_s} if options.min_rounds_s else {}
     if host_target is not None:
-        level = ("the fastest seen: 10th percentile of the readings so far" if target_rule == FASTEST
+        level = ("the fastest seen: 10th percentile of the readings so far" if options.host_target == FASTEST
                  else "given by the caller")
-        extra["host_target"] = {**host_target.to_dict(), "level": level, "max_extra_s": max_extra_s,
+        extra["host_target"] = {**host_target.to_dict(), "level": level, "max_extra_s": options.max_extra_s,
                                 "rule": "after the planned pairs, whole rounds until every batch size has min_pairs "
                                         "pairs whose eager and graph readings, and the reading just before the "
                                         "pair, lie in the band, or max_extra_s"}
@@ -357,10 +309,10 @@ def _conditions(clocks: ClockReader, *, pairs: int, block_ms: float, repetitions
         **clocks.describe(),
         "method": "paired blocks",
         "pairs": pairs, "block_ms": block_ms, "repetitions": repetitions or f"auto (~{block_ms:g} ms per block)",
-        "min_block_calls": blocks.MIN_BLOCK_CALLS, "max_block_calls": blocks.MAX_BLOCK_CALLS,
-        "warmup": warmup, "warmup_max_ms": warmup_max_ms,
-        "warmup_rule": f"at least `warmup` calls, then {blocks.WARMUP_BLOCK_MS:g} ms blocks until three block "
-                       f"medians lie within {blocks.SETTLE_PCT:g}%, or warmup_max_ms",
+        "min_block_calls": MIN_BLOCK_CALLS, "max_block_calls": MAX_BLOCK_CALLS,
+        "warmup": options.warmup_calls, "warmup_max_ms": options.warmup_max_ms,
+        "warmup_rule": f"at least `warmup` calls, then {WARMUP_BLOCK_MS:g} ms blocks until three block "
+                       f"medians lie within {SETTLE_PCT:g}%, or warmup_max_ms",
         "input_sets": INPUT_SETS, "graph_call": "graphlab.capture: CapturedGraph.__call__ (copy in, replay)",
         "wall_time": "host perf_counter from call to torch.cuda.synchronize() returning",
         "submit_time": "host perf_counter from call to the call returning, before the synchronize (block_submit_us: "
@@ -393,4 +345,5 @@ def _step(bar: Any, text: str) -> None:
         bar.update(1)
 
 
-__all__ = ["DEFAULT_BATCH_SIZES", "FASTEST", "Case", "TimingError", "run_conditions", "sweep", "sweep_cases"]
+__all__ = ["DEFAULT_BATCH_SIZES", "FASTEST", "Case", "SweepOptions", "TimingError", "run_conditions", "sweep",
+           "sweep_cases"]

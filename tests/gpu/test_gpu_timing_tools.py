@@ -50,12 +50,13 @@ def test_dense_and_sequence_sweeps_have_every_size():
 def test_repro_reruns_a_recording(tmp_path, monkeypatch, capsys):
     from graphlab.cli import main
     from graphlab.recordings import write_recording
+    from graphlab.timing.options import SweepOptions
     from graphlab.timing.sweep import sweep
     from graphlab.zoo import get_model
 
     zm = get_model("mlp")
-    recorded = sweep("mlp", batch_sizes=[1, 4], pairs=4, block_ms=10.0, profile=False, check_weights=False,
-                     progress=False)
+    recorded = sweep("mlp", batch_sizes=[1, 4], options=SweepOptions(pairs=4, block_ms=10.0, profile=False,
+                                                                      check_weights=False), progress=False)
     provenance = {"gpu": "Test GPU", "driver": "1", "torch": "9.9", "cuda": "1", "graphlab_version": "0",
                   "git_commit": "x", "command": "test", "date": "2026-01-01T00:00:00Z"}
     write_recording(tmp_path / "test-gpu" / "mlp", name="mlp", description=zm.description, provenance=provenance,

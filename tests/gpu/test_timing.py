@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from graphlab.timing.options import SweepOptions
 from graphlab.timing.results import Sweep, Timeline
 
 pytestmark = pytest.mark.gpu
@@ -46,7 +47,8 @@ def mlp_sweep(mlp, captured_by_sweep):
     model, make_inputs = mlp
     sweep_module.capture = counting
     try:
-        return sweep(model, make_inputs, [1, 8], name="mlp", pairs=6, block_ms=10.0, progress=False)
+        return sweep(model, make_inputs, [1, 8], name="mlp", options=SweepOptions(pairs=6, block_ms=10.0),
+                     progress=False)
     finally:
         sweep_module.capture = real
 
@@ -160,4 +162,5 @@ def test_zero_inputs_are_refused(mlp):
 
     model, _ = mlp
     with pytest.raises(TimingError, match="all-zero"):
-        sweep(model, lambda b: torch.zeros(b, 256, device="cuda"), [1], progress=False, profile=False)
+        sweep(model, lambda b: torch.zeros(b, 256, device="cuda"), [1], progress=False,
+              options=SweepOptions(profile=False))
