@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from graphlab.capture.api import capture
+from graphlab.capture.api import capture, capture_graph
+from graphlab.capture.options import CaptureOptions
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, UnsupportedError
 from graphlab.graph.dot_parser import parse_dot
@@ -120,10 +121,12 @@ def record_modules(model: Any) -> Iterator[ModuleRecorder]:
             h.remove()
 
 
-def capture_with_modules(model: Any, *inputs: Any, **capture_options: Any) -> tuple[Any, list[ModuleSpan]]:
-    """`gl.capture(model, *inputs)` with `record_modules` around it: (the captured graph, its module spans)."""
+def capture_with_modules(model: Any, *inputs: Any, options: CaptureOptions = CaptureOptions(),
+                         name: str | None = None) -> tuple[Any, list[ModuleSpan]]:
+    """`gl.capture(model, *inputs)` (as `capture_graph` with `options`) with `record_modules` around it: (the
+    captured graph, its module spans)."""
     with record_modules(model) as recorder:
-        captured = capture(model, *inputs, **capture_options)
+        captured = capture_graph(model, inputs, options, name=name)
     if recorder.error is not None:
         warnings.warn(f"module attribution failed, the graph has no modules: {recorder.error}", stacklevel=2)
     captured._graphlab_module_spans = recorder.last  # noqa: SLF001 - kept with the graph for gl.profile
@@ -197,10 +200,10 @@ def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str
     In recorded mode the profile recorded on the H200 for this zoo model and batch size.
     """
     require_cuda("gl.profile")
-    if hasattr(target, "graphs") and hasattr(target, "warmup") and not inputs:  # a GraphCache
+    if hasattr(target, "graphs") and hasattr(target, "warm_up") and not inputs:  # a GraphCache
         graphs = target.graphs
         if not graphs:
-            raise BadInputError("the GraphCache holds no graphs yet: call it (or cache.warmup(x)) first")
+            raise BadInputError("the GraphCache holds no graphs yet: call it (or cache.warm_up(x)) first")
         if bucket is not None:
             if bucket not in graphs:
                 raise BadInputError(f"no graph for bucket {bucket!r}; the cache has {', '.join(graphs)}")

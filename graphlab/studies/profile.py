@@ -25,6 +25,7 @@ from graphlab.profile.recorded import what_if_checks
 from graphlab.profile.results import ChromeTrace, Profile, ProfileChecks, ProfileEvents, build_profile
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.capture.api import capture
+from graphlab.capture.options import CaptureOptions
 from graphlab.studies.record import RECORD_DOT_FLAGS
 from graphlab.zoo import ZOO, get_model
 
@@ -32,6 +33,9 @@ RECORDING: str = Profile.RESULTS.recording  # type: ignore[attr-defined]
 BATCH_SIZES = (1, 64)
 REPLAYS = 20
 EVENT_REPLAYS = 3
+
+#: how the profiled graphs are captured: the recorder's DOT flags, the usual warm-up
+RECORD_OPTIONS = CaptureOptions(dot_flags=RECORD_DOT_FLAGS)
 
 
 class Counted(nn.Module):
@@ -58,7 +62,7 @@ EXPECTED = ["0", "1.0", "1.0", "1.1", "2", "2", "2"]
 
 
 def _entry(name: str, model: nn.Module, inputs: tuple[Any, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
-    cg, spans = capture_with_modules(model, *inputs, dot_flags=RECORD_DOT_FLAGS, name=name)
+    cg, spans = capture_with_modules(model, *inputs, options=RECORD_OPTIONS, name=name)
     dot = cg.dot()
     graph = parse_dot(dot, source=f"{name}.dot")
     events = profile_replays(cg.replay, REPLAYS, show_progress=False)
@@ -211,7 +215,7 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     attribution: dict[str, Any]
     try:
         x = torch.randn(64, 64, device="cuda")
-        cg, spans = capture_with_modules(counted_model().cuda(), x, dot_flags=RECORD_DOT_FLAGS, name="counted")
+        cg, spans = capture_with_modules(counted_model().cuda(), x, options=RECORD_OPTIONS, name="counted")
         graph = parse_dot(cg.dot(), source="counted.dot")
         found = assign_modules(spans, [n.index for n in graph.root.nodes])
         got = [found[n.index] for n in graph.root.nodes if n.kind.value == "kernel"]
