@@ -86,6 +86,7 @@ _LAZY: dict[str, str] = {
     "CompileSummary": "graphlab.watch.compiled",
     # a Hugging Face decode step with a static KV cache
     "decode_report": "graphlab.decode.api",
+    "DecodeOptions": "graphlab.decode.options",
     "decode_graph": "graphlab.decode.api",
     "DecodeGraphs": "graphlab.decode.graphs",
     "DecodeReport": "graphlab.decode.results",

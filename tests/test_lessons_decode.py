@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 import graphlab as gl
+from graphlab.decode.options import DecodeOptions
 from graphlab.decode.results import VIEWS, DecodeReport
 from graphlab.errors import BadInputError
 from graphlab.output_check import html_problems, text_problems
@@ -26,7 +27,7 @@ def report(recorded):
 # -- recorded mode shows what was asked for -------------------------------------------------------------------
 def test_a_recorded_report_shows_only_the_batch_sizes_and_ways_asked_for_and_says_so(recorded):
     report = gl.decode_report("llama", batch_sizes=[1, 4], ways=("eager", "reduce-overhead", "graphlab"),
-                              token_batches=[1], rounds=3)
+                              token_batches=[1], options=DecodeOptions(rounds=3))
     assert report.batch_sizes == [1, 4]
     assert report.ways == ["eager", "reduce-overhead", "graphlab"]
     assert list(report.tokens_equal) == ["graphlab"] and list(report.tokens_equal["graphlab"]) == ["1"]
@@ -61,12 +62,13 @@ def test_recorded_mode_refuses_what_a_live_run_refuses_in_its_words(recorded, mo
     import graphlab.decode.ways as ways
 
     monkeypatch.setattr(ways, "require_cuda", lambda what: None)  # the checks come before any GPU work
-    for kwargs in ({"ways": ("eager", "fastest")}, {"new_tokens": 200}):
-        with pytest.raises(BadInputError) as live:
-            ways.compare_decode("llama", **kwargs)
-        with pytest.raises(BadInputError) as stand_in:
-            gl.decode_report("llama", **kwargs)
-        assert str(stand_in.value).startswith(str(live.value)) and "recorded mode" in str(stand_in.value)
+    with pytest.raises(BadInputError) as live:
+        ways.compare_decode("llama", ways=("eager", "fastest"))
+    with pytest.raises(BadInputError) as stand_in:
+        gl.decode_report("llama", ways=("eager", "fastest"))
+    assert str(stand_in.value).startswith(str(live.value)) and "recorded mode" in str(stand_in.value)
+    with pytest.raises(BadInputError, match="exceed max_cache_len"):  # the lengths: one check, in DecodeOptions
+        DecodeOptions(new_tokens=200)
     with pytest.raises(BadInputError, match="buckets must be positive"):
         gl.decode_report("llama", batch_sizes=[0, 4])
 

@@ -12,7 +12,8 @@ from graphlab.decode.graphs import DecodeGraphs
 from graphlab.decode.models import build_model
 from graphlab.decode.recorded import recorded_graph, recorded_report
 from graphlab.decode.results import WAYS, DecodeReport
-from graphlab.decode.ways import MAX_CACHE_LEN, compare_decode
+from graphlab.decode.options import MAX_CACHE_LEN, DecodeOptions
+from graphlab.decode.ways import compare_decode
 from graphlab.env import require_cuda
 from graphlab.graph.dot_parser import parse_dot
 from graphlab.mode import stand_in
@@ -20,10 +21,13 @@ from graphlab.mode import stand_in
 
 @stand_in(recorded_report)
 def decode_report(arch: str = "llama", *, batch_sizes: Sequence[int] = (1, 4, 16, 64), ways: Sequence[str] = WAYS,
-                  token_batches: Sequence[int] = (1, 4, 16), rounds: int = 6, **more: Any) -> DecodeReport:
-    """Time one decode step four ways on this GPU (graphlab.decode.ways.compare_decode); recorded: the H200's."""
-    return compare_decode(arch, batch_sizes=batch_sizes, ways=ways, token_batches=token_batches, rounds=rounds,
-                          **more)
+                  token_batches: Sequence[int] = (1, 4, 16), options: DecodeOptions = DecodeOptions(),
+                  budget_s: float | None = None, progress: bool = True,
+                  keep_dots: dict[str, str] | None = None) -> DecodeReport:
+    """Time one decode step four ways on this GPU (graphlab.decode.ways.compare_decode, same arguments; `options`:
+    the model size, the lengths and the timing rounds); recorded: the H200's."""
+    return compare_decode(arch, batch_sizes=batch_sizes, ways=ways, token_batches=token_batches, options=options,
+                          budget_s=budget_s, progress=progress, keep_dots=keep_dots)
 
 
 @stand_in(recorded_graph)

@@ -133,10 +133,9 @@ class DecodeGraphs:
         if length + new_tokens > self.max_cache_len:
             raise BadInputError(f"prompt {length} + {new_tokens} new tokens exceed max_cache_len {self.max_cache_len}")
         bucket = self.bucket_for(batch)
-        slot = self.capture(bucket)
+        slot = self.capture(bucket)  # its graph is set (capture() raises otherwise)
         padded = prompts if batch == bucket else torch.cat([prompts, prompts[-1:].expand(bucket - batch, -1)])
         first = prefill(self.model, slot.cache, padded.to(self.model.device))
-        assert slot.graph is not None
         ids, position = slot.graph.inputs
         next_ids, _ = slot.graph.outputs
         ids.copy_(first)

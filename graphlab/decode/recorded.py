@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
+from graphlab.decode.options import DecodeOptions
 from graphlab.decode.results import WAYS, DecodeReport, DecodeReports
 from graphlab.errors import BadInputError, RecordingError
 from graphlab.loader import load, open_recording
@@ -23,16 +24,13 @@ def decode_recording() -> Recording:
     return open_recording(RECORDING, recorded_gpu())
 
 
-def _check_like_live(ways: Sequence[str], batch_sizes: Sequence[int], prompt_len: int, new_tokens: int,
-                     max_cache_len: int) -> None:
-    """Refuse what `compare_decode` refuses, in its words, saying that the recording refused it."""
+def _check_like_live(ways: Sequence[str], batch_sizes: Sequence[int]) -> None:
+    """Refuse what `compare_decode` refuses, in its words, saying that the recording refused it (the lengths are
+    `DecodeOptions`' own check, the same in both modes)."""
     unknown = [w for w in ways if w not in WAYS]
     if unknown:
         raise BadInputError(f"unknown way(s) {unknown}; choose from {', '.join(WAYS)} (recorded mode refuses what a "
                             "live run refuses)")
-    if prompt_len + new_tokens > max_cache_len:
-        raise BadInputError(f"prompt {prompt_len} + {new_tokens} new tokens exceed max_cache_len {max_cache_len} "
-                            "(recorded mode refuses what a live run refuses)")
     buckets = sorted(set(int(b) for b in batch_sizes))
     if not buckets or buckets[0] < 1:
         raise BadInputError(f"buckets must be positive batch sizes, got {list(buckets)} (recorded mode refuses what "
@@ -40,17 +38,18 @@ def _check_like_live(ways: Sequence[str], batch_sizes: Sequence[int], prompt_len
 
 
 def recorded_report(arch: str = "llama", *, batch_sizes: Sequence[int] = (1, 4, 16, 64), ways: Sequence[str] = WAYS,
-                    token_batches: Sequence[int] = (1, 4, 16), rounds: int = 6, size: str = "small",
-                    new_tokens: int = 64, prompt_len: int = 32, max_cache_len: int = 128,
-                    **not_recorded: Any) -> DecodeReport:
+                    token_batches: Sequence[int] = (1, 4, 16), options: DecodeOptions = DecodeOptions(),
+                    budget_s: float | None = None, progress: bool = True,
+                    keep_dots: dict[str, str] | None = None) -> DecodeReport:
     """The decode comparison the GPU recorded for `arch`, with the batch sizes, ways and token checks asked for
     where the recording has them; `report.notes` says "asked for ..., the recording has ..." for each that differs
-    (and for rounds, size and lengths). Arguments a live run would refuse are refused here too."""
-    _check_like_live(ways, batch_sizes, prompt_len, new_tokens, max_cache_len)
+    (and for the `options`: rounds, size and lengths). Arguments a live run would refuse are refused here too;
+    `budget_s`, `progress` and `keep_dots` are the live run's own."""
+    _check_like_live(ways, batch_sizes)
     report = load(DecodeReports, RECORDING, gpu=recorded_gpu()).report(arch).subset(batch_sizes, ways, token_batches)
     held = report.conditions
-    for name, asked in (("rounds", rounds), ("size", size), ("new_tokens", new_tokens), ("prompt_len", prompt_len),
-                        ("max_cache_len", max_cache_len)):
+    for name in ("rounds", "size", "new_tokens", "prompt_len", "max_cache_len"):
+        asked = getattr(options, name)
         if name in held and held[name] != asked:
             report.notes.append(f"Asked for {name.replace('_', ' ')} {asked}; the recording has {held[name]}.")
     if report.notes:
@@ -59,7 +58,7 @@ def recorded_report(arch: str = "llama", *, batch_sizes: Sequence[int] = (1, 4, 
     return report
 
 
-def recorded_graph(arch: str = "llama", batch: int = 1, compiled: bool = False, **not_recorded: Any) -> Any:
+def recorded_graph(arch: str = "llama", batch: int = 1, compiled: bool = False) -> Any:
     """The decode step's graph the GPU recorded (a parsed `CudaGraph`)."""
     key = f"{arch}-{'compiled-' if compiled else ''}b{batch}"
     rec = decode_recording()

@@ -27,6 +27,7 @@ import torch
 
 from graphlab.clock import Stopwatch
 from graphlab.decode.graphs import DecodeGraphs
+from graphlab.decode.options import ROUNDS, DecodeOptions
 from graphlab.decode.models import (CONFIGS, DecodeStep, build_model, decode_step, hf_greedy, make_cache,
                                     make_prompts, prefill)
 from graphlab.decode.results import WAYS, DecodeReport, StepTiming
@@ -39,11 +40,7 @@ from graphlab.timing.schedulers import round_order
 from graphlab.watch.api import Watch
 from graphlab.watch.compile_log import watch_compile
 
-PROMPT_LEN = 32
-NEW_TOKENS = 64
-MAX_CACHE_LEN = 128
 BLOCK_MS = 10.0
-ROUNDS = 6
 
 
 @contextlib.contextmanager
@@ -87,13 +84,13 @@ def _ro_body(step: Any, ids: Any, position: Any) -> Any:
     return decode_step(step, ids, position)
 
 
-def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Sequence[int] = (1, 4, 16, 64),
-                   ways: Sequence[str] = WAYS, token_batches: Sequence[int] = (1, 4, 16),
-                   new_tokens: int = NEW_TOKENS, prompt_len: int = PROMPT_LEN, max_cache_len: int = MAX_CACHE_LEN,
-                   rounds: int = ROUNDS, budget_s: float | None = None, progress: bool = True,
+def compare_decode(arch: str = "llama", *, batch_sizes: Sequence[int] = (1, 4, 16, 64), ways: Sequence[str] = WAYS,
+                   token_batches: Sequence[int] = (1, 4, 16), options: DecodeOptions = DecodeOptions(),
+                   budget_s: float | None = None, progress: bool = True,
                    keep_dots: dict[str, str] | None = None) -> DecodeReport:
     """Run and time the decode step four ways on this GPU (see the module doc); a `DecodeReport`.
 
+    options: the model size, the prompt, cache and generation lengths, the timing rounds (`DecodeOptions`).
     budget_s: stop starting new work after this many seconds (what was skipped is listed in the report).
     keep_dots: a dict to fill with the DOT of each way's batch-1 graph ("<arch>-b1", "<arch>-compiled-b1").
     """
@@ -101,8 +98,8 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
     unknown = [w for w in ways if w not in WAYS]
     if unknown:
         raise BadInputError(f"unknown way(s) {unknown}; choose from {', '.join(WAYS)}")
-    if prompt_len + new_tokens > max_cache_len:
-        raise BadInputError(f"prompt {prompt_len} + {new_tokens} new tokens exceed max_cache_len {max_cache_len}")
+    size, prompt_len, new_tokens = options.size, options.prompt_len, options.new_tokens
+    max_cache_len, rounds = options.max_cache_len, options.rounds
     started = Stopwatch().start()
 
     def over() -> bool:
@@ -226,5 +223,4 @@ def compare_decode(arch: str = "llama", *, size: str = "small", batch_sizes: Seq
     return report
 
 
-__all__ = ["BLOCK_MS", "MAX_CACHE_LEN", "NEW_TOKENS", "PROMPT_LEN", "ROUNDS", "cold_inductor_cache", "compare_decode",
-           "stopwatch", "time_ways"]
+__all__ = ["BLOCK_MS", "cold_inductor_cache", "compare_decode", "stopwatch", "time_ways"]
