@@ -52,7 +52,8 @@ x = torch.randn(3, 64)
 with torch.no_grad():
     for label, backend, model in (("null backend", NullBackend(), torch.nn.Identity()),
                                   ("eager backend, Linear(64, 8)", "eager", torch.nn.Linear(64, 8).eval())):
-        cache = gl.GraphCache(model, buckets=[1, 2, 4, 8], max_size=None, backend=backend, check_padding=False)
+        cache = gl.GraphCache(model, buckets=[1, 2, 4, 8], max_size=None, backend=backend,
+                              options=gl.CacheOptions(check_padding=False))
         cache(x)  # the miss: capture, route
         timer = timeit.Timer(lambda: cache(x))
         per_call = [t / 2000 * 1e6 for t in timer.repeat(repeat=15, number=2000)]

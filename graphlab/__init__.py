@@ -67,6 +67,7 @@ _LAZY: dict[str, str] = {
     "check_claims": "graphlab.timing.claims",
     # the graph cache
     "GraphCache": "graphlab.cache.graph_cache",
+    "CacheOptions": "graphlab.cache.options",
     "Pad": "graphlab.cache.buckets",
     "bucket_list": "graphlab.cache.buckets",
     "CacheStats": "graphlab.cache.stats",

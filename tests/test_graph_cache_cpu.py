@@ -14,6 +14,9 @@ from graphlab.cache.buckets import (POLICIES, BucketTable, bucket_list, bucket_p
                                     vllm_buckets)
 from graphlab.errors import BadInputError, CacheMissError, ConfigurationError, PaddingError
 
+#: the padding check off: these tests watch what the model is given, and the check would call it too
+NO_CHECK = gl.CacheOptions(check_padding=False)
+
 
 def rowwise():
     torch.manual_seed(0)
@@ -120,7 +123,7 @@ def test_padding_region_is_reset_when_a_smaller_call_follows_a_larger_one():
         seen.append(x.clone())
         return x * 2
 
-    cache = gl.GraphCache(spy, buckets=[8], max_size=None, backend="eager", check_padding=False)
+    cache = gl.GraphCache(spy, buckets=[8], max_size=None, backend="eager", options=NO_CHECK)
     cache(torch.full((7, 2), 5.0))
     cache(torch.full((2, 2), 3.0))
     last = seen[-1]
@@ -153,7 +156,7 @@ def test_padding_along_two_dims_is_reset_too():
 
     cache = gl.GraphCache(spy, dims=[gl.Pad("batch", dim=0, buckets=[4], max_size=None),
                                      gl.Pad("seq", dim=1, buckets=[16], max_size=None, out_dim=1)],
-                          backend="eager", check_padding=False)
+                          backend="eager", options=NO_CHECK)
     out = cache(torch.full((3, 14), 5))
     assert out.shape == (3, 14) and torch.equal(out, torch.full((3, 14), 10))
     cache(torch.full((4, 9), 3))  # fewer positions, more rows: the old positions 9..13 must go
@@ -243,7 +246,8 @@ def test_inputs_that_disagree_on_the_padded_dim_are_refused():
 
 
 def test_max_graphs_evicts_the_least_recently_used():
-    cache = gl.GraphCache(rowwise(), buckets=[1, 2, 4, 8], max_size=None, backend="eager", max_graphs=2)
+    cache = gl.GraphCache(rowwise(), buckets=[1, 2, 4, 8], max_size=None, backend="eager",
+                          options=gl.CacheOptions(max_graphs=2))
     with torch.no_grad():
         for n in [1, 2, 1, 4]:
             cache(torch.randn(n, 8))
@@ -251,8 +255,8 @@ def test_max_graphs_evicts_the_least_recently_used():
 
 
 def test_memory_budget_evicts_until_it_fits():
-    cache = gl.GraphCache(rowwise(), buckets=[1, 2, 4, 8], max_size=None, backend="eager",
-                          memory_budget_bytes=8 * 4 * 4 + 4 * 4 * 4)  # outputs of buckets 8 and 4, float32
+    budget = gl.CacheOptions(memory_budget_bytes=8 * 4 * 4 + 4 * 4 * 4)  # outputs of buckets 8 and 4, float32
+    cache = gl.GraphCache(rowwise(), buckets=[1, 2, 4, 8], max_size=None, backend="eager", options=budget)
     with torch.no_grad():
         for n in [1, 2, 4, 8]:
             cache(torch.randn(n, 8))
@@ -336,9 +340,9 @@ def test_stats_read_as_a_table_and_as_pandas():
 
 def test_bad_arguments_are_refused_clearly():
     with pytest.raises(ConfigurationError, match="max_graphs must be at least 1"):
-        gl.GraphCache(rowwise(), max_graphs=0, backend="eager")
+        gl.CacheOptions(max_graphs=0)
     with pytest.raises(ConfigurationError, match="memory_budget_bytes must be positive"):
-        gl.GraphCache(rowwise(), memory_budget_bytes=0, backend="eager")
+        gl.CacheOptions(memory_budget_bytes=0)
     with pytest.raises(ConfigurationError, match="pool must be one of"):
         gl.GraphCache(rowwise(), pool="global", backend="eager")
     with pytest.raises(ConfigurationError, match="different input dimension"):
@@ -424,7 +428,7 @@ def test_from_host_refills_the_padding_a_larger_call_left():
         seen.append(x.clone())
         return x * 2
 
-    cache = gl.GraphCache(spy, buckets=[8], max_size=None, backend="eager", check_padding=False, device="cpu")
+    cache = gl.GraphCache(spy, buckets=[8], max_size=None, backend="eager", options=NO_CHECK, device="cpu")
     cache.from_host(torch.full((7, 2), 5.0))  # captured
     cache.from_host(torch.full((2, 2), 3.0))  # the same graph, a new route (planned by the usual call)
     cache.from_host(torch.full((7, 2), 4.0))

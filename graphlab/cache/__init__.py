@@ -4,4 +4,4 @@ cache's statistics; graph_cache holds the graphs, captures on a miss through a b
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("buckets", "plan", "advisor", "stats", "results", "traces")
+PURE = ("buckets", "plan", "advisor", "stats", "results", "traces", "options")

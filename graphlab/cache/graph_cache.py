@@ -30,7 +30,7 @@ How it works, and what it promises:
   graph padded along the sequence would see strided inputs that eager never sees (`.view` fails, other
   kernels run), and the slice's tail would still need resetting on padded calls. Here a buffer's padding is
   refilled only when a call is smaller than the one before it on that graph.
-- **Limits**: `max_graphs` and `memory_budget_bytes` evict the least recently used graph.
+- **Limits**: `CacheOptions(max_graphs=..., memory_budget_bytes=...)` evict the least recently used graph.
 - **Thread-safe**: one lock per cache, held through capture and replay; no key is captured twice.
 - **Outputs**: a clone of the real rows by default (`copy_outputs=True`), with the model's container types.
   `copy_outputs=False` returns views of the graph's static outputs, valid until the next call of this cache
@@ -47,6 +47,7 @@ import torch
 
 from graphlab.cache.backends import check_device, check_input_devices, make_backend
 from graphlab.cache.buckets import Pad
+from graphlab.cache.options import CacheOptions
 from graphlab.cache.padding import compare_padded, example_at, output_leaves, pad_tensor, raise_if_inexact, region
 from graphlab.cache.plan import CachePlanner, Fallback, Plan, TensorSpec
 from graphlab.cache.stats import (BucketCounts, CacheStats, HeldGraph, PaddingCheck, WarmupStats, describe_cache,
@@ -134,41 +135,35 @@ class GraphCache:
         copy_outputs: return clones (safe) instead of views of the static outputs (fast).
         pool: "shared" (one pool for every graph), "private", or a pool to share (a CapturedGraph or
             `torch.cuda.graph_pool_handle()`).
-        max_graphs: most graphs held; the least recently used is evicted beyond it.
-        memory_budget_bytes: most pool + executable-graph bytes held (as measured at each capture).
         device: where graphs live (default: the first call's inputs' device).
-        warmup: eager runs before each capture.
-        check_padding: check each padded bucket against eager the first time it pads.
         name: for messages, stats and graph names (default: the model's class name).
         backend: "cuda" (default; "eager" in recorded mode), "eager" (no GPU: the same bookkeeping with
             eager runs), or a custom one (`capture` and `new_pool`).
+        options: the limits (`max_graphs`, `memory_budget_bytes`: the least recently used graph is evicted beyond
+            them), the eager warm-up before each capture (`warmup_calls`) and the padding check (`check_padding`),
+            as one `CacheOptions`.
     """
 
     def __init__(self, model: Any, buckets: Any = "pow2", *, max_size: int | None = 64,
                  dims: Sequence[Pad] | None = None, strict: bool = False, copy_outputs: bool = True,
-                 pool: Any = "shared", max_graphs: int | None = None, memory_budget_bytes: int | None = None,
-                 device: Any = None, warmup: int = 3, check_padding: bool = True, name: str | None = None,
-                 backend: Any = None):
+                 pool: Any = "shared", device: Any = None, name: str | None = None, backend: Any = None,
+                 options: CacheOptions = CacheOptions()):
         self.model = model
         self.name = name or getattr(model, "__name__", None) or type(model).__name__
         if dims is None:
             dims = (Pad("batch", dim=0, buckets=buckets, max_size=max_size, out_dim=0),)
         self.planner = CachePlanner(dims, strict=strict, name=self.name)
         self.dims, self.tables = self.planner.dims, self.planner.tables
-        if max_graphs is not None and max_graphs < 1:
-            raise ConfigurationError(f"max_graphs must be at least 1, got {max_graphs} (None: no limit)")
-        if memory_budget_bytes is not None and memory_budget_bytes <= 0:
-            raise ConfigurationError(f"memory_budget_bytes must be positive, got {memory_budget_bytes} "
-                                     "(None: no limit)")
         if isinstance(pool, str) and pool not in POOLS:
             raise ConfigurationError(f"pool must be one of {', '.join(POOLS)} or a pool to share, got {pool!r}")
         self.strict = strict
         self.copy_outputs = copy_outputs
         self.pool_mode = pool
-        self.max_graphs = max_graphs
-        self.memory_budget_bytes = memory_budget_bytes
-        self.warmup_runs = warmup
-        self.check_padding = check_padding
+        self.options = options
+        self.max_graphs = options.max_graphs
+        self.memory_budget_bytes = options.memory_budget_bytes
+        self.warmup_calls = options.warmup_calls
+        self.check_padding = options.check_padding
         self.backend = make_backend(backend)
         self.device = check_device(self.backend, device)  # a backend refuses the devices it cannot run on
         self._entries: OrderedDict[tuple[Any, ...], CacheEntry] = OrderedDict()  # least recently used first
@@ -304,7 +299,7 @@ class GraphCache:
                 for i, x in enumerate(inputs))
             try:
                 graph = self.backend.capture(self.model, statics, pool=self._pool_for(device), device=device,
-                                             warmup=self.warmup_runs, name=f"{self.name} {plan.label}",
+                                             warmup=self.warmup_calls, name=f"{self.name} {plan.label}",
                                              grad_mode="no_grad")
             except GraphlabError:
                 raise

@@ -34,11 +34,7 @@ from graphlab.cache.graph_cache import GraphCache
 from graphlab.capture.tensors import flatten, is_tensor, leading_size, map_tensors
 from graphlab.errors import DistributedError
 
-CacheFactory = Callable[..., Any]  # (model_copy, *, device, **cache_kwargs) -> callable like the model
-
-
-def _default_cache_factory(model: Any, *, device: torch.device, **cache_kwargs: Any) -> Any:
-    return GraphCache(model, device=device, **cache_kwargs)
+CacheFactory = Callable[..., Any]  # (model_copy, *, device, **cache_kwargs) -> callable like the model; GraphCache is one
 
 
 def normalize_devices(devices: Any) -> list[torch.device]:
@@ -191,7 +187,7 @@ class Replicas:
             raise DistributedError("replicas cannot use copy_outputs=False: a worker serves its next request while "
                                    "you read the last result, so it would overwrite the buffers you were given")
         self.devices = normalize_devices(devices)
-        factory = cache_factory or _default_cache_factory
+        factory = cache_factory or GraphCache
         self._lock = threading.Lock()
         self._round_robin = itertools.count()
         self._closed = False

@@ -15,6 +15,7 @@ import torch
 
 from graphlab.cache.buckets import Pad
 from graphlab.cache.graph_cache import GraphCache
+from graphlab.cache.options import CacheOptions
 from graphlab.capture.api import capture
 from graphlab.capture.streams import side_stream
 from graphlab.errors import PaddingError
@@ -134,7 +135,8 @@ def eviction_memory(model_name: str = "gpt") -> dict[str, Any]:
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
             base = torch.cuda.memory_reserved()
-            cache = GraphCache(model, buckets=[8, 16, 32, 64], max_size=None, pool=mode, max_graphs=2)
+            cache = GraphCache(model, buckets=[8, 16, 32, 64], max_size=None, pool=mode,
+                               options=CacheOptions(max_graphs=2))
             for n in (64, 32):
                 cache(*zoo.make_inputs(n))
             held = torch.cuda.memory_reserved() - base

@@ -69,7 +69,8 @@ def test_evicting_private_graphs_returns_their_memory():
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         base = torch.cuda.memory_reserved()
-        cache = gl.GraphCache(model, buckets=[8, 64], max_size=None, pool="private", max_graphs=1)
+        cache = gl.GraphCache(model, buckets=[8, 64], max_size=None, pool="private",
+                              options=gl.CacheOptions(max_graphs=1))
         cache(*zoo.make_inputs(64))
         held_large = torch.cuda.memory_reserved() - base
         cache(*zoo.make_inputs(8))  # evicts the batch-64 graph
