@@ -4,7 +4,7 @@
     python bench/bench_loadgen_http.py --rates 500 1000 2000 4000 --seconds 2
 
 Both clients drive the same bare app (a Starlette route that parses the JSON and answers a fixed JSON, its own
-uvicorn process: `graphlab.serve.external`) with the same Poisson arrivals; per rate: answered req/s, the
+uvicorn process: `graphlab.loadtest.external`) with the same Poisson arrivals; per rate: answered req/s, the
 generator's lag behind its schedule (p50/p99 µs: how late each request left) and the latency from the scheduled
 arrival (p50/p99 ms). A client keeps up while its lag stays far below the latency it measures. Printed, and
 written as JSON with --out.
@@ -20,10 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from graphlab.serve.external import ServerProcess, bare_app_command
+from graphlab.loadtest.external import ServerProcess, bare_app_command
 from graphlab.serve.http import describe_stack
-from graphlab.serve.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
-from graphlab.serve.report import summarize_point
+from graphlab.loadtest.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
+from graphlab.loadtest.report import summarize_point
 
 BODY = {"texts": ["CUDA graphs replay kernels"], "top_k": 5}
 

@@ -98,7 +98,7 @@ def _free_port() -> int:
 
 
 def _point(url: str, rate: float, duration_s: float, seed: int) -> dict:
-    from graphlab.serve.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
+    from graphlab.loadtest.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
     from graphlab.stats import percentile
 
     rng = random.Random(seed)
@@ -140,7 +140,7 @@ def main(argv=None) -> int:
     from ray import serve
 
     from graphlab.serve.config import ServeConfig
-    from graphlab.serve.ray_deployment import deployment
+    from graphlab.serve.ray_deployment import RayOptions, deployment
 
     ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)
     port = _free_port()
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
                              max_batch_size=8, buckets=[1, 2, 4, 8], max_wait_us=args.max_wait_us,
                              preprocess_threads=1)
         variants = {
-            "graphlab": deployment(config, num_replicas=1, num_cpus=1, runtime_env=env, name="gl"),
+            "graphlab": deployment(config, ray=RayOptions(num_replicas=1, num_cpus=1, runtime_env=env, name="gl")),
             "serve.batch": serve.deployment(ServeBatchReplica, name="sb", num_replicas=1, max_ongoing_requests=512,
                                             ray_actor_options={"num_cpus": 1, "runtime_env": env}
                                             ).bind(args.max_wait_us / 1e6),

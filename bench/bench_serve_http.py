@@ -16,8 +16,9 @@ import os
 import platform
 from pathlib import Path
 
-from graphlab.serve.external import CONCURRENCY, HEY_ENV, find_hey
-from graphlab.studies.serving_http import FLOOD_CLIENTS, IN_PROCESS_RATES, OPEN_LOOP_RATES, SETTINGS, measure
+from graphlab.loadtest.external import CONCURRENCY, HEY_ENV, find_hey
+from graphlab.studies.serving_http import (FLOOD_CLIENTS, IN_PROCESS_RATES, OPEN_LOOP_RATES, SETTINGS, HttpServingPlan,
+                                     measure)
 
 
 def main() -> int:
@@ -38,11 +39,12 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     batched = "graphs+batching" if args.device.startswith("cuda") else "eager+batching"
-    results = measure(out, hey=hey, model=args.model, device=args.device, settings=args.settings,
-                      duration_s=args.duration_s, concurrency=(8, 32) if args.quick else CONCURRENCY,
-                      capacity_for=("bare", batched), open_loop_rates=(50,) if args.quick else OPEN_LOOP_RATES,
-                      in_process_rates=() if args.quick else IN_PROCESS_RATES, flood_clients=args.flood,
-                      batched_setting=batched, own=not args.no_own)
+    plan = HttpServingPlan(model=args.model, device=args.device, settings=tuple(args.settings),
+                           duration_s=args.duration_s, concurrency=(8, 32) if args.quick else CONCURRENCY,
+                           capacity_for=("bare", batched), open_loop_rates=(50,) if args.quick else OPEN_LOOP_RATES,
+                           in_process_rates=() if args.quick else IN_PROCESS_RATES, flood_clients=args.flood,
+                           batched_setting=batched, own=not args.no_own)
+    results = measure(out, hey=hey, plan=plan)
     raw = out / "raw"
     raw.mkdir(exist_ok=True)
     for name, text in results.pop("raw").items():

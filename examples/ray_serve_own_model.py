@@ -15,6 +15,7 @@ import argparse
 import collections
 import os
 import sys
+from dataclasses import replace
 
 import torch
 
@@ -39,7 +40,7 @@ def main() -> int:
     except ImportError:
         print("this example needs Ray Serve and httpx: pip install 'graphlab[ray,serve]'", file=sys.stderr)
         return 2
-    from graphlab.serve.ray_deployment import REPLICA_HEADER, run, shutdown
+    from graphlab.serve.ray_deployment import REPLICA_HEADER, RayOptions, run, shutdown
 
     here = os.path.dirname(os.path.abspath(__file__))  # so that every replica can import this file's served()
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
@@ -48,7 +49,7 @@ def main() -> int:
     config = gl.ServeConfig(model="ray_serve_own_model:served", setting="graphs+batching", device=args.device,
                             max_batch_size=8, buckets=[1, 2, 4, 8], max_wait_us=1000)
     try:
-        run(config, port=args.port, num_replicas=2 if args.device == "cpu" else None)
+        run(replace(config, port=args.port), ray=RayOptions(num_replicas=2 if args.device == "cpu" else None))
         url = f"http://127.0.0.1:{args.port}"
         with httpx.Client(base_url=url, timeout=30) as client:
             seen = collections.Counter()

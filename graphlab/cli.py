@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from graphlab.env import speak_as
+from graphlab.env import error_line, speak_as
 from graphlab.errors import BadInputError, GraphlabError
 
 RENDER_SUFFIXES = (".svg", ".png", ".gv", ".dot")
@@ -106,7 +106,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
 
 
 def _cmd_loadtest(args: argparse.Namespace) -> int:
-    from graphlab.serve.loadtest import loadtest_main
+    from graphlab.loadtest.api import loadtest_main
 
     return loadtest_main(args)
 
@@ -167,21 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=None, help="timed repetitions per point (default per sweep)")
     p.set_defaults(func=_cmd_record)
 
+    # the load test's flags are declared with its plan, the service's by ServeConfig (neither imports torch)
+    from graphlab.loadtest.plan import LoadPlan
+
     p = sub.add_parser("loadtest", help="(GPU) serve a zoo model and sweep open-loop load over its settings")
-    p.add_argument("--model", default="gpt", help="gpt, resnet18, cnn or mlp (default gpt)")
-    p.add_argument("--settings", nargs="+", default=["eager", "graphs", "graphs+batching"],
-                   help="any of eager, graphs, graphs+batching, eager+batching (default: the first three)")
-    p.add_argument("--rates", nargs="+", type=float, default=None, help="arrival rates in req/s (default per model)")
-    p.add_argument("--duration", type=float, default=2.0, help="seconds of arrivals per rate (default 2)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-batch-size", type=int, default=32)
-    p.add_argument("--max-wait-us", type=int, default=500)
-    p.add_argument("--transport", choices=["direct", "asgi", "http"], default="direct",
-                   help="direct: the service in process; asgi: its HTTP app in process; http: a server at --url")
-    p.add_argument("--url", default=None, help="with --transport http: e.g. http://127.0.0.1:8000")
-    p.add_argument("--device", default="cuda", help="cuda, cuda:N, or cpu (eager settings: a dry run)")
-    p.add_argument("--out", default=None, help="folder for loadtest_<model>.json")
-    p.add_argument("--no-progress", action="store_true")
+    LoadPlan.add_flags(p)
     p.set_defaults(func=_cmd_loadtest)
 
     p = sub.add_parser("repro", help="(GPU) re-run a recording's latency sweep here and compare, point by point")
@@ -219,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(exc), file=sys.stderr)
         return 2
     except (GraphlabError, FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        print(f"graphlab: error: {_one_line(exc)}", file=sys.stderr)
+        print(error_line("graphlab", exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("graphlab: interrupted", file=sys.stderr)
@@ -228,12 +218,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     finally:
         speak_as(cli=False)
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.filename is not None:
-        return f"{exc.filename}: {exc.strerror}"
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -44,6 +44,14 @@ def speak_as(*, cli: bool) -> None:
     _voice["cli"] = cli
 
 
+def error_line(prog: str, exc: BaseException) -> str:
+    """The one line a command line prints for an error before it exits 2: "PROG: error: <message on one line>"
+    (a file error names its file)."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{prog}: error: {exc.filename}: {exc.strerror}"
+    return f"{prog}: error: {' '.join(str(exc).split()) or type(exc).__name__}"
+
+
 def register_recorded_probe(probe: Any) -> None:
     """graphlab.mode hands over its `is_recorded` (env cannot import mode: mode imports env)."""
     _recorded_probe[:] = [probe]
@@ -173,4 +181,4 @@ def require_cuda(what: str, fix: str = "") -> Any:
     return torch
 
 
-__all__ = ["CLI_HINT", "RECORDED_HINT", "RECORDED_MODE_HINT", "advice", "gpu_hint", "gpu_names", "register_recorded_probe", "has_cuda", "require_cuda", "speak_as", "torch_graph_features", "why_no_cuda"]
+__all__ = ["CLI_HINT", "RECORDED_HINT", "RECORDED_MODE_HINT", "advice", "error_line", "gpu_hint", "gpu_names", "register_recorded_probe", "has_cuda", "require_cuda", "speak_as", "torch_graph_features", "why_no_cuda"]

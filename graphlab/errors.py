@@ -10,7 +10,8 @@ Errors come in five kinds, so a caller can catch what it means:
 | `UnsupportedError` | this machine, driver or torch cannot do it here (no GPU, no `keep_graph`, no conditional nodes, no Graphviz) | `RuntimeError` |
 | `RecordingError` | a recording is missing, incomplete or malformed, or holds no answer for what recorded mode was asked | `ValueError` |
 
-The service's errors (`ServeError` and below) also carry the HTTP status they answer with. Every message says
+The service's errors also carry the HTTP status they answer with: each is one of the five kinds and a
+`ServeError` (what they share: `status`, `reason`; `except ServeError` catches every one). Every message says
 what was expected, what was got and the fix. Catch `GraphlabError` to catch any of them. graphlab raises no bare
 `ValueError` or `RuntimeError` on purpose: `tests/test_errors.py` holds the rule.
 """
@@ -170,13 +171,22 @@ class CacheMissError(BadInputError):
 
 
 # -- serving (graphlab.serve) --------------------------------------------------------------------------
-class ServeError(GraphlabError, RuntimeError):
-    """The service could not take or finish one request; `status` is the HTTP status it answers with.
+class ServeError(GraphlabError):
+    """What every error of the service has: the HTTP status it answers with. Not a sixth kind: each error below is
+    also one of the five (a request refused for what it is: `BadInputError`; a service that cannot answer it now:
+    `UnsupportedError`), and none is raised as a bare `ServeError`. `except ServeError` catches them all.
 
     Attributes:
         status: HTTP status code (500 unless a subclass says otherwise).
         reason: a short machine-readable word for the JSON body ("inference_failed", ...).
     """
+
+    status = 500
+    reason = "inference_failed"
+
+
+class InferenceFailedError(ServeError, UnsupportedError):
+    """The model, a stage or the GPU worker failed on this request, or its answer cannot be sent (HTTP 500)."""
 
     status = 500
     reason = "inference_failed"
@@ -196,7 +206,7 @@ class RequestTooLargeError(ServeError, BadInputError):
     reason = "request_too_large"
 
 
-class OverloadedError(ServeError):
+class OverloadedError(ServeError, UnsupportedError):
     """The service is full (bounded queue), warming up or shutting down: retry later (HTTP 503)."""
 
     status = 503
@@ -217,7 +227,7 @@ class BodyTimeoutError(ServeError, BadInputError):
     reason = "request_timeout"
 
 
-class RequestTimeoutError(ServeError):
+class RequestTimeoutError(ServeError, UnsupportedError):
     """No answer came within the caller's time limit; the request still runs, its answer is dropped (HTTP 504)."""
 
     status = 504
@@ -231,7 +241,8 @@ __all__ = [
     "BadInputError", "BadRequestError", "BodyTimeoutError", "CacheMissError", "CaptureError",
     "ConditionalUnsupportedError",
     "ConfigurationError", "DistributedError", "DotFileError", "DotLimitError", "DotParseError", "GPUUnavailableError", "GraphCycleError",
-    "GraphlabError", "GraphvizMissingError", "InspectorError", "OverloadedError", "PaddingError",
+    "GraphlabError", "GraphvizMissingError", "InferenceFailedError", "InspectorError", "OverloadedError",
+    "PaddingError",
     "RecordingError", "RequestTimeoutError", "RequestTooLargeError", "ResultsError", "ServeError", "StatsError",
     "TimelineError", "TimingError", "UnsupportedError", "UnsupportedMediaTypeError", "WatchUnsupportedError",
 ]

@@ -21,7 +21,7 @@ BLOCKED = ["torch", "ipywidgets", "anywidget", "plotly", "graphviz", "pandas", "
 
 #: the feature packages of the library, each with a PURE list in its __init__
 FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode", "profile",
-            "viz", "serve", "ui")
+            "viz", "serve", "ui", "loadtest")
 #: packages whose modules use torch (the rest draw, serve or show: they never import torch at all, or do at the top)
 TORCH_FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode", "profile")
 #: modules on the ground floor; every one of them imports without torch
@@ -30,15 +30,16 @@ GROUND = ("errors", "env", "mode", "_version", "files", "progress", "stats", "cl
 FLOORS = {"errors": 0, "env": 0, "mode": 0, "_version": 0, "files": 0, "progress": 0, "stats": 0, "clock": 0, "fresh_process": 0,
           "present": 0, "results_types": 0,
           "graph": 1, "recordings": 2, "zoo": 2, "loader": 3, "capture": 4, "timing": 5, "cache": 5, "watch": 5,
-          "conditional": 5, "distributed": 6, "decode": 6, "profile": 6, "viz": 7, "serve": 8, "ui": 8, "studies": 9,
-          "about": 10, "cli": 10, "tour": 10, "output_check": 10, "__main__": 10, "__init__": 10}
+          "conditional": 5, "distributed": 6, "decode": 6, "profile": 6, "viz": 7, "serve": 8, "ui": 8, "loadtest": 9,
+          "studies": 10, "about": 11, "cli": 11, "tour": 11, "output_check": 11, "__main__": 11, "__init__": 11}
 #: the roof: its modules may import each other (tour imports output_check, cli imports tour)
 ROOF = max(FLOORS.values())
 #: pairs that may not import each other although the floors would allow it
 FORBIDDEN = {**{(torch_pkg, face): "torch modules must not draw or show: the GPU machine has no graphviz/plotly/widgets"
                 for torch_pkg in TORCH_FEATURES for face in ("viz", "ui")},
              ("serve", "ui"): "the service must not import notebook widgets",
-             ("ui", "serve"): "widgets must not import the service"}
+             ("ui", "serve"): "widgets must not import the service",
+             ("loadtest", "ui"): "the load test must not import notebook widgets"}
 #: the modules that check whether torch is there at all: they import it inside functions, on purpose
 PROBES = ("graphlab.env", "graphlab.conditional.support", "graphlab.about")
 #: the only modules outside studies/ that may import it (lazily: `graphlab --help` stays light)

@@ -14,9 +14,10 @@ from conftest import REPO
 
 import graphlab as gl
 from graphlab.output_check import figure_problems, html_problems, text_problems
-from graphlab.serve.loadtest import recorded_loadtest, run_loadtest
-from graphlab.serve import report
-from graphlab.serve.report import LoadTest
+from graphlab.loadtest.api import recorded_loadtest, run_loadtest
+from graphlab.loadtest.report import LoadTest
+from graphlab.serve.answer import ServiceAnswer
+from graphlab.serve.config import ServeConfig
 
 pytest.importorskip("plotly")
 
@@ -36,8 +37,8 @@ def http():
 
 @pytest.fixture(scope="module")
 def cpu_sweep() -> LoadTest:
-    return run_loadtest("mlp", settings=["eager", "graphs+batching"], rates=[60], duration_s=0.4, device="cpu",
-                        max_batch_size=8, progress=False, preprocess_threads=2, timeline_rates=[60])
+    return run_loadtest("mlp", settings=["eager", "graphs+batching"], rates=[60], duration_s=0.4, progress=False,
+                        timeline_rates=[60], config=ServeConfig(device="cpu", max_batch_size=8, preprocess_threads=2))
 
 
 def _figure(fig) -> dict:
@@ -180,7 +181,7 @@ def test_an_answer_is_the_same_dict_to_code_and_a_view_in_a_notebook():
         answer = service.infer_sync({"texts": ["CUDA graphs replay ", "a service batches "], "top_k": 3})
     finally:
         service.close()
-    assert isinstance(answer, dict) and isinstance(answer, report.ServiceAnswer)
+    assert isinstance(answer, dict) and isinstance(answer, ServiceAnswer)
     plain = json.loads(json.dumps(answer))
     assert plain == dict(answer) and set(plain) == {"id", "results", "batch", "timing_us"}
     html = answer._repr_html_()
@@ -191,7 +192,7 @@ def test_an_answer_is_the_same_dict_to_code_and_a_view_in_a_notebook():
 
 
 def test_an_answer_of_a_batch_says_who_it_ran_with():
-    answer = report.ServiceAnswer({"id": 7, "results": [[{"id": 5, "label": "a", "prob": 0.5}]],
+    answer = ServiceAnswer({"id": 7, "results": [[{"id": 5, "label": "a", "prob": 0.5}]],
                             "batch": {"id": 3, "requests": 4, "rows": 5, "bucket": 8},
                             "timing_us": {"pre_us": 12.0, "queue_us": 1_142_547.0, "gpu_us": 480.0,
                                           "post_us": 30.0, "in_service_us": 1_143_100.0}}, device="cuda")

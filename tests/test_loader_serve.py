@@ -18,8 +18,8 @@ from graphlab.errors import RecordingError, ResultsError
 from graphlab.loader import record_hint
 from graphlab.recordings import load_recording, write_recording
 from graphlab.results_types import results_type, type_for
-from graphlab.serve.over_http import HttpServing
-from graphlab.serve.report import LoadPoint, LoadTest
+from graphlab.loadtest.over_http import HttpServing
+from graphlab.loadtest.report import LoadPoint, LoadTest
 
 RECORDINGS = REPO / "data" / "recordings"
 PROV = {"gpu": "synthetic CPU fixture (tests only)", "driver": "-", "torch": "-", "cuda": "-",
@@ -53,7 +53,7 @@ def test_the_other_load_tests_of_the_serving_recordings_are_load_tests():
 
 
 def test_each_study_writes_the_recording_its_type_reads():
-    from graphlab.serve import loadtest
+    from graphlab.loadtest import api as loadtest
     from graphlab.studies import cache, serving, serving_http, traffic
 
     assert cache.RECORDING == results_type(CacheFigures).recording
@@ -98,7 +98,7 @@ def test_the_http_measurements_hold_both_sweeps_of_the_same_run():
 
 
 def test_the_stand_ins_answer_with_what_gl_load_reads(recorded):
-    from graphlab.serve.loadtest import run_loadtest
+    from graphlab.loadtest.api import run_loadtest
     from graphlab.studies.cache import cache_figures
     from graphlab.studies.traffic import traffic_replay
 

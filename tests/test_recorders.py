@@ -75,7 +75,7 @@ def test_every_shipped_recording_is_a_zoo_model_or_an_experiment():
 
 def test_readers_name_the_recordings_their_studies_write():
     from graphlab.distributed import results as distributed_results
-    from graphlab.serve import loadtest
+    from graphlab.loadtest import api as loadtest
     from graphlab.studies import multigpu, overhead, overhead_report, serving, watch, watch_examples
 
     assert serving.RECORDING == loadtest.RECORDING

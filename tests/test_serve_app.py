@@ -13,7 +13,8 @@ import pytest
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("starlette")
 
-from graphlab.serve.app import config_from_env, create_app  # noqa: E402
+from graphlab.serve.app import create_app  # noqa: E402
+from graphlab.serve.config import ServeConfig  # noqa: E402
 from graphlab.serve.service import InferenceService  # noqa: E402
 
 from test_serve_service import GatedRunner, _config, _vectors  # noqa: E402
@@ -95,14 +96,14 @@ def test_warming_up_and_full_are_503_with_retry_after():
 
 
 def test_config_from_environment():
-    cfg = config_from_env({"GRAPHLAB_SERVE_MODEL": "mlp", "GRAPHLAB_SERVE_SETTING": "graphs",
+    cfg = ServeConfig.from_env({"GRAPHLAB_SERVE_MODEL": "mlp", "GRAPHLAB_SERVE_SETTING": "graphs",
                            "GRAPHLAB_SERVE_DEVICE": "cpu", "GRAPHLAB_SERVE_MAX_BATCH_SIZE": "16",
                            "GRAPHLAB_SERVE_BUCKETS": "1,4,16"})
     assert (cfg.model, cfg.setting, cfg.max_batch_size, cfg.bucket_list()) == ("mlp", "graphs", 16, [1, 4, 16])
     from graphlab.errors import GraphlabError
 
     with pytest.raises(GraphlabError, match="GRAPHLAB_SERVE_MAX_WAIT_US must be an integer"):
-        config_from_env({"GRAPHLAB_SERVE_MAX_WAIT_US": "soon"})
+        ServeConfig.from_env({"GRAPHLAB_SERVE_MAX_WAIT_US": "soon"})
 
 
 # -- a real server on a free localhost port ------------------------------------------------------------

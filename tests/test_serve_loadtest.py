@@ -15,13 +15,14 @@ import graphlab.mode as mode
 from graphlab.cli import main as cli_main
 from graphlab.recordings import write_recording
 from graphlab.errors import GraphlabError, RecordingError, ResultsError
-from graphlab.serve.loadgen import (ClientRecord, LoadSpec, make_bodies, poisson_arrivals, run_in_fresh_loop,
+from graphlab.loadtest.loadgen import (ClientRecord, LoadSpec, make_bodies, poisson_arrivals, run_in_fresh_loop,
                                     run_open_loop)
 from graphlab.loader import record_hint
-from graphlab.serve.loadtest import run_loadtest
-from graphlab.serve.report import LoadTest, summarize_point
+from graphlab.loadtest.api import run_loadtest
+from graphlab.loadtest.report import LoadTest, summarize_point
+from graphlab.serve.config import ServeConfig
 
-FAST = {"device": "cpu", "max_batch_size": 8, "progress": False, "preprocess_threads": 2}
+FAST = {"config": ServeConfig(device="cpu", max_batch_size=8, preprocess_threads=2), "progress": False}
 
 
 @pytest.fixture
@@ -129,7 +130,8 @@ def test_summary_of_a_point_and_the_sustained_rule():
 @pytest.fixture(scope="module")
 def cpu_sweep():
     return run_loadtest("mlp", settings=["eager", "graphs+batching"], rates=[60, 240], duration_s=0.5,
-                        timeline_rates=[240], max_wait_us=2000, **FAST)
+                        timeline_rates=[240], progress=False,
+                        config=ServeConfig(device="cpu", max_batch_size=8, preprocess_threads=2, max_wait_us=2000))
 
 
 def test_a_live_sweep_on_the_cpu(cpu_sweep):
@@ -143,7 +145,7 @@ def test_a_live_sweep_on_the_cpu(cpu_sweep):
     assert window["rate_rps"] == 240 and window["requests"] and window["batches"]
     assert cpu_sweep.to_pandas().shape[0] == 4
     # the figures draw from it
-    from graphlab.serve import figures
+    from graphlab.loadtest import figures
 
     assert len(figures.plot_load_curves(cpu_sweep).data) > 4
     assert figures.plot_batch_sizes(cpu_sweep).data
@@ -169,7 +171,7 @@ def test_bad_arguments_and_no_gpu():
     if not torch.cuda.is_available():
         from graphlab.errors import GPUUnavailableError
 
-        with pytest.raises(GPUUnavailableError, match="device='cpu' for a CPU dry run"):
+        with pytest.raises(GPUUnavailableError, match=r"ServeConfig\(device='cpu'\) for a CPU dry run"):
             run_loadtest("mlp", progress=False)
 
 
@@ -195,10 +197,10 @@ def test_recorded_mode_returns_the_recorded_sweep(recorded, cpu_sweep):
                     graphs={}, results={"gpt": cpu_sweep.to_dict()})
     result = run_loadtest("gpt", rates=[1, 2, 3])  # the arguments do not matter: the recording answers
     assert result.points == cpu_sweep.points and "synthetic CPU fixture" in result.source
-    assert run_loadtest("gpt", ["eager"], [5], 0.1, 3).points == cpu_sweep.points  # positional ones too
+    assert run_loadtest("gpt", ["eager"], [5], 0.1, seed=3).points == cpu_sweep.points  # positional ones too
     from graphlab.mode import STAND_INS
 
-    assert "graphlab.serve.loadtest.run_loadtest" in STAND_INS  # the one switch decides, not the load test
+    assert "graphlab.loadtest.api.run_plan" in STAND_INS  # the one switch decides, not the load test
     with pytest.raises(RecordingError, match="holds no 'resnet18'.*it has gpt"):
         run_loadtest("resnet18")
     with pytest.raises(RecordingError, match="holds no 'gpt_asgi'"):
@@ -258,7 +260,7 @@ def test_the_gpu_parts_import_without_the_http_stack_and_the_pure_parts_without_
         import sys
         for name in ("starlette", "uvicorn", "httpx", "fastapi", "pydantic"):
             sys.modules[name] = None
-        import graphlab.serve.service, graphlab.serve.loadtest, graphlab.studies.serving, graphlab.serve.worker
+        import graphlab.serve.service, graphlab.loadtest.api, graphlab.studies.serving, graphlab.serve.worker
         from graphlab.serve.app import create_app
         from graphlab.serve.config import ServeConfig
         from graphlab.errors import GraphlabError
@@ -274,8 +276,8 @@ def test_the_gpu_parts_import_without_the_http_stack_and_the_pure_parts_without_
         import sys
         for name in ("torch", "numpy", "plotly", "graphviz", "starlette", "uvicorn", "httpx"):
             sys.modules[name] = None
-        import graphlab.serve.batcher, graphlab.serve.payload, graphlab.serve.config, graphlab.serve.report
-        import graphlab.serve.trace, graphlab.serve.loadgen
+        import graphlab.serve.batcher, graphlab.serve.payload, graphlab.serve.config, graphlab.loadtest.report
+        import graphlab.serve.trace, graphlab.loadtest.loadgen
     """)
     for source in (code, pure):
         result = subprocess.run([sys.executable, "-c", source], cwd=REPO, capture_output=True, text=True, timeout=120)

@@ -13,10 +13,10 @@ import pytest
 
 import graphlab as gl
 from graphlab.recordings import load_recording, write_recording
-from graphlab.serve.external import (TCP_COUNTERS, ServerProcess, capacity_rps, find_hey, parse_hey, parse_hey_csv,
+from graphlab.loadtest.external import (TCP_COUNTERS, ServerProcess, capacity_rps, find_hey, parse_hey, parse_hey_csv,
                                      run_hey, tcp_counters)
 from graphlab.loader import record_hint
-from graphlab.serve.over_http import HttpServing, load_http_serving
+from graphlab.loadtest.over_http import HttpServing, load_http_serving
 
 HEY = find_hey()
 needs_hey = pytest.mark.skipif(HEY is None, reason="needs hey (apt-get install hey; scripts/setup.sh does it)")
@@ -29,12 +29,13 @@ def measured(tmp_path_factory):
     pytest.importorskip("uvicorn")
     if HEY is None:
         pytest.skip("needs hey (apt-get install hey)")
-    from graphlab.studies.serving_http import measure
+    from graphlab.studies.serving_http import HttpServingPlan, measure
 
     folder = tmp_path_factory.mktemp("serving_http")
-    return measure(folder, hey=HEY, model="mlp", device="cpu", settings=("eager",), duration_s=0.5,
-                   concurrency=(4, 16), capacity_for=("bare",), open_loop_rates=(20, 40), in_process_rates=(40,),
-                   flood_clients=64, batched_setting="eager+batching"), folder
+    plan = HttpServingPlan(model="mlp", device="cpu", settings=("eager",), duration_s=0.5, concurrency=(4, 16),
+                           capacity_for=("bare",), open_loop_rates=(20, 40), in_process_rates=(40,), flood_clients=64,
+                           batched_setting="eager+batching")
+    return measure(folder, hey=HEY, plan=plan), folder
 
 
 @needs_hey
@@ -176,7 +177,7 @@ def eager_server(tmp_path_factory):
 
 
 def _send(url, client, bodies):
-    from graphlab.serve.loadgen import HTTPTransport, run_in_fresh_loop
+    from graphlab.loadtest.loadgen import HTTPTransport, run_in_fresh_loop
 
     async def go():
         send = HTTPTransport(url, client=client)
@@ -200,7 +201,7 @@ def test_the_raw_client_keeps_its_schedule_in_an_open_loop(eager_server):
     pytest.importorskip("httptools")
     import random
 
-    from graphlab.serve.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
+    from graphlab.loadtest.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
 
     offsets = poisson_arrivals(100.0, 1.0, random.Random(1))
 
@@ -218,14 +219,14 @@ def test_the_raw_client_keeps_its_schedule_in_an_open_loop(eager_server):
 
 def test_the_raw_client_answers_status_0_when_no_server_listens():
     pytest.importorskip("httptools")
-    from graphlab.serve.external import free_port
+    from graphlab.loadtest.external import free_port
 
     ((status, data),) = _send(f"http://127.0.0.1:{free_port()}", "raw", [{"vectors": [[0.0] * 256]}])
     assert status == 0 and data["error"] == "connect_failed"
 
 
 def test_the_http_transport_refuses_a_bad_url_or_client():
-    from graphlab.serve.loadgen import HTTPTransport
+    from graphlab.loadtest.loadgen import HTTPTransport
 
     pytest.importorskip("httptools")
     with pytest.raises(gl.BadInputError, match="http://HOST:PORT"):

@@ -21,7 +21,7 @@ def _net():
 
 @pytest.fixture(scope="module")
 def service():
-    s = gl.serve(_net(), torch.randn(3, 16), buckets=[1, 2, 4, 8], device="cpu", max_wait_us=0)
+    s = gl.serve(_net(), torch.randn(3, 16), buckets=[1, 2, 4, 8], device="cpu", config=gl.ServeConfig(max_wait_us=0))
     yield s
     s.close()
 
@@ -124,7 +124,7 @@ def test_an_output_that_is_not_finite_is_an_error_for_that_request_only():
         def forward(self, x):
             return x * 1e38 * 10
 
-    with gl.serve(Overflow(), torch.zeros(1, 2), buckets=[1, 2], device="cpu", max_wait_us=0) as service:
+    with gl.serve(Overflow(), torch.zeros(1, 2), buckets=[1, 2], device="cpu", config=gl.ServeConfig(max_wait_us=0)) as service:
         with pytest.raises(gl.ServeError, match="returned NaN or Infinity") as info:
             service.infer_sync({"inputs": [[1.0, 1.0]]})
         assert info.value.status == 500

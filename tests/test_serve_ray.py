@@ -25,7 +25,7 @@ pytest.importorskip("starlette")
 import graphlab  # noqa: E402
 from graphlab.serve.app import create_app  # noqa: E402
 from graphlab.serve.config import ServeConfig  # noqa: E402
-from graphlab.serve.ray_deployment import REPLICA_HEADER, deployment  # noqa: E402
+from graphlab.serve.ray_deployment import REPLICA_HEADER, RayOptions, deployment  # noqa: E402
 from graphlab.serve.service import InferenceService  # noqa: E402
 
 import serve_test_models  # noqa: E402
@@ -75,9 +75,9 @@ def cluster():
     port = _free_port()
     try:
         serve.start(http_options={"host": "127.0.0.1", "port": port})
-        app = deployment(_service_config(), num_replicas=2, num_cpus=1, name=NAME, health_check_period_s=1.0,
-                         graceful_shutdown_timeout_s=20.0,
-                         runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "SERVE_TEST_SLEEP_MS": SLEEP_MS}})
+        app = deployment(_service_config(), ray=RayOptions(
+            num_replicas=2, num_cpus=1, name=NAME, health_check_period_s=1.0, graceful_shutdown_timeout_s=20.0,
+            runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "SERVE_TEST_SLEEP_MS": SLEEP_MS}}))
         handle = serve.run(app, name=NAME, route_prefix="/")
         yield {"url": f"http://127.0.0.1:{port}", "handle": handle, "port": port}
     finally:
@@ -256,13 +256,14 @@ def _alive(pid: int) -> bool:
 def test_deployment_options_and_bad_ones_without_a_cluster():
     from graphlab.errors import BadInputError
 
-    app = deployment(_service_config(), num_replicas="auto", name="opts",
-                     autoscaling_config={"min_replicas": 1, "max_replicas": 3, "target_ongoing_requests": 8})
+    app = deployment(_service_config(), ray=RayOptions(
+        num_replicas="auto", name="opts",
+        autoscaling_config={"min_replicas": 1, "max_replicas": 3, "target_ongoing_requests": 8}))
     config = app._bound_deployment._deployment_config
     assert config.autoscaling_config.max_replicas == 3
     assert config.max_ongoing_requests == 64 and config.max_queued_requests == 64  # the service's max_pending
     assert app._bound_deployment.ray_actor_options["num_gpus"] == 0.0
     with pytest.raises(BadInputError, match="num_replicas must be a positive integer or 'auto'"):
-        deployment(_service_config(), num_replicas=0)
+        deployment(_service_config(), ray=RayOptions(num_replicas=0))
     with pytest.raises(BadInputError, match="a CUDA config needs num_gpus > 0"):
-        deployment(ServeConfig(model=MODEL, device="cuda", buckets=[1, 2, 4, 8], max_batch_size=8), num_gpus=0)
+        deployment(ServeConfig(model=MODEL, device="cuda", buckets=[1, 2, 4, 8], max_batch_size=8), ray=RayOptions(num_gpus=0))

@@ -14,70 +14,73 @@ shell, for a function returning a `ServedModel`.
 """
 from __future__ import annotations
 
+import sys
+from dataclasses import asdict
 from typing import Any
 
-from graphlab.errors import BadInputError
+from graphlab.errors import BadInputError, GPUUnavailableError
 from graphlab.serve.config import ServeConfig
+from graphlab.serve.models import resolve_model
 from graphlab.serve.served_model import ServedModel
 from graphlab.serve.service import InferenceService
 
 
-def serve(model: Any, example: Any = None, *, buckets: Any = None, setting: str = "graphs+batching",
-          device: str = "auto", port: int | None = None, host: str = "127.0.0.1", **options: Any) -> Any:
+def serve(model: Any, example: Any = None, *, buckets: Any = None, device: str = "auto", port: int | None = None,
+          config: ServeConfig | None = None) -> Any:
     """Serve `model`: a started `InferenceService`, or (with `port`) an HTTP server that runs until stopped.
 
     Args:
         model: an `nn.Module` (with `example`), a `ServedModel`, or a zoo name ("gpt").
         example: the module's example input, batch first (a tensor or a tuple of tensors).
-        buckets: the batch sizes captured (default: the ServedModel's, "pow2" up to 32).
-        setting: "graphs+batching" (default), "graphs", "eager", "eager+batching".
+        buckets: the batch sizes captured (default: the ServedModel's; "pow2" up to 32 for a module).
         device: "auto" (a GPU if there is one, else the CPU), "cuda", "cuda:1" or "cpu".
-        port, host: serve over HTTP (blocks; returns the exit code).
-        options: more `ServeConfig` fields (max_wait_us, max_pending, ...) or `ServedModel` ones (name,
-            input_names, output, answer, labels, int_range) when `model` is a module.
+        port: serve over HTTP on this port (at `config.host`; blocks; returns the exit code).
+        config: the service's other settings (`ServeConfig`: setting, max_wait_us, max_pending, ...); its
+            model, buckets and max batch size come from `model` and `buckets`. For a module's request protocol
+            (input names, labels, ...) build a `ServedModel` and pass it.
     """
-    served_keys = {"name", "input_names", "output", "answer", "labels", "int_range", "max_top_k"}
-    served_options = {k: options.pop(k) for k in list(options) if k in served_keys}
-    if isinstance(model, str):
-        if example is not None or served_options:
-            raise BadInputError("a zoo model by name takes no example or ServedModel options")
-        served = None
-        config_model = model
-    elif isinstance(model, ServedModel):
-        if example is not None or served_options:
-            raise BadInputError("serve(ServedModel) takes no example or ServedModel options: they are in it")
-        served = model
+    if isinstance(model, (str, ServedModel)):
+        if example is not None:
+            raise BadInputError(f"serve({type(model).__name__}) takes no example: a zoo model or a ServedModel "
+                                "says its own inputs")
+        served = resolve_model(model)
+    elif example is None:
+        raise BadInputError("serve(module) needs example=: an input batch (batch dimension first) that says "
+                            "each input's row shape and dtype")
     else:
-        if example is None:
-            raise BadInputError("serve(module) needs example=: an input batch (batch dimension first) that says "
-                                "each input's row shape and dtype")
-        served = ServedModel(model, example, buckets=buckets if buckets is not None else "pow2",
-                             max_batch_size=options.get("max_batch_size"), **served_options)
+        served = ServedModel(model, example, buckets=buckets if buckets is not None else "pow2")
         buckets = None
-    if served is not None:
-        config_model = served.name
-        if buckets is None:
-            buckets = served.buckets
-            options.setdefault("max_batch_size", served.max_batch_size)
+    given = {k: v for k, v in asdict(config).items() if k not in ("model", "buckets", "max_batch_size")} \
+        if config is not None else {}
     if buckets is not None:
-        options["buckets"] = buckets
-        if isinstance(buckets, (list, tuple)):
-            options.setdefault("max_batch_size", max(buckets))
-    config = ServeConfig(model=config_model, setting=setting, device=resolve_device(device), **options)
+        given["buckets"] = list(buckets) if isinstance(buckets, tuple) else buckets
+    given["device"] = resolve_device(device)
+    if port is not None:
+        given["port"] = port
+    service = InferenceService(ServeConfig.for_model(served, **given), model=served)
     if port is None:
-        return InferenceService(config, model=served).start()
+        return service.start()
     from graphlab.serve.http import run_server
 
-    return run_server(InferenceService(config, model=served), host=host, port=port)
+    return run_server(service)
 
 
-def resolve_device(device: str) -> str:
-    """"auto" -> "cuda" where a GPU is visible, else "cpu"; anything else as given."""
-    if device != "auto":
-        return device
-    from graphlab.env import has_cuda
+def resolve_device(device: str, say: str | None = None) -> str:
+    """"auto" -> "cuda" where a GPU is visible, else "cpu"; anything else as given. With `say` (a program name), a
+    command line: "auto" without a GPU says so on stderr, and "cuda" without one is a `GPUUnavailableError`."""
+    from graphlab.env import advice, has_cuda
 
-    return "cuda" if has_cuda() else "cpu"
+    if device == "auto":
+        if has_cuda():
+            return "cuda"
+        if say:
+            print(f"{say}: no CUDA GPU here: serving on the CPU (--device cpu; eager work, no graphs replayed on a "
+                  "GPU)", file=sys.stderr)
+        return "cpu"
+    if say and device.startswith("cuda") and not has_cuda():
+        raise GPUUnavailableError(f"--device {device} but this machine has no CUDA GPU: " + advice(
+            python="pass device='cpu' (or 'auto')", cli="pass --device cpu (or --device auto)"))
+    return device
 
 
 __all__ = ["resolve_device", "serve"]

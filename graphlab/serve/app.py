@@ -35,19 +35,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from typing import Any
 
 from graphlab.clock import timestamp_ns
-from graphlab.errors import (BadInputError, BadRequestError, BodyTimeoutError, OverloadedError, RequestTooLargeError,
-                             ServeError, UnsupportedError, UnsupportedMediaTypeError)
-from graphlab.serve.config import ServeConfig
+from graphlab.errors import (BadRequestError, BodyTimeoutError, OverloadedError, RequestTooLargeError,
+                             InferenceFailedError, ServeError, UnsupportedError,
+                             UnsupportedMediaTypeError)
+from graphlab.serve.config import INFER_PATH, ServeConfig
 from graphlab.serve.metrics import HttpMetrics
 from graphlab.serve.service import InferenceService
 
-ENV_PREFIX = "GRAPHLAB_SERVE_"
 _HAS_TIMEOUT = hasattr(asyncio, "timeout")
-INFER_PATH = "/v1/infer"
 
 
 def _dumps(value: Any) -> bytes:
@@ -111,7 +109,7 @@ class GuardedApp:
         except Exception as exc:  # noqa: BLE001 - the connection stays usable: a JSON 500, never text/plain
             self.service.count("app_errors")
             if status["code"] == 0:
-                await _answer(counted_send, 500, error_body(ServeError(
+                await _answer(counted_send, 500, error_body(InferenceFailedError(
                     f"unexpected error: {type(exc).__name__}: {exc}")))
         finally:
             metrics.in_flight -= 1
@@ -156,7 +154,8 @@ class GuardedApp:
             try:
                 payload = _dumps(answer)
             except (ValueError, TypeError) as exc:
-                raise ServeError(f"the answer is not JSON ({exc}): the model returned a value JSON cannot carry")
+                raise InferenceFailedError(f"the answer is not JSON ({exc}): the model returned a value JSON cannot "
+                                           "carry")
             await _answer(send, 200, payload)
         except BodyTimeoutError as exc:
             svc.count("refused_body_timeout")
@@ -248,7 +247,6 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
     import anyio
 
     svc = service if isinstance(service, InferenceService) else InferenceService(service)
-    metrics = HttpMetrics()
 
     async def healthz(request: Request) -> Any:
         state = "failed" if svc.state == "ready" and not svc.worker_alive else svc.state.value
@@ -284,40 +282,20 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
         finally:
             await anyio.to_thread.run_sync(svc.close, svc.config.shutdown_timeout_ms / 1000.0)
 
-    inner = Starlette(routes=[Route(INFER_PATH, infer_wrong_method, methods=["GET", "PUT", "DELETE", "PATCH"]),
-                              Route("/healthz", healthz), Route("/v1/stats", stats), Route("/metrics", prometheus)],
-                      lifespan=lifespan, exception_handlers={HTTPException: http_error})
+    routes = [Route(INFER_PATH, infer_wrong_method, methods=["GET", "PUT", "DELETE", "PATCH"]),
+              Route("/healthz", healthz), Route("/v1/stats", stats), Route("/metrics", prometheus)]
+    metrics = HttpMetrics(paths=tuple(route.path for route in routes))  # each route by name, the rest as "other"
+    inner = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
     guard = GuardedApp(inner, svc, metrics)
     inner.state.service = svc
     inner.state.guard = guard
     return guard
 
 
-def config_from_env(environ: dict[str, str] | None = None) -> ServeConfig:
-    """A ServeConfig from GRAPHLAB_SERVE_<FIELD> variables (e.g. GRAPHLAB_SERVE_MAX_WAIT_US=500)."""
-    env = os.environ if environ is None else environ
-    fields = ServeConfig.__dataclass_fields__
-    kwargs: dict[str, Any] = {}
-    for name, spec in fields.items():
-        value = env.get(ENV_PREFIX + name.upper())
-        if value is None:
-            continue
-        if name == "buckets":
-            kwargs[name] = [int(v) for v in value.split(",")] if "," in value or value.isdigit() else value
-        elif spec.type in ("int", int):
-            try:
-                kwargs[name] = int(value)
-            except ValueError:
-                raise BadInputError(f"{ENV_PREFIX}{name.upper()} must be an integer, got {value!r}") from None
-        else:
-            kwargs[name] = value
-    return ServeConfig(**kwargs)
-
-
 def app_from_env() -> Any:
-    """`uvicorn --factory graphlab.serve.app:app_from_env`: the app for the config in the environment."""
-    return create_app(config_from_env())
+    """`uvicorn --factory graphlab.serve.app:app_from_env`: the app for the config in the environment
+    (`ServeConfig.from_env`: GRAPHLAB_SERVE_<FIELD> variables)."""
+    return create_app(ServeConfig.from_env())
 
 
-__all__ = ["ENV_PREFIX", "GuardedApp", "INFER_PATH", "app_from_env", "config_from_env", "create_app", "error_body",
-           "is_json_type"]
+__all__ = ["GuardedApp", "INFER_PATH", "app_from_env", "create_app", "error_body", "is_json_type"]

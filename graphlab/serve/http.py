@@ -1,7 +1,7 @@
 """The service over real sockets: uvicorn with deadlines for slow and idle clients, and a bounded drain on SIGTERM.
 
     >>> from graphlab.serve.http import run_server
-    >>> run_server(service, host="127.0.0.1", port=8000)      # blocks until SIGTERM / Ctrl-C   # doctest: +SKIP
+    >>> run_server(service)      # on service.config.host:port; blocks until SIGTERM / Ctrl-C   # doctest: +SKIP
 
 What it adds to a plain `uvicorn.run(app)`, each for a loss seen over a socket (docs/serving.md):
 
@@ -95,9 +95,9 @@ def guarded_protocol(http: str, header_timeout_s: float, metrics: HttpMetrics) -
     return HeadDeadline
 
 
-def make_server(service: InferenceService, *, host: str = "127.0.0.1", port: int = 8000, backlog: int = 2048,
-                log_level: str = "warning", stack: dict[str, str] | None = None) -> Any:
-    """A `uvicorn.Server` for `service` (not started): the app, the deadlines, the drain. `server.run()` blocks."""
+def make_server(service: InferenceService, *, log_level: str = "warning", stack: dict[str, str] | None = None) -> Any:
+    """A `uvicorn.Server` for `service` (not started) on its config's host, port and backlog: the app, the deadlines,
+    the drain. `server.run()` blocks."""
     try:
         import uvicorn
     except ImportError:
@@ -108,8 +108,8 @@ def make_server(service: InferenceService, *, host: str = "127.0.0.1", port: int
     guard = app
     stack = stack or describe_stack()
     protocol = guarded_protocol(stack["http"], cfg.header_timeout_ms / 1000.0, guard.metrics)
-    config = uvicorn.Config(app, host=host, port=port, loop=stack["loop"], http=protocol, lifespan="on",
-                            log_level=log_level, backlog=backlog, timeout_keep_alive=cfg.idle_timeout_ms / 1000.0,
+    config = uvicorn.Config(app, host=cfg.host, port=cfg.port, loop=stack["loop"], http=protocol, lifespan="on",
+                            log_level=log_level, backlog=cfg.backlog, timeout_keep_alive=cfg.idle_timeout_ms / 1000.0,
                             timeout_graceful_shutdown=cfg.shutdown_timeout_ms / 1000.0, access_log=False)
 
     class DrainingServer(uvicorn.Server):
@@ -149,12 +149,12 @@ def make_server(service: InferenceService, *, host: str = "127.0.0.1", port: int
     return server
 
 
-def run_server(service: InferenceService, *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> int:
-    """Start `service` (warm-up, here, so an error is one line before any socket opens), serve it until SIGTERM
-    or Ctrl-C, drain; 0 when it ended cleanly."""
+def run_server(service: InferenceService, *, log_level: str = "warning") -> int:
+    """Start `service` (warm-up, here, so an error is one line before any socket opens), serve it on its config's
+    host and port until SIGTERM or Ctrl-C, drain; 0 when it ended cleanly."""
     if service.state == "new":
         service.start()
-    server = make_server(service, host=host, port=port, **options)
+    server = make_server(service, log_level=log_level)
     server.run()
     return 0 if service.state == "closed" else 1
 

@@ -10,7 +10,7 @@
 
 Only the HTTP app writes these counters, from the event loop thread: no lock needed.
 
-    >>> m = HttpMetrics()
+    >>> m = HttpMetrics(paths=("/v1/infer", "/healthz"))
     >>> m.observe("/v1/infer", 200, 350_000)
     >>> 'graphlab_http_requests_total{path="/v1/infer",status="200"} 1' in m.render()
     True
@@ -27,13 +27,14 @@ from typing import Any
 LATENCY_BOUNDS_S = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 #: batch size bucket bounds, rows
 ROWS_BOUNDS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
-KNOWN_PATHS = ("/v1/infer", "/healthz", "/v1/stats", "/metrics")
 
 
 class HttpMetrics:
     """Request counts by (path, status) and a latency histogram; `render(service)` adds the service's figures."""
 
-    def __init__(self) -> None:
+    def __init__(self, paths: tuple[str, ...] = ()) -> None:
+        """`paths`: the app's routes, counted by name; any other path counts as "other" (bounded label values)."""
+        self.paths = frozenset(paths)
         self.requests: Counter[tuple[str, int]] = Counter()
         self.latency_buckets = [0] * (len(LATENCY_BOUNDS_S) + 1)
         self.latency_sum_s = 0.0
@@ -43,7 +44,7 @@ class HttpMetrics:
 
     def observe(self, path: str, status: int, duration_ns: int) -> None:
         """One answer sent: `path` (unknown paths count as "other"), its status, how long it took."""
-        self.requests[(path if path in KNOWN_PATHS else "other", status)] += 1
+        self.requests[(path if path in self.paths else "other", status)] += 1
         seconds = duration_ns / 1e9
         self.latency_buckets[bisect.bisect_left(LATENCY_BOUNDS_S, seconds)] += 1
         self.latency_sum_s += seconds
@@ -99,4 +100,4 @@ def _service_lines(stats: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["HttpMetrics", "KNOWN_PATHS", "LATENCY_BOUNDS_S", "ROWS_BOUNDS"]
+__all__ = ["HttpMetrics", "LATENCY_BOUNDS_S", "ROWS_BOUNDS"]

@@ -20,7 +20,7 @@ from graphlab.serve.preprocess import preprocess
 from graphlab.serve.served_model import SERVED, ServedModel, served_model
 
 
-class ZooModel(ServedModel):
+class ServedZooModel(ServedModel):
     """A zoo model served with its own request kind (text, image, vector): the examples of the protocol."""
 
     def __init__(self, name: str, max_top_k: int = 20):
@@ -64,7 +64,7 @@ class ZooModel(ServedModel):
         return {"name": self.name, "kind": self.kind, "answer": "top_k", "zoo": True}
 
     def __repr__(self) -> str:
-        return f"ZooModel({self.name!r})"
+        return f"ServedZooModel({self.name!r})"
 
 
 def resolve_model(model: Any) -> ServedModel:
@@ -75,7 +75,7 @@ def resolve_model(model: Any) -> ServedModel:
     if not isinstance(model, str) or not model:
         raise BadInputError(f"model must be a zoo name, 'package.module:factory' or a ServedModel, got {model!r}")
     if model in SERVED:
-        return ZooModel(model)
+        return ServedZooModel(model)
     if ":" not in model:
         raise BadInputError(f"no served model {model!r}: name a zoo model ({', '.join(SERVED)}) or your own as "
                             "'package.module:factory' (a function returning a gl.ServedModel)")
@@ -101,4 +101,4 @@ def resolve_model(model: Any) -> ServedModel:
 
 
 
-__all__ = ["ZooModel", "resolve_model"]
+__all__ = ["ServedZooModel", "resolve_model"]

@@ -12,10 +12,8 @@ the worker stacks the rows of a batch into pinned memory and copies them over it
 - vector: the numbers as float32.
 
 Text and vectors are built with NumPy and handed over as torch tensors that share its memory
-(`torch.from_numpy`): the same values as `torch.tensor` and indexing, for about a quarter of the host time
-(a 26-byte prompt: 4.4 vs 19.9 µs, a 256-float vector: 5.4 vs 16.8 µs, hot, on the 2-core CPU machine). On an
-idle H200 host, where every call is slow, the zoo GPT's pre-processing at 50 req/s took 99-115 µs instead of
-188-218, and `graphs` over HTTP answered about 0.2 ms sooner (docs/serving.md, "What moved the 50 req/s figure").
+(`torch.from_numpy`): the same values as `torch.tensor` and indexing, for a fraction of the host time
+(docs/serving.md, "What moved the 50 req/s figure", has the measurements).
 
     >>> from graphlab.serve.preprocess import ByteTokenizer
     >>> tok = ByteTokenizer(vocab=512)

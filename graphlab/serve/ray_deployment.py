@@ -4,8 +4,9 @@
     python -m graphlab.serve.ray_deployment --model gpt --setting graphs+batching --port 8000
 
     >>> from graphlab.serve.config import ServeConfig
-    >>> from graphlab.serve.ray_deployment import run
-    >>> handle = run(ServeConfig(model="gpt", setting="graphs+batching"), num_replicas=8)   # doctest: +SKIP
+    >>> from graphlab.serve.ray_deployment import RayOptions, run
+    >>> config = ServeConfig(model="gpt", setting="graphs+batching")
+    >>> handle = run(config, ray=RayOptions(num_replicas=8))   # doctest: +SKIP
 
 What each part does:
 - **Ray** starts one replica per GPU (`ray_actor_options={"num_gpus": 1}`: Ray sets CUDA_VISIBLE_DEVICES, so
@@ -36,8 +37,10 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, Callable
 
+from graphlab.env import error_line, speak_as
 from graphlab.errors import BadInputError, GraphlabError, OverloadedError, UnsupportedError
 from graphlab.serve.app import create_app
 from graphlab.serve.config import ServeConfig
@@ -49,6 +52,7 @@ from graphlab.serve.service import InferenceService
 REPLICA_HEADER = "x-graphlab-replica"
 #: Ray Serve's deployment name (and the application name of `run`)
 DEFAULT_NAME = "graphlab"
+PROG = "python -m graphlab.serve.ray_deployment"
 #: Ray's plain-text refusals, and the graphlab reason each becomes in JSON
 RAY_REASONS = {408: "request_timeout", 500: "replica_failed", 503: "overloaded", 504: "request_timeout"}
 
@@ -135,48 +139,73 @@ class _NameReplica:
         await self.app(scope, receive, tagged)
 
 
-def deployment(config: ServeConfig, *, model: Any = None, num_replicas: int | str | None = None, num_gpus: float | None = None,
-               num_cpus: float | None = None, max_queued_requests: int | None = None, name: str = DEFAULT_NAME,
-               runner_factory: Callable[[], Any] | None = None, health_check_period_s: float = 10.0,
-               graceful_shutdown_timeout_s: float = 30.0, runtime_env: dict[str, Any] | None = None,
-               autoscaling_config: dict[str, Any] | None = None) -> Any:
-    """The bound Ray Serve application (`serve.run` it, or use `run`): one replica per GPU by default.
+@dataclass(frozen=True)
+class RayOptions:
+    """How Ray places and runs the replicas (the service itself is the `ServeConfig`).
 
-    Args:
-        config: the service every replica runs.
-        model: your own model (see `GraphlabReplica`); default: the one `config.model` names.
+    Attributes:
         num_replicas: replicas to start; default: one per GPU in the cluster for a CUDA config (`ray.init` or
             an address first), 1 for a CPU config; "auto" lets Ray's autoscaler choose (see docs/ray-serve.md).
         num_gpus: GPUs per replica (default 1 on CUDA, 0 on the CPU).
-        num_cpus: CPUs Ray reserves per replica (default 1: the pre- and post-processing threads need some).
+        num_cpus: CPUs Ray reserves per replica (the pre- and post-processing threads need some).
         max_queued_requests: requests each Ray proxy holds while every replica is full; one more gets 503
             (default: the service's `max_pending`, so the proxy's queue is bounded too).
-        runner_factory: see `GraphlabReplica`.
+        name: the deployment's name (and the application name of `run`).
         health_check_period_s: how often Ray asks a replica `check_health`.
         graceful_shutdown_timeout_s: how long Ray lets a stopping replica finish what it accepted.
         runtime_env: Ray's runtime environment for the replicas (env_vars, pip, working_dir, ...).
         autoscaling_config: with num_replicas="auto", Ray's autoscaling settings (min_replicas, max_replicas,
             target_ongoing_requests, upscale_delay_s, ...).
+        route_prefix: where `run` mounts the application on Ray's proxy.
+        http_options: more of Ray's proxy settings for `run` (keep_alive_timeout_s, request_timeout_s, ...).
+    """
+
+    num_replicas: int | str | None = None
+    num_gpus: float | None = None
+    num_cpus: float = 1.0
+    max_queued_requests: int | None = None
+    name: str = DEFAULT_NAME
+    health_check_period_s: float = 10.0
+    graceful_shutdown_timeout_s: float = 30.0
+    runtime_env: dict[str, Any] | None = None
+    autoscaling_config: dict[str, Any] | None = None
+    route_prefix: str = "/"
+    http_options: dict[str, Any] | None = None
+
+
+def deployment(config: ServeConfig, *, model: Any = None, ray: RayOptions | None = None,
+               runner_factory: Callable[[], Any] | None = None) -> Any:
+    """The bound Ray Serve application (`serve.run` it, or use `run`): one replica per GPU by default.
+
+    Args:
+        config: the service every replica runs.
+        model: your own model (see `GraphlabReplica`); default: the one `config.model` names.
+        ray: how Ray places and runs the replicas (`RayOptions`).
+        runner_factory: see `GraphlabReplica`.
     """
     serve = _ray_serve()
+    opts = ray or RayOptions()
     cuda = config.device.startswith("cuda")
-    gpus = (1.0 if cuda else 0.0) if num_gpus is None else float(num_gpus)
+    gpus = (1.0 if cuda else 0.0) if opts.num_gpus is None else float(opts.num_gpus)
     if cuda and gpus <= 0:
-        raise BadInputError(f"a CUDA config needs num_gpus > 0 per replica, got {num_gpus!r}; or set device='cpu'")
+        raise BadInputError(f"a CUDA config needs num_gpus > 0 per replica, got {opts.num_gpus!r}; or set "
+                            "device='cpu'")
+    num_replicas = opts.num_replicas
     if num_replicas is None:
         num_replicas = _gpus_in_cluster(gpus) if cuda else 1
     if num_replicas != "auto" and (not isinstance(num_replicas, int) or num_replicas < 1):
         raise BadInputError(f"num_replicas must be a positive integer or 'auto', got {num_replicas!r}")
-    options: dict[str, Any] = {"num_gpus": gpus, "num_cpus": 1.0 if num_cpus is None else float(num_cpus)}
-    if runtime_env:
-        options["runtime_env"] = runtime_env
+    options: dict[str, Any] = {"num_gpus": gpus, "num_cpus": float(opts.num_cpus)}
+    if opts.runtime_env:
+        options["runtime_env"] = opts.runtime_env
     ingress = serve.ingress()(GraphlabReplica)
     app = serve.deployment(
-        ingress, name=name, num_replicas=num_replicas, ray_actor_options=options,
+        ingress, name=opts.name, num_replicas=num_replicas, ray_actor_options=options,
         max_ongoing_requests=config.max_pending,
-        max_queued_requests=config.max_pending if max_queued_requests is None else max_queued_requests,
-        health_check_period_s=health_check_period_s, graceful_shutdown_timeout_s=graceful_shutdown_timeout_s,
-        **({"autoscaling_config": autoscaling_config} if autoscaling_config else {}),
+        max_queued_requests=config.max_pending if opts.max_queued_requests is None else opts.max_queued_requests,
+        health_check_period_s=opts.health_check_period_s,
+        graceful_shutdown_timeout_s=opts.graceful_shutdown_timeout_s,
+        **({"autoscaling_config": opts.autoscaling_config} if opts.autoscaling_config else {}),
     )
     return app.bind(config, model, runner_factory)
 
@@ -193,19 +222,17 @@ def _gpus_in_cluster(per_replica: float) -> int:
     return int(gpus // per_replica)
 
 
-def run(config: ServeConfig, *, host: str = "127.0.0.1", port: int = 8000, route_prefix: str = "/",
-        name: str = DEFAULT_NAME, blocking: bool = False, http_options: dict[str, Any] | None = None,
-        **options: Any) -> Any:
-    """Start Serve's HTTP proxy on `host:port` and the deployment behind it; returns its handle once every
-    replica has captured its graphs. `http_options` are more of Ray's proxy settings (keep_alive_timeout_s,
-    request_timeout_s, ...); `options` go to `deployment`. Stop it with `shutdown()`."""
+def run(config: ServeConfig, *, model: Any = None, ray: RayOptions | None = None, blocking: bool = False) -> Any:
+    """Start Serve's HTTP proxy on `config.host:config.port` and the deployment behind it; returns its handle once
+    every replica has captured its graphs. Stop it with `shutdown()`."""
     serve = _ray_serve()
-    import ray
+    import ray as ray_core
 
-    if not ray.is_initialized():
-        ray.init()
-    serve.start(http_options={**(http_options or {}), "host": host, "port": port})
-    return serve.run(deployment(config, name=name, **options), name=name, route_prefix=route_prefix,
+    opts = ray or RayOptions()
+    if not ray_core.is_initialized():
+        ray_core.init()
+    serve.start(http_options={**(opts.http_options or {}), "host": config.host, "port": config.port})
+    return serve.run(deployment(config, model=model, ray=opts), name=opts.name, route_prefix=opts.route_prefix,
                      blocking=blocking)
 
 
@@ -289,33 +316,30 @@ def proxy_middlewares() -> list[Any]:
 def main(argv: list[str] | None = None) -> int:
     """`python -m graphlab.serve.ray_deployment`: the deployment on the Ray cluster at RAY_ADDRESS (or a new
     local one), until Ctrl-C."""
-    parser = argparse.ArgumentParser(prog="python -m graphlab.serve.ray_deployment", description=main.__doc__)
-    parser.add_argument("--model", default="gpt", help="a zoo model or package.module:factory (a function returning "
-                        "a gl.ServedModel; importable on every node)")
-    parser.add_argument("--setting", default="graphs+batching")
-    parser.add_argument("--max-batch-size", type=int, default=None, help="default: the model's largest bucket")
-    parser.add_argument("--max-wait-us", type=int, default=500)
-    parser.add_argument("--max-pending", type=int, default=512)
-    parser.add_argument("--device", default="cuda")
+    parser = argparse.ArgumentParser(prog=PROG, description=main.__doc__)
     parser.add_argument("--replicas", default=None, help="default: one per GPU in the cluster; or 'auto'")
-    parser.add_argument("--host", default="0.0.0.0")
-    parser.add_argument("--port", type=int, default=8000)
+    ServeConfig.add_flags(parser)
+    parser.set_defaults(host="0.0.0.0")  # Ray's proxy takes the cluster's traffic: every interface unless told
     args = parser.parse_args(argv)
+    given = ServeConfig.given(args)
     replicas: int | str | None = args.replicas
-    if replicas not in (None, "auto"):
-        replicas = int(replicas)
+    speak_as(cli=True)
     try:
-        served = resolve_model(args.model)  # here too: a bad --model is one line now, not a replica's traceback
-        max_batch = args.max_batch_size or served.max_batch_size
-        config = ServeConfig(model=args.model, setting=args.setting, max_batch_size=max_batch,
-                             buckets=served.buckets if args.max_batch_size is None else "pow2",
-                             max_wait_us=args.max_wait_us, max_pending=args.max_pending, device=args.device)
-        run(config, host=args.host, port=args.port, num_replicas=replicas, blocking=True)
+        if replicas not in (None, "auto"):
+            if not str(replicas).isdigit():
+                raise BadInputError(f"--replicas must be a positive integer or 'auto', got {replicas!r}")
+            replicas = int(str(replicas))
+        model = given.pop("model", ServeConfig.model)  # each replica resolves it: importable on every node
+        served = resolve_model(model)  # here too: a bad --model is one line now, not a replica's traceback
+        run(ServeConfig.for_model(served, **given), model=model, ray=RayOptions(num_replicas=replicas),
+            blocking=True)
     except GraphlabError as exc:
-        print(f"graphlab.serve.ray_deployment: error: {exc}", file=sys.stderr)
+        print(error_line(PROG, exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         shutdown()
+    finally:
+        speak_as(cli=False)
     return 0
 
 
@@ -323,5 +347,5 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["DEFAULT_NAME", "GraphlabReplica", "JSONErrors", "RAY_REASONS", "REPLICA_HEADER", "deployment",
+__all__ = ["DEFAULT_NAME", "GraphlabReplica", "JSONErrors", "RAY_REASONS", "REPLICA_HEADER", "RayOptions", "deployment",
            "main", "proxy_middlewares", "run", "shutdown"]

@@ -76,7 +76,7 @@ class CacheRunner:
         return rows if bucket is None else int(bucket)  # None: above the largest bucket, the eager fallback
 
     def warm_up(self) -> None:
-        self.cache.warmup(*self.example_inputs(1), progress=False)
+        self.cache.warm_up(*self.example_inputs(1), progress=False)
         # the cache checks a bucket's padding (padded replay vs eager) the first time it pads: do it now,
         # not on the first request that pads
         previous = 0

@@ -20,7 +20,7 @@ as nested lists) or, with `answer="top_k"`, `{"results": [[{"id", "label", "prob
 output that is not finite is a 500 naming the request, never a broken response.
 
 **The zoo models** are examples of the same protocol with request kinds of their own
-(`graphlab.serve.models.ZooModel`); their specs here wrap each zoo model so that its whole forward, input to
+(`graphlab.serve.models.ServedZooModel`); their specs here wrap each zoo model so that its whole forward, input to
 scores, is one graph.
 
 The wrappers move work from the CPU stages onto the GPU and into the captured graph:
@@ -50,7 +50,7 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
-from graphlab.errors import BadInputError, BadRequestError, ConfigurationError, ServeError
+from graphlab.errors import BadInputError, BadRequestError, ConfigurationError, InferenceFailedError
 from graphlab.serve.payload import ParsedRequest, parse_tensor_body
 from graphlab.zoo import GPT_SEQ_LEN, GPT_VOCAB, get_model
 
@@ -250,8 +250,8 @@ class ServedModel:
     def answer(self, outputs: torch.Tensor, requests: Sequence[ParsedRequest]) -> list[Any]:
         """One answer per request (a dict to merge into the JSON), or a `ServeError` for that request alone."""
         if not isinstance(outputs, torch.Tensor):
-            raise ServeError(f"{self.name} returned {type(outputs).__name__}, not a tensor: pass output= to "
-                             "ServedModel (a key or an index) to pick the tensor to answer with")
+            raise InferenceFailedError(f"{self.name} returned {type(outputs).__name__}, not a tensor: pass output= to "
+                                       "ServedModel (a key or an index) to pick the tensor to answer with")
         answers: list[Any] = []
         if self.answer_kind == "top_k":
             k = max(r.top_k for r in requests)
@@ -267,8 +267,8 @@ class ServedModel:
         for r in requests:
             part = outputs[offset: offset + r.rows]
             if finite is not None and not bool(finite[offset: offset + r.rows].all()):
-                answers.append(ServeError(f"{self.name} returned NaN or Infinity for this request (finite inputs "
-                                          "whose result overflows?); nothing else is affected"))
+                answers.append(InferenceFailedError(f"{self.name} returned NaN or Infinity for this request (finite "
+                                                    "inputs whose result overflows?); nothing else is affected"))
             else:
                 answers.append({"outputs": part.tolist()})
             offset += r.rows

@@ -5,7 +5,7 @@
     >>> await service.infer({"texts": ["CUDA graphs "], "top_k": 3})                             # doctest: +SKIP
     {'id': 0, 'results': [[{'id': 116, 'label': 's', 'prob': 0.0031}, ...]], 'batch': {...}, 'timing_us': {...}}
 
-An answer is a plain dict to code and JSON; in a notebook it shows as tables (`graphlab.serve.report.ServiceAnswer`).
+An answer is a plain dict to code and JSON; in a notebook it shows as tables (`graphlab.serve.answer.ServiceAnswer`).
 
 What the service promises, whatever the load:
 - a bad request is refused before it costs anything: 422 (malformed) or 413 (too large), one line saying why;
@@ -35,11 +35,12 @@ import torch
 
 from graphlab.env import require_cuda
 from graphlab.errors import (BadInputError, BadRequestError, ConfigurationError, OverloadedError, PaddingError,
-                             RequestTimeoutError, RequestTooLargeError, ServeError)
+                             InferenceFailedError, RequestTimeoutError, RequestTooLargeError,
+                             ServeError)
 from graphlab.serve.batcher import Batch, DynamicBatcher
 from graphlab.serve.config import ServeConfig
 from graphlab.serve.payload import ParsedRequest
-from graphlab.serve.report import ServiceAnswer
+from graphlab.serve.answer import ServiceAnswer
 from graphlab.serve.runners import EagerRunner, make_cache_runner
 from graphlab.serve.models import resolve_model
 from graphlab.serve.served_model import ServedModel
@@ -302,7 +303,7 @@ class InferenceService:
         except Exception as exc:  # noqa: BLE001 - answered, never lost
             self._batcher.forget()
             record.pre_end_ns = time.monotonic_ns()
-            error = exc if isinstance(exc, ServeError) else ServeError(f"pre-processing failed: {exc}")
+            error = exc if isinstance(exc, ServeError) else InferenceFailedError(f"pre-processing failed: {exc}")
             self._complete(record, callback, None, error)
             return
         record.pre_end_ns = time.monotonic_ns()
@@ -324,7 +325,7 @@ class InferenceService:
             except ServeError as exc:
                 error = exc
             except Exception as exc:  # noqa: BLE001 - the batch's requests are answered with it
-                error = ServeError(f"post-processing failed: {type(exc).__name__}: {exc}")
+                error = InferenceFailedError(f"post-processing failed: {type(exc).__name__}: {exc}")
         batch_record.post_end_ns = time.monotonic_ns()
         with self._lock:
             self.counters["batches"] += 1

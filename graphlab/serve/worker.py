@@ -30,7 +30,7 @@ from typing import Any, Callable
 import torch
 
 from graphlab.clock import Stopwatch
-from graphlab.errors import ConfigurationError, ServeError
+from graphlab.errors import ConfigurationError, InferenceFailedError
 from graphlab.serve.batcher import Batch, DynamicBatcher
 from graphlab.serve.trace import BatchRecord
 
@@ -122,7 +122,7 @@ class GPUWorker:
     def _fail_the_rest(self, exc: BaseException) -> None:
         """The loop itself broke after warm-up: refuse new work, answer everything queued with the error."""
         self.batcher.close()
-        error = ServeError(f"the GPU worker stopped: {type(exc).__name__}: {exc}")
+        error = InferenceFailedError(f"the GPU worker stopped: {type(exc).__name__}: {exc}")
         while True:
             batch = self.batcher.get(timeout_s=0)
             if batch is None:
@@ -159,7 +159,8 @@ class GPUWorker:
                     with contextlib.suppress(Exception):
                         stream.synchronize()
                 record.error = f"{type(exc).__name__}: {exc}"
-                host, events, error = None, None, ServeError(f"inference failed on the GPU worker: {record.error}")
+                host, events = None, None
+                error = InferenceFailedError(f"inference failed on the GPU worker: {record.error}")
             try:
                 self.post_pool.submit(self._done, batch, record, host, events, error, slot)
             except RuntimeError:  # the pool is gone (shut down under us): answer this batch here, then stop
@@ -214,7 +215,7 @@ class GPUWorker:
                 record.gpu_us = events[0].elapsed_time(events[3]) * 1000.0
                 record.compute_us = events[1].elapsed_time(events[2]) * 1000.0
         except Exception as exc:  # noqa: BLE001 - a failed kernel surfaces here
-            error = ServeError(f"inference failed on the GPU: {type(exc).__name__}: {exc}")
+            error = InferenceFailedError(f"inference failed on the GPU: {type(exc).__name__}: {exc}")
             record.error = str(error)
             host = None
         record.done_ns = time.monotonic_ns()

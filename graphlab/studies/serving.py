@@ -20,8 +20,8 @@ from typing import Any
 from graphlab import present
 from graphlab.clock import Stopwatch
 from graphlab.recordings import gpu_slug, write_recording
-from graphlab.serve.config import DEFAULT_SETTINGS
-from graphlab.serve.loadtest import run_loadtest
+from graphlab.serve.config import DEFAULT_SETTINGS, ServeConfig
+from graphlab.loadtest.api import run_loadtest
 
 #: the recording's name, as `LoadTest` declares it (a literal: `graphlab record --help` reads it here)
 RECORDING = "serving"
@@ -51,8 +51,9 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
         part_clock = Stopwatch().start()
         print(f"[record] serving {part['key']}: {part['model']} {', '.join(part['settings'])} over "
               f"{part['rates'][0]}..{part['rates'][-1]} req/s", flush=True)
-        kwargs = {k: v for k, v in part.items() if k not in ("key", "model", "needs")}
-        result = run_loadtest(part["model"], progress=False, on_point=_log_point, **kwargs)
+        kwargs = {k: v for k, v in part.items() if k not in ("key", "model", "needs", "preprocess_threads")}
+        config = ServeConfig(preprocess_threads=part.get("preprocess_threads", ServeConfig.preprocess_threads))
+        result = run_loadtest(part["model"], config=config, progress=False, on_point=_log_point, **kwargs)
         data = result.to_dict()
         data["conditions"]["seconds"] = round(part_clock.stop(), 1)
         results[part["key"]] = data

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -32,10 +33,11 @@ from graphlab import present
 from graphlab.clock import Stopwatch
 from graphlab.errors import ConfigurationError
 from graphlab.recordings import gpu_slug, write_recording
-from graphlab.serve.external import (CONCURRENCY, OK_LIMIT, P99_LIMIT_MS, ServerProcess, bare_app_command,
+from graphlab.loadtest.external import (CONCURRENCY, OK_LIMIT, P99_LIMIT_MS, ServerProcess, bare_app_command,
                                      capacity_rps, find_hey, run_flood, run_hey)
+from graphlab.serve.config import ServeConfig
 from graphlab.serve.http import describe_stack
-from graphlab.serve.loadtest import run_loadtest
+from graphlab.loadtest.api import run_loadtest
 from graphlab.serve.served_model import ServedModel
 
 #: the recording's name, as `HttpServing` declares it (a literal: `graphlab record --help` reads it here)
@@ -86,13 +88,39 @@ def _runs(hey: str, server: ServerProcess, body: Path, duration_s: float, concur
     return runs
 
 
-def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
-            settings: Sequence[str] = SETTINGS, duration_s: float = 2.0, concurrency: Sequence[int] = CONCURRENCY,
-            capacity_for: Sequence[str] = CAPACITY_FOR, open_loop_rates: Sequence[float] = OPEN_LOOP_RATES,
-            in_process_rates: Sequence[float] = IN_PROCESS_RATES, flood_clients: int = FLOOD_CLIENTS,
-            batched_setting: str = "graphs+batching", own: bool = True) -> dict[str, Any]:
-    """Run every server of the module docstring in turn (`folder` keeps their logs and the bodies); the results.
-    `batched_setting` serves your own model and the flood (on a CPU: "eager+batching")."""
+@dataclass(frozen=True)
+class HttpServingPlan:
+    """What `measure` runs: the servers, the clients, the rates (the module docstring says each).
+
+    Attributes:
+        model, device: the zoo model served and where.
+        settings: the service settings each served by `python -m graphlab.serve` in turn.
+        duration_s: seconds of each hey run.
+        concurrency, capacity_for: the client counts of the capacity sweep, and the servers that get it.
+        open_loop_rates: the open-loop rates over HTTP, per setting (empty: none).
+        in_process_rates: the in-process rates of `batched_setting` (empty: none).
+        flood_clients: hey clients at once against `--max-pending 64` (0: no flood).
+        batched_setting: the setting of your own model and the flood (on a CPU: "eager+batching").
+        own: serve your own model through the CLI too.
+    """
+
+    model: str = MODEL
+    device: str = "cuda"
+    settings: tuple[str, ...] = SETTINGS
+    duration_s: float = 2.0
+    concurrency: tuple[int, ...] = CONCURRENCY
+    capacity_for: tuple[str, ...] = CAPACITY_FOR
+    open_loop_rates: tuple[float, ...] = OPEN_LOOP_RATES
+    in_process_rates: tuple[float, ...] = IN_PROCESS_RATES
+    flood_clients: int = FLOOD_CLIENTS
+    batched_setting: str = "graphs+batching"
+    own: bool = True
+
+
+def measure(folder: Path, *, hey: str, plan: HttpServingPlan | None = None) -> dict[str, Any]:
+    """Run every server of the module docstring in turn (`folder` keeps their logs and the bodies); the results."""
+    plan = plan or HttpServingPlan()
+    model, device, settings, duration_s = plan.model, plan.device, plan.settings, plan.duration_s
     python = sys.executable
     stack = describe_stack()
     raw: dict[str, str] = {}
@@ -102,30 +130,33 @@ def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
     own_body = folder / "body_own.json"
     own_body.write_text(json.dumps(BODIES["own"]), encoding="utf-8")
     serve = [python, "-m", "graphlab.serve", "--device", device]
-    plan: list[tuple[str, list[str]]] = [("bare", bare_app_command(folder, stack, python))]
-    plan += [(s, [*serve, "--model", model, "--setting", s]) for s in settings]
-    if own:
-        plan.append(("own", [*serve, "--model", "graphlab.studies.serving_http:own_model", "--setting",
-                             batched_setting]))
-    if flood_clients:
-        plan.append(("flood", [*serve, "--model", model, "--setting", batched_setting, "--max-pending", "64"]))
+    servers_run: list[tuple[str, list[str]]] = [("bare", bare_app_command(folder, stack, python))]
+    servers_run += [(s, [*serve, "--model", model, "--setting", s]) for s in settings]
+    if plan.own:
+        servers_run.append(("own", [*serve, "--model", "graphlab.studies.serving_http:own_model", "--setting",
+                                    plan.batched_setting]))
+    if plan.flood_clients:
+        servers_run.append(("flood", [*serve, "--model", model, "--setting", plan.batched_setting, "--max-pending",
+                                      "64"]))
     open_loop: Any = None
-    for name, cmd in plan:
+    cpu_or_gpu = ServeConfig(device=device)
+    for name, cmd in servers_run:
         clock = Stopwatch().start()
         with ServerProcess(cmd, folder / f"server_{name.replace('+', '_')}.log") as server:
             entry: dict[str, Any] = {"command": " ".join(server.command[1:])}
             if name == "flood":
-                entry["flood"] = run_flood(hey, server.url, body, concurrency=flood_clients, duration_s=duration_s)
+                entry["flood"] = run_flood(hey, server.url, body, concurrency=plan.flood_clients,
+                                           duration_s=duration_s)
                 answered = ", ".join(f"{present.count(v['count'])} answered {k}" for k, v in
                                      entry["flood"]["by_status"].items())
                 print(f"[record] serving_http flood: {answered}, {present.count(entry['flood']['lost'])} lost",
                       flush=True)
             else:
                 entry.update(_runs(hey, server, own_body if name == "own" else body, duration_s,
-                                   concurrency if name in capacity_for else None, raw, name))
-            if name in settings and open_loop_rates:
-                curve = run_loadtest(model, rates=list(open_loop_rates), duration_s=1.0, transport="http",
-                                     url=server.base_url, device=device, progress=False)
+                                   plan.concurrency if name in plan.capacity_for else None, raw, name))
+            if name in settings and plan.open_loop_rates:
+                curve = run_loadtest(model, rates=list(plan.open_loop_rates), duration_s=1.0, transport="http",
+                                     url=server.base_url, config=cpu_or_gpu, progress=False)
                 if open_loop is None:
                     open_loop = curve
                 else:
@@ -144,9 +175,9 @@ def measure(folder: Path, *, hey: str, model: str = MODEL, device: str = "cuda",
     }
     if open_loop is not None:
         results[f"{model}_http"] = open_loop.to_dict()
-    if in_process_rates:
-        inproc = run_loadtest(model, settings=[batched_setting], rates=list(in_process_rates), duration_s=1.0,
-                              transport="direct", device=device, progress=False)
+    if plan.in_process_rates:
+        inproc = run_loadtest(model, settings=[plan.batched_setting], rates=list(plan.in_process_rates),
+                              duration_s=1.0, transport="direct", config=cpu_or_gpu, progress=False)
         results[f"{model}_direct"] = inproc.to_dict()
         print(f"[record] serving_http in process: {inproc.knee_line()}", flush=True)
     # the recording names no path of the machine that made it: the temporary folder and hey's location go
@@ -169,4 +200,4 @@ def record(out_root: Path, prov: dict[str, Any]) -> Path:
     return folder
 
 
-__all__ = ["BODIES", "RECORDING", "measure", "own_model", "record"]
+__all__ = ["BODIES", "HttpServingPlan", "RECORDING", "measure", "own_model", "record"]

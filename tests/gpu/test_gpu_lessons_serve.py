@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
 from graphlab.output_check import figure_problems, html_problems  # noqa: E402
-from graphlab.serve.loadtest import run_loadtest  # noqa: E402
+from graphlab.loadtest.api import run_loadtest  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 

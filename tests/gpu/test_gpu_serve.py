@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 
 from graphlab.errors import BadRequestError, OverloadedError, RequestTooLargeError, ServeError  # noqa: E402
 from graphlab.serve.config import ServeConfig  # noqa: E402
-from graphlab.serve.loadtest import run_loadtest  # noqa: E402
+from graphlab.loadtest.api import run_loadtest  # noqa: E402
 from graphlab.serve.runners import make_cache_runner  # noqa: E402
 from graphlab.serve.served_model import served_model  # noqa: E402
 from graphlab.serve.service import InferenceService  # noqa: E402
@@ -250,7 +250,7 @@ def test_your_own_model_is_served_with_its_graphs_and_answers_as_eager():
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
     served = gl.ServedModel(net, torch.randn(4, 64), buckets=[1, 2, 4, 8])
-    with gl.serve(served, device="cuda", max_wait_us=0) as service:
+    with gl.serve(served, device="cuda", config=gl.ServeConfig(max_wait_us=0)) as service:
         rows = torch.randn(3, 64)
         answer = service.infer_sync({"inputs": rows.tolist()})
         with torch.no_grad():

@@ -21,7 +21,7 @@ from typing import Any
 from graphlab import present
 from graphlab.errors import RecordingError
 from graphlab.loader import load, record_hint
-from graphlab.serve.report import LoadTest
+from graphlab.loadtest.report import LoadTest
 from graphlab.present import ShownAsTable
 from graphlab.results_types import recorded_result
 

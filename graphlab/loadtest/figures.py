@@ -21,8 +21,8 @@ from typing import Any
 
 from graphlab import present
 from graphlab.errors import GraphvizMissingError
-from graphlab.serve.config import ServeConfig
-from graphlab.serve.report import LoadTest
+from graphlab.serve.config import INFER_PATH, ServeConfig
+from graphlab.loadtest.report import LoadTest
 
 COLORS = {"eager": "#E4572E", "graphs": "#2E86AB", "graphs+batching": "#6A994E", "eager+batching": "#8E7DBE"}
 #: a second shade per setting, for a second series of the same setting in one figure (in process beside over HTTP)
@@ -177,7 +177,7 @@ def serving_diagram(config: ServeConfig | None = None) -> PipelineDiagram:
         '  rankdir=TB; nodesep=0.3; ranksep=0.5; bgcolor="transparent";',
         '  node [shape=box, style="rounded,filled", fontname="Helvetica"];',
         '  edge [fontname="Helvetica", fontsize=9];',
-        node("client", "clients", ["HTTP POST /v1/infer", "(load test: Poisson arrivals)"], "#FFFFFF"),
+        node("client", "clients", [f"HTTP POST {INFER_PATH}", "(load test: Poisson arrivals)"], "#FFFFFF"),
         node("router", "router", ["Starlette app on uvicorn", "event loop thread", "checks body: 422 / 413"],
              "#EEEEEE"),
         node("pre", "pre-processing", [f"thread pool x{cfg.preprocess_threads}", "tokenize + pad / resize",

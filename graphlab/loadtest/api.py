@@ -1,7 +1,7 @@
 """`gl.run_loadtest` and `graphlab loadtest`: sweep the arrival rate over each setting of one service.
 
 For each setting, one fresh service (model built, every bucket captured before traffic), then for each
-rate, lowest first, one open-loop run (`graphlab.serve.loadgen`) and its summary (`LoadPoint`). Every
+rate, lowest first, one open-loop run (`graphlab.loadtest.loadgen`) and its summary (`LoadPoint`). Every
 setting sees the same requests at a given rate (the seed depends on the rate, not the setting). A
 setting stops climbing once it answers under 60% of the offered rate: past its knee, more load only
 fills the bounded queue and costs device time.
@@ -32,6 +32,7 @@ import os
 import platform
 import random
 import sys
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -41,17 +42,18 @@ import torch
 from graphlab import present
 from graphlab._version import __version__
 from graphlab.env import advice, require_cuda
-from graphlab.errors import BadInputError, ConfigurationError
+from graphlab.errors import ConfigurationError
 from graphlab.loader import load
 from graphlab.mode import recorded_gpu, stand_in
 from graphlab.progress import progress_bar
 from graphlab.results_types import results_type
+from graphlab.loadtest.loadgen import (DEFAULT_ROWS, ASGITransport, DirectTransport, HTTPTransport, LoadSpec,
+                                       loop_name, make_bodies, poisson_arrivals, run_in_fresh_loop, run_open_loop)
+from graphlab.loadtest.over_http import HttpServing
+from graphlab.loadtest.plan import TIMELINE_WINDOW_US, LoadPlan
+from graphlab.loadtest.report import LoadTest, summarize_point, timeline_key, timeline_window
 from graphlab.serve.app import create_app
 from graphlab.serve.config import DEFAULT_SETTINGS, ServeConfig
-from graphlab.serve.loadgen import (DEFAULT_ROWS, ASGITransport, DirectTransport, HTTPTransport, LoadSpec, loop_name,
-                                    make_bodies, poisson_arrivals, run_in_fresh_loop, run_open_loop)
-from graphlab.serve.over_http import HttpServing
-from graphlab.serve.report import LoadTest, summarize_point, timeline_key, timeline_window
 from graphlab.serve.served_model import served_model
 from graphlab.serve.service import InferenceService
 
@@ -59,16 +61,7 @@ from graphlab.serve.service import InferenceService
 RECORDING = str(results_type(LoadTest).recording)
 #: the recording of each transport's sweeps: over real sockets they come from the serving-over-HTTP study
 RECORDING_OF_TRANSPORT = {"direct": RECORDING, "asgi": RECORDING, "http": str(results_type(HttpServing).recording)}
-DEFAULT_RATES: dict[str, tuple[float, ...]] = {
-    "gpt": (250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000),  # the rates `graphlab record` sweeps
-    "resnet18": (100, 250, 500, 1000, 1500, 2000, 3000, 4000),
-    "cnn": (250, 500, 1000, 2000, 4000, 8000, 12000),
-    "mlp": (250, 500, 1000, 2000, 4000, 8000, 12000),
-}
-#: the rate whose run keeps a timeline window by default (gpt: 500 req/s, the first the recording keeps)
-DEFAULT_TIMELINE_RATE = {"gpt": 500, "resnet18": 500, "cnn": 1000, "mlp": 1000}
 GIVE_UP_SHARE = 0.6
-TRANSPORTS = ("direct", "asgi", "http")
 
 
 def recorded_key(model: str, transport: str = "direct") -> str:
@@ -83,19 +76,33 @@ def recorded_loadtest(model: str = "gpt", gpu: str | None = None, transport: str
                 entry=recorded_key(model, transport))
 
 
-def _check_transport(transport: str) -> None:
-    if transport not in TRANSPORTS:
-        raise BadInputError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS, rates: Sequence[float] | None = None,
+                 duration_s: float = 2.0, *, seed: int = 0, transport: str = "direct", url: str | None = None,
+                 rows: tuple[tuple[int, float], ...] = DEFAULT_ROWS, timeline_rates: Sequence[float] | None = None,
+                 config: ServeConfig | None = None, progress: bool = True,
+                 on_point: Callable[[Any], None] | None = None) -> LoadTest:
+    """Sweep `rates` (req/s) over each of `settings` for `model`; return the `LoadTest`.
+
+    Args:
+        model, settings, rates, duration_s, seed, transport, url, rows, timeline_rates: the load (`LoadPlan`).
+        config: the service under test (`ServeConfig`: max_batch_size, max_wait_us, buckets, device, ...; its
+            model and setting are the plan's); default `ServeConfig()`.
+        progress: show a progress bar.
+        on_point: called with each `LoadPoint` as it is measured (the recorder logs them).
+    """
+    plan = LoadPlan(model, tuple(settings), None if rates is None else tuple(rates), duration_s, seed=seed,
+                    transport=transport, url=url, rows=rows,
+                    timeline_rates=None if timeline_rates is None else tuple(timeline_rates))
+    return run_plan(plan, config, progress=progress, on_point=on_point)
 
 
-def _recorded_run(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS, rates: Sequence[float] | None = None,
-                  duration_s: float = 2.0, *_ignored: Any, transport: str = "direct", **_ignored_options: Any) -> LoadTest:
-    """`run_loadtest` in recorded mode: the sweep of `model` (and `transport`) a GPU recorded. A recording cannot
+def _recorded_run(plan: LoadPlan, config: ServeConfig | None = None, *, progress: bool = True,
+                  on_point: Callable[[Any], None] | None = None) -> LoadTest:
+    """`run_plan` in recorded mode: the sweep of the plan's model (and transport) a GPU recorded. A recording cannot
     run the settings, rates and durations asked for: the result says which it shows instead (`LoadTest.notes`)."""
-    served_model(model)  # an unknown model or transport is bad input here too, before any recording is read
-    _check_transport(transport)
-    result = recorded_loadtest(model, gpu=recorded_gpu(), transport=transport)
-    result.notes.extend(recorded_differences(result, settings, rates, duration_s))
+    served_model(plan.model)  # an unknown model is bad input here too, before any recording is read
+    result = recorded_loadtest(plan.model, gpu=recorded_gpu(), transport=plan.transport)
+    result.notes.extend(recorded_differences(result, plan.settings, plan.rates, plan.duration_s))
     return result
 
 
@@ -126,74 +133,58 @@ def recorded_differences(result: LoadTest, settings: Sequence[str] | None, rates
     return notes
 
 
+@dataclass
+class _Sweep:
+    """One sweep in progress: the plan, the result it fills, the progress bar and the per-point callback."""
+
+    plan: LoadPlan
+    result: LoadTest
+    bar: Any = None
+    on_point: Callable[[Any], None] | None = None
+
+
 @stand_in(_recorded_run)
-def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS, rates: Sequence[float] | None = None,
-                 duration_s: float = 2.0, seed: int = 0, *, max_batch_size: int = 32, max_wait_us: int = 500,
-                 rows: tuple[tuple[int, float], ...] = DEFAULT_ROWS, transport: str = "direct", url: str | None = None,
-                 device: str = "cuda", buckets: Any = "pow2", max_pending: int = 512, preprocess_threads: int = 4,
-                 timeline_rates: Sequence[float] | None = None, timeline_window_us: float = 20_000.0,
-                 progress: bool = True, on_point: Callable[[Any], None] | None = None,
-                 runner_factory: Callable[[ServeConfig], Any] | None = None) -> LoadTest:
-    """Sweep `rates` (req/s) over each of `settings` for `model`; return the `LoadTest`.
-
-    Args:
-        rows: (rows, weight) pairs: the distribution of rows per request.
-        transport: "direct", "asgi" or "http" (with `url`), see the module docstring.
-        timeline_rates: rates whose runs keep a timeline window per setting (default: one per model, the
-            rate in the sweep nearest to DEFAULT_TIMELINE_RATE).
-        on_point: called with each `LoadPoint` as it is measured (the recorder logs them).
-        runner_factory: build the worker's runner from a config (tests inject CPU stand-ins).
-    """
-    spec_model = served_model(model)
-    _check_transport(transport)
-    if transport == "http" and not url:
-        raise ConfigurationError("transport 'http' needs url= (a running `python -m graphlab.serve` server)")
-    if device.startswith("cuda"):
-        require_cuda("a load test on a GPU", fix=advice(python="Pass device='cpu' for a CPU dry run",
-                                                        cli="Pass --device cpu for a CPU dry run"))
-    rates = sorted(float(r) for r in (rates or DEFAULT_RATES[model]))
-    if timeline_rates is None:
-        target = DEFAULT_TIMELINE_RATE.get(model, rates[len(rates) // 2])
-        timeline_rates = [min(rates, key=lambda r: abs(r - target))]
-    timeline_set = {float(r) for r in timeline_rates}
-    base = ServeConfig(model=model, setting=list(settings)[0] if settings else "eager", max_batch_size=max_batch_size,
-                       max_wait_us=max_wait_us, buckets=buckets, device=device, max_pending=max_pending,
-                       preprocess_threads=preprocess_threads)
-    result = LoadTest(model=model, config=base.to_dict(),
-                      conditions=_conditions(device, transport, seed, duration_s, rows, rates))
-    bar = progress_bar(len(settings) * len(rates), "load test", unit="point", show=progress)
-    for setting in ([None] if transport == "http" else list(settings)):
-        config = base.with_setting(setting) if setting else base
-        _sweep_setting(result, config, spec_model.kind, rates, duration_s, seed, rows, transport, url, timeline_set,
-                       timeline_window_us, bar, on_point, runner_factory)
-    if bar is not None:
-        bar.close()
-    return result
+def run_plan(plan: LoadPlan, config: ServeConfig | None = None, *, progress: bool = True,
+             on_point: Callable[[Any], None] | None = None) -> LoadTest:
+    """Run `plan` against the service `config` describes (its model and setting the plan's); the `LoadTest`."""
+    spec_model = served_model(plan.model)
+    plan.check_url()
+    config = config or ServeConfig()
+    if config.device.startswith("cuda"):
+        require_cuda("a load test on a GPU", fix=advice(python="Pass config=gl.ServeConfig(device='cpu') for a CPU "
+                                                        "dry run", cli="Pass --device cpu for a CPU dry run"))
+    rates = plan.rates_rps()
+    base = replace(config, model=plan.model, setting=plan.settings[0] if plan.settings else "eager")
+    sweep = _Sweep(plan, LoadTest(model=plan.model, config=base.to_dict(), conditions=_conditions(plan, config)),
+                   progress_bar(len(plan.settings) * len(rates), "load test", unit="point", show=progress), on_point)
+    for setting in ([None] if plan.transport == "http" else list(plan.settings)):
+        _sweep_setting(sweep, base.with_setting(setting) if setting else base, spec_model.kind)
+    if sweep.bar is not None:
+        sweep.bar.close()
+    return sweep.result
 
 
-def _sweep_setting(result: LoadTest, config: ServeConfig, kind: str, rates: list[float], duration_s: float, seed: int,
-                   rows: tuple[tuple[int, float], ...], transport: str, url: str | None, timeline_rates: set[float],
-                   timeline_window_us: float, bar: Any, on_point: Callable[[Any], None] | None,
-                   runner_factory: Callable[[ServeConfig], Any] | None) -> None:
+def _sweep_setting(sweep: _Sweep, config: ServeConfig, kind: str) -> None:
+    plan, result, bar = sweep.plan, sweep.result, sweep.bar
+    rates, timeline_rates = plan.rates_rps(), plan.timeline_rates_rps()
     service = None
-    if transport != "http":
-        runner = runner_factory(config) if runner_factory is not None else None
-        service = InferenceService(config, runner=runner).start()
+    if plan.transport != "http":
+        service = InferenceService(config).start()
         result.conditions.setdefault("runners", {})[config.setting] = service.stats()["runner"]
         result.conditions.setdefault("warmup_s", {})[config.setting] = service.stats()["warmup_s"]
-    setting = config.setting if service is not None else _remote_setting(url, config.model)
+    setting = config.setting if service is not None else _remote_setting(plan.url, config.model)
     try:
         for index, rate in enumerate(rates):
-            spec = LoadSpec(rate, duration_s, seed=seed * 1_000_003 + int(rate), rows=rows)
+            spec = LoadSpec(rate, plan.duration_s, seed=plan.seed * 1_000_003 + int(rate), rows=plan.rows)
             rng = random.Random(spec.seed)
-            offsets = poisson_arrivals(rate, duration_s, rng)
+            offsets = poisson_arrivals(rate, plan.duration_s, rng)
             bodies = make_bodies(spec, kind, len(offsets), rng)
             if service is not None:
                 service.wait_idle()
                 service.reset_stats()
 
             async def go() -> tuple[int, list[Any]]:
-                send = _transport(transport, service, url)
+                send = _transport(plan.transport, service, plan.url)
                 try:
                     return await run_open_loop(send, bodies, offsets, spec.drain_timeout_s)
                 finally:
@@ -204,16 +195,16 @@ def _sweep_setting(result: LoadTest, config: ServeConfig, kind: str, rates: list
             if service is not None:
                 service.wait_idle()
                 batches, requests = service.traces.batches(), service.traces.requests()
-            point = summarize_point(setting=setting, offered_rps=rate, duration_s=duration_s, transport=transport,
-                                    start_ns=start_ns, clients=clients, batches=batches)
+            point = summarize_point(setting=setting, offered_rps=rate, duration_s=plan.duration_s,
+                                    transport=plan.transport, start_ns=start_ns, clients=clients, batches=batches)
             result.points.append(point)
             if rate in timeline_rates and batches:
-                middle = start_ns + int(duration_s * 1e9 / 2)
+                middle = start_ns + int(plan.duration_s * 1e9 / 2)
                 result.timelines[timeline_key(setting, rate)] = {
                     "setting": setting, "rate_rps": rate,
-                    **timeline_window(requests, batches, middle, timeline_window_us)}
-            if on_point is not None:
-                on_point(point)
+                    **timeline_window(requests, batches, middle, TIMELINE_WINDOW_US)}
+            if sweep.on_point is not None:
+                sweep.on_point(point)
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix_str(f"{setting} {present.number(rate)} req/s: {present.number(point.achieved_rps)} "
@@ -250,28 +241,27 @@ def _remote_setting(url: str | None, model: str) -> str:
     return str(health.get("setting", "remote"))
 
 
-def _conditions(device: str, transport: str, seed: int, duration_s: float, rows: Any,
-                rates: list[float]) -> dict[str, Any]:
+def _conditions(plan: LoadPlan, config: ServeConfig) -> dict[str, Any]:
+    device = config.device
     gpu = torch.cuda.get_device_name() if device.startswith("cuda") else None
     return {"gpu": gpu, "device": device, "torch": torch.__version__, "cuda": str(torch.version.cuda),
-            "python": platform.python_version(), "cpu_count": os.cpu_count(), "transport": transport,
-            "event_loop": loop_name(), "seed": seed, "duration_s": duration_s,
-            "rows": [list(pair) for pair in rows], "rates_rps": rates, "graphlab_version": __version__,
+            "python": platform.python_version(), "cpu_count": os.cpu_count(), "transport": plan.transport,
+            "event_loop": loop_name(), "seed": plan.seed, "duration_s": plan.duration_s,
+            "rows": [list(pair) for pair in plan.rows], "rates_rps": plan.rates_rps(), "graphlab_version": __version__,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "clock": "time.monotonic_ns (CLOCK_MONOTONIC: one clock for every thread and process)"}
 
 
 # -- `graphlab loadtest` -------------------------------------------------------------------------------
 def loadtest_main(args: argparse.Namespace) -> int:
-    """Entry point of `graphlab loadtest` (its options are defined in graphlab.cli)."""
-    result = run_loadtest(args.model, settings=args.settings, rates=args.rates, duration_s=args.duration,
-                          seed=args.seed, max_batch_size=args.max_batch_size, max_wait_us=args.max_wait_us,
-                          transport=args.transport, url=args.url, device=args.device, progress=not args.no_progress)
+    """Entry point of `graphlab loadtest` (its flags: `LoadPlan.add_flags`, the service's from `ServeConfig`)."""
+    plan = LoadPlan.from_flags(args)
+    result = run_plan(plan, ServeConfig(**ServeConfig.given(args)), progress=not args.no_progress)
     print(result)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        path = out / f"loadtest_{args.model}.json"
+        path = out / f"loadtest_{plan.model}.json"
         data = result.to_dict()
         options = {k: v for k, v in vars(args).items() if k not in ("func", "command") and v not in (None, False)}
         data["conditions"]["command"] = "graphlab loadtest " + " ".join(
@@ -282,5 +272,5 @@ def loadtest_main(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["DEFAULT_RATES", "RECORDING", "RECORDING_OF_TRANSPORT", "loadtest_main", "recorded_differences",
-           "recorded_key", "recorded_loadtest", "run_loadtest"]
+__all__ = ["RECORDING", "RECORDING_OF_TRANSPORT", "loadtest_main", "recorded_differences", "recorded_key",
+           "recorded_loadtest", "run_loadtest", "run_plan"]

@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 from graphlab.clock import now_s
 from graphlab.errors import BadInputError, ConfigurationError
+from graphlab.serve.config import INFER_PATH
 from graphlab.stats import percentile
 
 #: the capacity rule: the highest throughput with p99 at most this and at least `OK_LIMIT` answered 200
@@ -40,7 +41,7 @@ CONCURRENCY = (8, 32, 128, 256)
 #: where `find_hey` looks first (a path to the binary, e.g. an extracted Debian package on a lent machine)
 HEY_ENV = "GRAPHLAB_HEY"
 
-BARE_APP = '''
+BARE_APP = f'''
 import json
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -49,12 +50,12 @@ from starlette.routing import Route
 
 async def infer(request: Request):
     json.loads(await request.body())
-    return JSONResponse({"id": 0, "results": [[{"id": 1, "label": "a", "prob": 0.5}]]})
+    return JSONResponse({{"id": 0, "results": [[{{"id": 1, "label": "a", "prob": 0.5}}]]}})
 
 async def healthz(request: Request):
-    return JSONResponse({"state": "ready"})
+    return JSONResponse({{"state": "ready"}})
 
-app = Starlette(routes=[Route("/v1/infer", infer, methods=["POST"]), Route("/healthz", healthz)])
+app = Starlette(routes=[Route({INFER_PATH!r}, infer, methods=["POST"]), Route("/healthz", healthz)])
 '''
 
 
@@ -95,7 +96,7 @@ class ServerProcess:
         self.port = free_port()
         self.command = [*command, "--port", str(self.port), "--host", "127.0.0.1"]
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self.url = f"{self.base_url}/v1/infer"
+        self.url = f"{self.base_url}{INFER_PATH}"
         self.log_path = log_path
         self.exit_code: int | None = None
         self._env, self._cwd = env, cwd

@@ -17,7 +17,7 @@ Transports (`send(body) -> (status, json)`):
 - `HTTPTransport(url)`: real sockets to a uvicorn server (another process): keep-alive connections written by
   hand and parsed by httptools where installed (a fraction of httpx's cost per request), else httpx.
 
-    >>> from graphlab.serve.loadgen import LoadSpec, poisson_arrivals
+    >>> from graphlab.loadtest.loadgen import LoadSpec, poisson_arrivals
     >>> import random
     >>> times = poisson_arrivals(1000.0, 1.0, random.Random(0))
     >>> 900 < len(times) < 1100, times == sorted(times)
@@ -33,7 +33,6 @@ import json
 import random
 import string
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
@@ -41,6 +40,7 @@ from graphlab.clock import timestamp_ns
 from graphlab.timing.schedulers import start_arrival_clock
 from graphlab.cache.traces import poisson_arrivals  # one copy: request traces use it too
 from graphlab.errors import BadInputError, ConfigurationError, ServeError
+from graphlab.serve.config import INFER_PATH
 
 Send = Callable[[dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]]
 #: rows per request -> weight: mostly single rows, a tail of larger requests (mean 2.0 rows)
@@ -160,7 +160,7 @@ class _HttpxTransport:
         self.client = client
 
     async def __call__(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        response = await self.client.post("/v1/infer", json=body)
+        response = await self.client.post(INFER_PATH, json=body)
         try:
             data = response.json()
         except ValueError:
@@ -245,7 +245,7 @@ class _RawHTTPTransport:
         self._idle: list[_Connection] = []
         self._open = 0
         self._freed: asyncio.Condition | None = None
-        self._head = (f"POST /v1/infer HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        self._head = (f"POST {INFER_PATH} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
                       "Content-Length: ").encode("ascii")
 
     async def _connection(self) -> _Connection:
