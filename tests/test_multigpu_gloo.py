@@ -61,18 +61,18 @@ def _rank_main(rank: int, world_size: int, port: int, out: str) -> None:
         def reset(self):
             FakeGraph.reset_called = True
 
-    def fake_capture(fn, *inputs, **kwargs):
+    def fake_capture(fn, inputs, options, name=None):
         if ctx.rank == 1:
             raise rule_error("collective_not_warmed", "rank 1 failed on purpose")
         return FakeGraph()
 
-    real = capture_module.capture
-    capture_module.capture = fake_capture
+    real = capture_module.capture_graph
+    capture_module.capture_graph = fake_capture
     try:
         result["one_rank_fails"] = _expect_error(lambda: capture_collective(lambda t: t, torch.ones(2), ctx=ctx))
         result["released_on_rank0"] = FakeGraph.reset_called
     finally:
-        capture_module.capture = real
+        capture_module.capture_graph = real
     assert issubclass(CaptureError, Exception)
 
     # tensor parallel == dense, with real gloo all-reduces

@@ -23,12 +23,12 @@ The rules themselves (`RULES`, `collective_rules`, `rule_error`) are pure and li
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from typing import Any, Callable
 
 import torch
 
 from graphlab.capture import api as capture_module
+from graphlab.capture.options import CaptureOptions
 from graphlab.capture.tensors import flatten
 from graphlab.distributed import tensor_parallel as tp
 from graphlab.distributed.comm import DistContext, barrier, current_context, gather_objects
@@ -63,12 +63,13 @@ def check_rules(inputs: tuple[Any, ...], ctx: DistContext, *, warmup_calls: int,
 
 
 def capture_collective(fn: Callable[..., Any], *example_inputs: Any, ctx: DistContext | None = None,
-                       warmup_calls: int = 3, name: str | None = None, require_eager_communicator: bool = True,
-                       **capture_kwargs: Any) -> Any:
+                       options: CaptureOptions = CaptureOptions(), name: str | None = None,
+                       require_eager_communicator: bool = True) -> Any:
     """Capture `fn(*example_inputs)`, collectives included, on every rank; return this rank's `CapturedGraph`.
 
-    Call it on every rank with the same shapes (pad to `agree_bucket(...).bucket` first). Extra
-    keyword arguments go to `gl.capture` (pool, grad_mode, capture_error_mode, ...).
+    Call it on every rank with the same shapes (pad to `agree_bucket(...).bucket` first). `options` are
+    `gl.capture`'s (`CaptureOptions`: warm-up calls, pool, grad mode, ...); with NCCL the device defaults to
+    the rank's own.
 
     Raises:
         CaptureError: a rule is broken (the cause says which, on every rank), or the capture failed on
@@ -76,15 +77,14 @@ def capture_collective(fn: Callable[..., Any], *example_inputs: Any, ctx: DistCo
         DistributedError: no process group (call `init_distributed()` first).
     """
     ctx = ctx or current_context()
-    check_rules(example_inputs, ctx, warmup_calls=warmup_calls, require_eager_communicator=require_eager_communicator)
-    kwargs = dict(capture_kwargs)
-    if "device" in inspect.signature(capture_module.capture).parameters and ctx.backend == "nccl":
-        kwargs.setdefault("device", ctx.device)
+    check_rules(example_inputs, ctx, warmup_calls=options.warmup_calls,
+                require_eager_communicator=require_eager_communicator)
+    if ctx.backend == "nccl" and options.device is None:
+        options = dataclasses.replace(options, device=ctx.device)
     barrier(ctx)
     cg, failure = None, None
     try:
-        cg = capture_module.capture(fn, *example_inputs, warmup_calls=warmup_calls, name=name or f"rank{ctx.rank}",
-                                    **kwargs)
+        cg = capture_module.capture_graph(fn, example_inputs, options, name=name or f"rank{ctx.rank}")
     except CaptureError as exc:
         failure = exc
     outcomes = gather_objects(None if failure is None else f"{failure.cause}: {failure}"[:400], ctx)
@@ -97,14 +97,6 @@ def capture_collective(fn: Callable[..., Any], *example_inputs: Any, ctx: DistCo
         listing = "; ".join(f"rank {rank}: {text}" for rank, text in failed.items())
         raise rule_error("rank_capture_failed", f"capture failed on rank(s) {', '.join(map(str, failed))} ({listing})")
     return cg
-
-
-def tagged_graph(cg: Any, ctx: DistContext) -> Any:
-    """The parsed graph of `cg` with its origin (rank, world size, device) in `metadata`, for the inspector."""
-    graph = cg.graph
-    if not hasattr(graph, "metadata"):
-        return graph
-    return dataclasses.replace(graph, metadata={**graph.metadata, **ctx.origin()})
 
 
 def check_against_dense(batch_size: int = 2, *, ctx: DistContext | None = None, width: int = 256, heads: int = 8,
@@ -142,4 +134,4 @@ def check_against_dense(batch_size: int = 2, *, ctx: DistContext | None = None, 
     return result
 
 
-__all__ = ["capture_collective", "check_against_dense", "check_rules", "tagged_graph"]
+__all__ = ["capture_collective", "check_against_dense", "check_rules"]
