@@ -166,4 +166,4 @@ def test_capture_wraps_a_model_that_refuses_its_inputs_in_warm_up_in_one_line() 
     import inspect
 
     from graphlab.capture import api
-    assert "model_refused(fn, example_inputs, exc" in inspect.getsource(api.capture)
+    assert "model_refused(fn, example_inputs, exc" in inspect.getsource(api.capture_graph)

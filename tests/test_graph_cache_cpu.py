@@ -263,7 +263,7 @@ def test_memory_budget_evicts_until_it_fits():
     assert set(cache.graphs) == {"4", "8"} and cache.stats().evictions == 2
 
 
-def test_warmup_captures_every_bucket_largest_first():
+def test_warm_up_captures_every_bucket_largest_first():
     captured = []
     from graphlab.cache.backends import EagerBackend
 
@@ -273,16 +273,16 @@ def test_warmup_captures_every_bucket_largest_first():
             return super().capture(fn, static_inputs, **kw)
 
     cache = gl.GraphCache(rowwise(), buckets=[1, 2, 4, 8], max_size=None, backend=Spy())
-    stats = cache.warmup(torch.randn(3, 8), progress=False)
+    stats = cache.warm_up(torch.randn(3, 8), progress=False)
     assert captured == [8, 4, 2, 1] and stats.captures == 4
     with torch.no_grad():
         cache(torch.randn(3, 8))
     assert cache.stats().hits == 1 and cache.stats().captures == 4
     with pytest.raises(BadInputError, match="not a bucket"):
-        cache.warmup(torch.randn(3, 8), sizes=[3], progress=False)
+        cache.warm_up(torch.randn(3, 8), sizes=[3], progress=False)
     assert cache.stats().captures == 4  # a bad size is refused before anything is captured
     with pytest.raises(BadInputError, match="needs example inputs"):
-        cache.warmup(progress=False)
+        cache.warm_up(progress=False)
 
 
 def test_copy_outputs_false_returns_views_of_the_static_outputs():

@@ -87,16 +87,16 @@ def test_the_eager_calls_are_said_in_words():
     assert text_problems(said, "why_eager") == []
 
 
-def test_warmup_reports_what_it_made_largest_first_and_no_capture_without_a_gpu():
+def test_warm_up_reports_what_it_made_largest_first_and_no_capture_without_a_gpu():
     zoo, _ = _gpt_cache()
     ahead = gl.GraphCache(zoo.build(device="cpu"), buckets="pow2", max_size=16, backend="eager")
-    report = ahead.warmup(zoo.make_inputs(1, device="cpu")[0], progress=False)
+    report = ahead.warm_up(zoo.make_inputs(1, device="cpu")[0], progress=False)
     assert report.made == ("16", "8", "4", "2", "1") and report.captures == 5  # still the cache's stats
     text = str(report)
     assert "made 5 eager stand-ins ahead, largest bucket first: 16, 8, 4, 2 and 1" in text
     assert "no CUDA graph was captured" in text and "calls" not in text  # was "calls 7: 0 hits, 7 misses ..."
     assert _clean(report) == []
-    again = ahead.warmup(zoo.make_inputs(1, device="cpu")[0], progress=False)
+    again = ahead.warm_up(zoo.make_inputs(1, device="cpu")[0], progress=False)
     assert again.made == () and "held every bucket" in str(again)
 
 
@@ -258,7 +258,7 @@ def test_on_a_gpu_the_views_say_captured_and_replayed():
     zoo = gl.get_model("gpt")
     model = zoo.build()
     cache = gl.GraphCache(model, buckets=[1, 2, 4, 8], max_size=None, backend="cuda")
-    report = cache.warmup(zoo.make_inputs(1)[0], progress=False)
+    report = cache.warm_up(zoo.make_inputs(1)[0], progress=False)
     assert "captured 4 graphs ahead, largest bucket first: 8, 4, 2 and 1" in str(report)
     with torch.inference_mode():
         cache(zoo.make_inputs(3)[0])

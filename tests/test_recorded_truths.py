@@ -37,7 +37,7 @@ def test_an_eager_backend_cache_counts_stand_ins_not_captures(recorded, monkeypa
     import graphlab.cache.graph_cache as graph_cache
 
     monkeypatch.setattr(graph_cache, "progress_bar", lambda total, label, **kw: labels.append(label))
-    gl.GraphCache(zoo.build(), buckets=[1, 2], max_size=None).warmup(zoo.make_inputs(1)[0])
+    gl.GraphCache(zoo.build(), buckets=[1, 2], max_size=None).warm_up(zoo.make_inputs(1)[0])
     assert labels and not labels[0].startswith("Capturing") and "nothing captured" in labels[0]
 
 

@@ -155,7 +155,7 @@ class EagerBackend:
         return None
 
     def capture(self, fn: Callable[..., Any], static_inputs: tuple[Any, ...], *, pool: Any, device: Any,
-                warmup: int, name: str, grad_mode: str) -> EagerGraph:
+                warmup_calls: int, name: str, grad_mode: str) -> EagerGraph:
         return EagerGraph(fn, static_inputs, grad_mode, name)
 
 
@@ -174,8 +174,8 @@ class CudaBackend:
             return torch.cuda.graph_pool_handle()
 
     def capture(self, fn: Callable[..., Any], static_inputs: tuple[Any, ...], *, pool: Any, device: Any,
-                warmup: int, name: str, grad_mode: str) -> Any:
-        return capture(fn, *static_inputs, warmup_calls=warmup, pool=pool, device=device, name=name,
+                warmup_calls: int, name: str, grad_mode: str) -> Any:
+        return capture(fn, *static_inputs, warmup_calls=warmup_calls, pool=pool, device=device, name=name,
                        grad_mode=grad_mode, capture_error_mode=self.capture_error_mode)
 
 

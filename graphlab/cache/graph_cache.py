@@ -2,7 +2,7 @@
 
     >>> cache = gl.GraphCache(model, buckets="pow2", max_size=64)     # batch dim 0 of every input
     >>> y = cache(x)                   # any batch size: pad to its bucket, replay, slice back
-    >>> cache.warmup(x)                # or capture every bucket ahead, largest first (tqdm bar)
+    >>> cache.warm_up(x)               # or capture every bucket ahead, largest first (tqdm bar)
     >>> y = cache.from_host(pinned_x)  # a serving loop's pinned batch, copied straight into the graph's inputs
     >>> print(cache.stats())           # hits, captures, fallbacks, pad waste, pool memory
     >>> gl.render(cache.graph_for(8))  # every cached graph can be drawn, inspected, diffed
@@ -23,7 +23,7 @@ How it works, and what it promises:
   the fix, and nothing is returned. `Pad(exact=True)` skips the check; `Pad(exact=False)` never pads.
 - **Eager fallback** above the largest bucket, warned once and counted (`strict=True`: `CacheMissError`),
   and when autograd would need the outputs (a graph replays no autograd history).
-- **One shared pool** (`pool="shared"`, default) for all buckets, captured largest first by `warmup`;
+- **One shared pool** (`pool="shared"`, default) for all buckets, captured largest first by `warm_up`;
   `pool="private"` gives each graph its own pool (eviction then returns memory to the device).
 - **Static inputs per graph.** Each graph owns its padded input buffers, not SGLang's one max-size set that
   every bucket slices: a slice of a max-size buffer along any dim but the first is not contiguous, so a
@@ -299,7 +299,7 @@ class GraphCache:
                 for i, x in enumerate(inputs))
             try:
                 graph = self.backend.capture(self.model, statics, pool=self._pool_for(device), device=device,
-                                             warmup=self.warmup_calls, name=f"{self.name} {plan.label}",
+                                             warmup_calls=self.warmup_calls, name=f"{self.name} {plan.label}",
                                              grad_mode="no_grad")
             except GraphlabError:
                 raise
@@ -433,7 +433,7 @@ class GraphCache:
             torch.cuda.empty_cache()
 
     # -- ahead of time ---------------------------------------------------------------------------------------------
-    def warmup(self, *example_inputs: Any, sizes: Iterable[Any] | None = None, progress: bool = True) -> WarmupStats:
+    def warm_up(self, *example_inputs: Any, sizes: Iterable[Any] | None = None, progress: bool = True) -> WarmupStats:
         """Capture graphs ahead of use, largest first, into the shared pool.
 
         Args:
@@ -447,7 +447,7 @@ class GraphCache:
             The cache's stats after it (`WarmupStats`), which also say what it made, in order.
         """
         if not example_inputs:
-            raise BadInputError("warmup needs example inputs shaped like a real call, e.g. cache.warmup(x)")
+            raise BadInputError("warm_up needs example inputs shaped like a real call, e.g. cache.warm_up(x)")
         combos = self.planner.warmup_order(sizes)
         # an eager stand-in captures nothing: the bar says what it does make
         doing = "Capturing graphs" if self.backend.name == "cuda" else "Making eager stand-ins (no GPU: nothing captured)"
@@ -458,7 +458,7 @@ class GraphCache:
                 inputs = self._examples(example_inputs, combo, seed)
                 plan = self.planner.decide(_signature(inputs))
                 if isinstance(plan, Fallback):
-                    raise BadInputError(f"warmup cannot capture bucket {combo} from these examples: {plan.reason}")
+                    raise BadInputError(f"warm_up cannot capture bucket {combo} from these examples: {plan.reason}")
                 if plan.key not in self._entries:
                     made.append(self._capture(plan, inputs).label)
                 if bar is not None:
@@ -539,7 +539,7 @@ class GraphCache:
         held = f"graphs {listing(self.graphs)}" if self.graphs else "no graphs yet"
         served = ("above the largest bucket" if bucket is None else f"bucket {' x '.join(map(str, wanted))}")
         raise BadInputError(f"GraphCache {self.name!r} holds no graph for size {size} ({served}); it holds {held}: "
-                            "call it once at that size or warmup()")
+                            "call it once at that size or warm_up()")
 
     def stats(self) -> CacheStats:
         """A snapshot of the counters, with the memory the held graphs took."""

@@ -227,9 +227,9 @@ class CachePlanner:
             combos = [tuple(s) if isinstance(s, (tuple, list)) else (s,) for s in sizes]
         for combo in combos:
             if len(combo) != len(self.dims):
-                raise BadInputError(f"warmup sizes need one size per padded dim ({len(self.dims)}), got {combo}")
+                raise BadInputError(f"warm-up sizes need one size per padded dim ({len(self.dims)}), got {combo}")
             if self.bucket_for(combo) != combo:
-                raise BadInputError(f"warmup size {combo} is not a bucket of this cache "
+                raise BadInputError(f"warm-up size {combo} is not a bucket of this cache "
                                     f"({[list(t.buckets) for t in self.tables]}): warm up buckets only")
         return sorted(combos, key=lambda c: [-x for x in c])
 

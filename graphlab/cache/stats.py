@@ -206,7 +206,7 @@ class CacheStats:
 
 @dataclass
 class WarmupStats(CacheStats):
-    """What `GraphCache.warmup` did (the cache's stats after it, plus what it made, in order).
+    """What `GraphCache.warm_up` did (the cache's stats after it, plus what it made, in order).
 
     Attributes:
         made: the buckets it made a graph for, in the order made (largest first).
@@ -284,7 +284,7 @@ def graphs_table(name: str, graphs: Iterable[HeldGraph], backend: str) -> Table:
         notes.append(f"{keys}: bucket {bucket_words(bucket)} holds one graph per other key (another size of a "
                      "dimension that is not padded, another dtype or device).")
     if not rows:
-        notes.append("no graphs yet: a bucket's graph is made the first time a call needs it (or by warmup)")
+        notes.append("no graphs yet: a bucket's graph is made the first time a call needs it (or by warm_up)")
     columns = [Column("key", "key", kind="code"), Column("bucket", "bucket", kind="text"),
                Column("inputs", "inputs it was made for", kind="text")]
     return Table(rows, columns, index="key", title=f"The {what} GraphCache {name!r} holds", notes=notes)

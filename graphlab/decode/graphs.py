@@ -31,7 +31,7 @@ from graphlab.capture.tensors import grad_context
 from graphlab.decode.models import DecodeStep, decode_step, kv_cache_bytes, make_cache, prefill, scratch_cache
 from graphlab.errors import BadInputError
 
-WARMUP = 3
+WARMUP_CALLS = 3
 
 
 def compile_default(fn: Any) -> Any:
@@ -102,13 +102,13 @@ class DecodeGraphs:
         with grad_context("no_grad"):
             with scratch_cache(cache):
                 with Stopwatch(torch.cuda.synchronize) as warming:
-                    engine.warm_up(lambda: fn(step, ids, position), WARMUP)
+                    engine.warm_up(lambda: fn(step, ids, position), WARMUP_CALLS)
                 slot.warmup_ms = warming.ms
             outputs = engine.run(lambda: fn(step, ids, position), warmup_calls=0)
         label = f"decode-{'compiled-' if self.compiled else ''}b{bucket}"
         slot.graph = finish(engine, static_inputs=(ids, position), static_outputs=outputs,
                             fn=lambda i, p: fn(step, i, p), name=label,
-                            options=CaptureOptions(warmup_calls=WARMUP, dot_flags=self.dot_flags))
+                            options=CaptureOptions(warmup_calls=WARMUP_CALLS, dot_flags=self.dot_flags))
         if self._pool is None:
             self._pool = slot.graph
         self.slots[bucket] = slot
@@ -171,4 +171,4 @@ class DecodeGraphs:
         return [self.slots[b].to_dict() for b in self.buckets if b in self.slots]
 
 
-__all__ = ["WARMUP", "BucketGraph", "DecodeGraphs", "compile_default"]
+__all__ = ["WARMUP_CALLS", "BucketGraph", "DecodeGraphs", "compile_default"]

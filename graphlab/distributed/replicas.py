@@ -1,7 +1,7 @@
 """Data-parallel serving in one process: one model copy and one graph cache per GPU, calls spread over them.
 
     >>> reps = gl.replicate(model, devices=[0, 1], buckets=[1, 2, 4, 8, 16, 32])   # GraphCache kwargs
-    >>> reps.warmup(x)                      # capture every bucket on every GPU, one GPU at a time
+    >>> reps.warm_up(x)                     # capture every bucket on every GPU, one GPU at a time
     >>> y = reps(x)                         # served by the least busy GPU; y is on x's device
     >>> futures = [reps.submit(b) for b in batches]     # many requests in flight at once
     >>> print(reps.stats())                 # requests, rows and busy time per GPU
@@ -210,10 +210,10 @@ class Replicas:
         """Each device's cache, in device order (for stats, drawing a graph, ...)."""
         return [r.cache for r in self._replicas]
 
-    def warmup(self, *example_inputs: Any, sizes: Iterable[Any] | None = None, progress: bool = True) -> None:
-        """Capture ahead on every device, one device after another, before serving (`GraphCache.warmup`)."""
+    def warm_up(self, *example_inputs: Any, sizes: Iterable[Any] | None = None, progress: bool = True) -> None:
+        """Capture ahead on every device, one device after another, before serving (`GraphCache.warm_up`)."""
         for replica in self._replicas:
-            warm = getattr(replica.cache, "warmup", None)
+            warm = getattr(replica.cache, "warm_up", None)
             if warm is None:
                 continue
             local = map_tensors(lambda t, d=replica.device: t.to(d), example_inputs)
@@ -341,7 +341,7 @@ def replicate(model: Any, devices: Any = None, *, example_inputs: Sequence[Any] 
     """
     replicas = Replicas(model, devices, **kwargs)
     if example_inputs is not None:
-        replicas.warmup(*example_inputs, progress=progress)
+        replicas.warm_up(*example_inputs, progress=progress)
     return replicas
 
 

@@ -92,7 +92,7 @@ def pool_memory_one(model_name: str, mode: str, buckets: list[int]) -> dict[str,
     cache = GraphCache(model, buckets=chosen, max_size=None, pool="private" if mode == "private" else "shared")
     (x,) = zoo.make_inputs(2)
     with Stopwatch(cuda_sync()) as warming:
-        cache.warmup(x, progress=False)
+        cache.warm_up(x, progress=False)
     seconds = warming.s
     stats = cache.stats()
     return {"model": model_name, "mode": mode, "buckets": chosen, "reserved_growth_bytes":
@@ -121,7 +121,7 @@ def pool_memory(model_names: tuple[str, ...] = ("mlp", "gpt", "cnn"),
         out[name] = row
     return {"buckets": list(buckets), "models": out,
             "method": "fresh process per configuration; the model runs 3 times eagerly on the capture stream before "
-                      "the baseline; growth of torch.cuda.memory_reserved() over GraphCache.warmup (largest first)"}
+                      "the baseline; growth of torch.cuda.memory_reserved() over GraphCache.warm_up (largest first)"}
 
 
 def eviction_memory(model_name: str = "gpt") -> dict[str, Any]:

@@ -95,8 +95,8 @@ def measure_replica_throughput(model: str = DEFAULT_MODEL, batch_sizes: Sequence
             for batch_size in batch_sizes:
                 requests = [tuple(t.pin_memory() for t in zoo_model.make_inputs(batch_size, device="cpu", seed=s))
                             for s in range(INPUT_SETS)]
-                one.warmup(*requests[0], sizes=[batch_size], progress=False)
-                many.warmup(*requests[0], sizes=[batch_size], progress=False)
+                one.warm_up(*requests[0], sizes=[batch_size], progress=False)
+                many.warm_up(*requests[0], sizes=[batch_size], progress=False)
                 want = base(*(t.to(devices[0]) for t in requests[0])).cpu()
                 err = max(float((one(*requests[0]) - want).abs().max()), float((many(*requests[0]) - want).abs().max()))
                 point: dict[str, Any] = {"batch_size": batch_size, "max_abs_err": err}

@@ -8,7 +8,7 @@ table measured first in its own process); "cache_pow2"; "compile" (`torch.compil
 "compile_dynamic" (`... dynamic=True`). Each replays the trace twice, back to back (closed loop: each
 request is timed alone, from the call to `torch.cuda.synchronize()` returning): the first pass pays
 captures, compiles and re-recordings as they happen (lazy), the second shows the steady state. The graph
-caches capture their buckets ahead (`warmup`), as a server would at start-up, and that time is reported.
+caches capture their buckets ahead (`warm_up`), as a server would at start-up, and that time is reported.
 Graph recordings by torch.compile are counted by wrapping `torch.cuda.CUDAGraph.capture_begin/end` for
 the duration of the run.
 """
@@ -118,7 +118,7 @@ def replay_one(setting: str, trace: dict[str, Any], buckets: list[int] | None, m
             cache_buckets = buckets if setting == "cache_advisor" else bucket_list(setting.removeprefix("cache_"), 64)
             cache = GraphCache(model, buckets=cache_buckets, max_size=64, copy_outputs=False)
             with Stopwatch(cuda_sync()) as warming:
-                cache.warmup(inputs[0], progress=False)
+                cache.warm_up(inputs[0], progress=False)
             setup_s = warming.s
             call = cache
         elif setting in ("compile", "compile_dynamic"):

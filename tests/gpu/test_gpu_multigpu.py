@@ -90,7 +90,7 @@ def test_two_replicas_on_one_gpu_each_get_their_own_stream_and_thread():
     model = torch.nn.Linear(64, 64).cuda().eval()
     x = torch.randn(4, 64, device="cuda")
     with torch.no_grad(), Replicas(model, [0, 0], buckets=[4]) as reps:
-        reps.warmup(x, progress=False)
+        reps.warm_up(x, progress=False)
         outs = [f.result() for f in [reps.submit(x) for _ in range(16)]]
         assert all(torch.allclose(o, model(x), atol=1e-5) for o in outs)
         counts = [r.requests for r in reps.stats().replicas]

@@ -40,7 +40,7 @@ def test_every_gpu_node_of_the_zoo_gpt_is_matched_and_has_its_module():
 def test_a_graph_cache_is_profiled_bucket_by_bucket():
     zoo = get_model("mlp")
     cache = gl.GraphCache(zoo.build(), buckets=[1, 8])
-    cache.warmup(*zoo.make_inputs(8))
+    cache.warm_up(*zoo.make_inputs(8))
     profs = gl.profile(cache, replays=5)
     assert set(profs) == {"1", "8"} and all(p.matched_fraction == 1.0 for p in profs.values())
     one = gl.profile(cache, bucket="8", replays=5)

@@ -155,7 +155,7 @@ def _graph_cache(model: torch.nn.Module, zoo: ZooModel, buckets: Sequence[int]) 
     """The project's graph cache over the same buckets, warmed up (None, and why, when it cannot be built)."""
     try:
         cache = GraphCache(model, buckets=list(buckets), max_size=buckets[-1], copy_outputs=False)
-        cache.warmup(zoo.make_inputs(1, device="cuda")[0], progress=False)
+        cache.warm_up(zoo.make_inputs(1, device="cuda")[0], progress=False)
         return cache, "copy_outputs=False, shared pool, warmed up"
     except Exception as exc:  # noqa: BLE001 - the comparison is optional; say why it is missing
         return None, f"skipped: {type(exc).__name__}: {str(exc)[:200]}"
