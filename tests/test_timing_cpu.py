@@ -446,7 +446,7 @@ def test_record_timeline_profiles_eager_then_the_graph_and_refuses_missing_input
 
     monkeypatch.setattr(timeline, "profile_call", profile_call)
     model, make_inputs = _mlp()
-    tl = timeline.record_timeline(model, make_inputs(4), name="tiny", warmup=1)
+    tl = timeline.record_timeline(model, make_inputs(4), name="tiny", warmup_calls=1)
     assert order == ["eager", "graph"] and tl.model == "tiny" and tl.batch_size == 4
     assert len(fake_gpu.graphs) == 1 and fake_gpu.graphs[0].resets == 1  # one capture, released
     assert tl.conditions["graph_kernel_nodes"] is None and "torch" in tl.conditions  # no DOT export here

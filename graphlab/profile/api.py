@@ -134,16 +134,16 @@ def capture_with_modules(model: Any, *inputs: Any, options: CaptureOptions = Cap
 
 
 # -- replays under the profiler ------------------------------------------------------------------------------------
-def profile_replays(replay: Callable[[], Any], replays: int, *, warmup: int = 3,
+def profile_replays(replay: Callable[[], Any], replays: int, *, warmup_calls: int = 3,
                     show_progress: bool = True, keep_trace: list[Any] | None = None,
                     uncorrelated: str = "drop") -> list[list[GpuEvent]]:
-    """Run `replay()` `replays` times under torch.profiler (after `warmup` unprofiled calls); the GPU events of
+    """Run `replay()` `replays` times under torch.profiler (after `warmup_calls` unprofiled calls); the GPU events of
     every graph launch, one list per launch. `keep_trace`, a list, receives the trace's GPU and CUDA API events
     as the profiler wrote them (the recordings keep one, for the parser's tests). `uncorrelated`: see
     `replays_from_chrome` ("by_time" for conditional graphs, whose body kernels carry no launch's correlation)."""
     if replays < 1:
         raise BadInputError(f"replays must be at least 1, got {replays}")
-    for _ in range(warmup):
+    for _ in range(warmup_calls):
         replay()
     torch.cuda.synchronize()
     bar = progress_bar(replays, "Profiling replays", unit="replay", show=show_progress and replays >= 50)

@@ -45,10 +45,10 @@ SEQ_LENS = (8, 16, 24, 32, 40, 48, 56, 64)
 SEQ_BATCH_SIZES = (1, 8, 32)
 PAIRS = 5
 BLOCK_MS = 10.0
-WARMUP = 5
+WARMUP_CALLS = 5
 WARMUP_MAX_MS = 30.0
 
-_FAST = SweepOptions(pairs=PAIRS, block_ms=BLOCK_MS, warmup_calls=WARMUP, warmup_max_ms=WARMUP_MAX_MS,
+_FAST = SweepOptions(pairs=PAIRS, block_ms=BLOCK_MS, warmup_calls=WARMUP_CALLS, warmup_max_ms=WARMUP_MAX_MS,
                      profile=False, count_kernels=False)
 
 

@@ -66,7 +66,7 @@ def recorded_sweep(model: Any, make_inputs: Any = None, batch_sizes: Sequence[in
                  sweep.weight_update)
 
 
-def recorded_timeline(model: Any, inputs: Any = None, *, name: str | None = None, warmup: int = 5,
+def recorded_timeline(model: Any, inputs: Any = None, *, name: str | None = None, warmup_calls: int = 5,
                       batch_size: int | None = None) -> Timeline:
     """The kernel timeline recorded for a zoo model.
 

@@ -104,7 +104,7 @@ def record_timeline(
     inputs: Any = None,
     *,
     name: str | None = None,
-    warmup: int = 5,
+    warmup_calls: int = 5,
     batch_size: int = 1,
 ) -> Timeline:
     """Profile one eager forward and one graph replay of `model(*inputs)`, kernel by kernel.
@@ -114,7 +114,7 @@ def record_timeline(
         inputs: a tensor or tuple of tensors on the GPU (random, not zeros: see the zoo's make_inputs);
             for a zoo name, None makes them at `batch_size`.
         name: the model's name for the result (default: its class name).
-        warmup: eager calls before anything is profiled (lazy initialisation, cuBLAS handles).
+        warmup_calls: eager calls (and graph calls) before anything is profiled (lazy initialisation, cuBLAS handles).
 
     Returns:
         A `Timeline`; `.eager` and `.graph` are `Trace`s whose times start at the host call (0 µs).
@@ -134,12 +134,12 @@ def record_timeline(
         model.eval()
     batch_size = int(args[0].shape[0]) if args and hasattr(args[0], "shape") and args[0].dim() > 0 else 1
     with torch.no_grad():
-        for _ in range(warmup):
+        for _ in range(warmup_calls):
             model(*args)
         torch.cuda.synchronize()
         eager = profile_call(lambda: model(*args), "eager")
         cg = capture(model, *args, name=f"{name or type(model).__name__}-timeline")
-        for _ in range(warmup):
+        for _ in range(warmup_calls):
             cg(*args)
         torch.cuda.synchronize()
         graph = profile_call(lambda: cg(*args), "graph")
@@ -150,7 +150,7 @@ def record_timeline(
     cg.reset()
     conditions = {
         **run_conditions(),
-        "warmup": warmup,
+        "warmup": warmup_calls,  # the recordings' key
         "graph_call": "graphlab.capture: CapturedGraph.__call__ (copy in, replay)",
         "graph_kernel_nodes": kernel_nodes,
         "note": "times from torch.profiler (CUPTI); profiling adds host overhead to every launch",

@@ -155,7 +155,7 @@ def decode_loop_study(*, batch_size: int = 1, prompt_len: int = 8, max_new_token
             identical &= all(torch.equal(first, r) for r in results.values())
             tokens = int(first.shape[1])
             for variant, call in variants:
-                timing = time_call(call, repeats=repeats, warmup=2)
+                timing = time_call(call, repeats=repeats, warmup_calls=2)
                 launches = {WHILE_LOOP: 1, PER_TOKEN: tokens, EAGER: 0}[variant]
                 rows.append({"variant": variant, "case": case, **timing, "tokens": tokens,
                              "per_token_us": round(timing["wall_p50_us"] / max(tokens, 1), 2), "launches": launches,

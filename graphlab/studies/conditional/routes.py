@@ -63,7 +63,7 @@ def _decode(zoo: ZooModel, route: str, repeats: int) -> dict[str, Any]:
     graph.launch()
     torch.cuda.synchronize()
     same = bool(torch.equal(want, d.generated()))
-    row = {**time_call(graph.launch, repeats=repeats, warmup=2, setup=d.reset), **graph_facts(graph),
+    row = {**time_call(graph.launch, repeats=repeats, warmup_calls=2, setup=d.reset), **graph_facts(graph),
            "tokens_identical": same, "tokens": int(want.shape[1]), "nodes_in_dot": len(graph.graph)}
     graph.close()
     return row

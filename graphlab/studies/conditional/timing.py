@@ -21,7 +21,7 @@ from graphlab.clock import split_us
 from graphlab.timing.sync import cuda_sync
 
 
-def time_call(call: Callable[[], Any], *, repeats: int = 200, warmup: int = 10,
+def time_call(call: Callable[[], Any], *, repeats: int = 200, warmup_calls: int = 10,
               setup: Callable[[], Any] | None = None) -> dict[str, float]:
     """Median and spread of host, wall and GPU time of `call()` over `repeats` synchronised calls.
 
@@ -32,7 +32,7 @@ def time_call(call: Callable[[], Any], *, repeats: int = 200, warmup: int = 10,
     """
     if repeats < 1:
         raise TimingError(f"repeats must be at least 1, got {repeats}")
-    for _ in range(warmup):
+    for _ in range(warmup_calls):
         if setup is not None:
             setup()
         call()
