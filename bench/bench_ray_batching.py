@@ -59,7 +59,7 @@ class ServeBatchReplica:
 
         self.model = fixed_cost()
         module = self.model.build("cpu")
-        self.runner = make_cache_runner(module, lambda n: self.model.example_inputs(n, "cpu"), max_rows=8,
+        self.runner = make_cache_runner(module, lambda n: self.model.example_inputs(n, "cpu"), max_batch_size=8,
                                         buckets=[1, 2, 4, 8], device="cpu", name="serve-batch")
         self.runner.warm_up()
         self.run_batch.set_batch_wait_timeout_s(max_wait_s)

@@ -16,7 +16,7 @@ worker takes a runner by injection, so CPU tests can hand it a stand-in.
 
     >>> from graphlab.serve.runners import EagerRunner
     >>> import torch
-    >>> runner = EagerRunner(torch.nn.Linear(4, 2), example_inputs=lambda n: (torch.randn(n, 4),), max_rows=8)
+    >>> runner = EagerRunner(torch.nn.Linear(4, 2), example_inputs=lambda n: (torch.randn(n, 4),), max_batch_size=8)
     >>> runner(torch.randn(3, 4)).shape, runner.bucket_for(3)
     (torch.Size([3, 2]), 3)
 """
@@ -35,10 +35,10 @@ ExampleInputs = Callable[[int], tuple[torch.Tensor, ...]]
 class EagerRunner:
     """Call the module at the batch's own size; nothing is padded or captured."""
 
-    def __init__(self, module: torch.nn.Module, example_inputs: ExampleInputs, max_rows: int):
+    def __init__(self, module: torch.nn.Module, example_inputs: ExampleInputs, max_batch_size: int):
         self.module = module
         self.example_inputs = example_inputs
-        self.max_rows = max_rows
+        self.max_batch_size = max_batch_size
 
     def __call__(self, *inputs: torch.Tensor) -> torch.Tensor:
         return self.module(*inputs)
@@ -47,7 +47,7 @@ class EagerRunner:
         return rows
 
     def warm_up(self) -> None:
-        for rows in reversed(pow2_buckets(self.max_rows)):
+        for rows in reversed(pow2_buckets(self.max_batch_size)):
             for _ in range(2):
                 self.module(*self.example_inputs(rows))
 
@@ -95,16 +95,16 @@ class CacheRunner:
         return out
 
 
-def make_cache_runner(module: torch.nn.Module, example_inputs: ExampleInputs, *, max_rows: int, buckets: Any,
+def make_cache_runner(module: torch.nn.Module, example_inputs: ExampleInputs, *, max_batch_size: int, buckets: Any,
                       device: torch.device, name: str) -> CacheRunner:
     """A `CacheRunner` over `gl.GraphCache` (backend "eager" on a CPU device, so tests run the same code).
 
     copy_outputs=False: the worker copies each batch's scores to the host on the same stream right after
     the replay, so the next replay cannot overwrite them first; a clone would be one more kernel and buffer.
     """
-    sizes = bucket_list(buckets, max_rows)
+    sizes = bucket_list(buckets, max_batch_size)
     backend = "eager" if torch.device(device).type == "cpu" else None
-    cache = GraphCache(module, buckets=sizes, max_size=max_rows, strict=False, copy_outputs=False, device=device,
+    cache = GraphCache(module, buckets=sizes, max_size=max_batch_size, strict=False, copy_outputs=False, device=device,
                        name=name, backend=backend)
     return CacheRunner(cache, example_inputs, sizes)
 

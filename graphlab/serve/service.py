@@ -157,7 +157,7 @@ class InferenceService:
             return self.model.example_inputs(rows, device=str(device))
 
         if self.config.uses_graphs:
-            return make_cache_runner(module, examples, max_rows=self.config.max_batch_size,
+            return make_cache_runner(module, examples, max_batch_size=self.config.max_batch_size,
                                      buckets=self.config.buckets, device=device,
                                      name=f"serve-{self.model.name}-{self.config.setting}")
         return EagerRunner(module, examples, self.config.max_batch_size)

@@ -81,10 +81,10 @@ def _worst_status(painter: _Painter, match: Callable[[str], NodeMatch]) -> dict[
     return worst
 
 
-def _diff_table(d: GraphDiff, max_rows: int = 12) -> str:
+def _diff_table(d: GraphDiff, listed: int = 12) -> str:
     rows = d.rows()
     lines = []
-    for row in rows[:max_rows]:
+    for row in rows[:listed]:
         times = f" x{row['count']}" if row["count"] > 1 else ""
         what = f"{row['a']} \u2192 {row['b']}" if row["a"] and row["b"] and row["a"] != row["b"] else row["a"] or row["b"]
         detail = f" ({row['detail']})" if row["detail"] else ""
@@ -92,7 +92,7 @@ def _diff_table(d: GraphDiff, max_rows: int = 12) -> str:
         if shown == "changed":
             shown = "kernel changed" if row["kernel_changed"] else "launch changed"
         lines.append((shown, f"{row['status']}{times}: {what}{detail}"))
-    more = len(rows) - max_rows
+    more = len(rows) - listed
     if more > 0:  # what a reader can type to see the rest
         lines.append(("", f"... and {more} more: print(gl.diff(a, b)) lists every difference"))
     if not rows:

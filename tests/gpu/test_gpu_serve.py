@@ -69,8 +69,8 @@ def test_concurrent_batched_requests_each_get_their_own_answer():
     model = torch.nn.Linear(256, 10, bias=False).cuda().eval()
     with torch.no_grad():
         model.weight.copy_(torch.eye(10, 256, device="cuda") * 3.0)  # class scores = 3 x the first 10 features
-    runner = make_cache_runner(model, lambda n: (torch.randn(n, 256, device="cuda"),), max_rows=32, buckets="pow2",
-                               device=torch.device("cuda"), name="planted")
+    runner = make_cache_runner(model, lambda n: (torch.randn(n, 256, device="cuda"),), max_batch_size=32,
+                               buckets="pow2", device=torch.device("cuda"), name="planted")
     config = ServeConfig(model="mlp", setting="graphs+batching", max_wait_us=3000, device="cuda")
     bodies, planted = [], []
     for i in range(64):
@@ -137,7 +137,7 @@ def test_a_flood_beyond_capacity_is_503_and_every_accepted_request_is_answered()
             return self.inner(*inputs)
 
     spec = served_model("gpt")
-    spec_runner = make_cache_runner(spec.build("cuda"), lambda n: spec.example_inputs(n, "cuda"), max_rows=32,
+    spec_runner = make_cache_runner(spec.build("cuda"), lambda n: spec.example_inputs(n, "cuda"), max_batch_size=32,
                                     buckets="pow2", device=torch.device("cuda"), name="held")
     config = ServeConfig(model="gpt", setting="graphs+batching", max_pending=8, device="cuda")
     with InferenceService(config, runner=Held(spec_runner)) as service:
