@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping
 
 from graphlab.cache.buckets import bucket_list
 from graphlab.errors import BadInputError, ConfigurationError
+from graphlab.results_types import keep_known
 
 #: setting -> (the worker calls the graph cache, the batcher merges requests)
 SETTINGS: dict[str, tuple[bool, bool]] = {
@@ -203,8 +204,7 @@ class ServeConfig:
     @classmethod
     def given(cls, args: argparse.Namespace | Mapping[str, Any]) -> dict[str, Any]:
         """The fields a parsed command line set (those `add_flags` added and the user gave)."""
-        values = vars(args) if isinstance(args, argparse.Namespace) else dict(args)
-        return {spec.name: values[spec.name] for spec in fields(cls) if spec.name in values}
+        return keep_known(cls, vars(args) if isinstance(args, argparse.Namespace) else dict(args))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServeConfig:
