@@ -188,8 +188,9 @@ def capturing(*, pool: Any = None, name: str = "block", dot_flags: int | str = D
     before = _tensor_names(dict(frame.f_locals))
     engine = CaptureEngine(device=device, stream=stream, pool=pool, capture_error_mode=capture_error_mode,
                            prefer_filename=frame.f_code.co_filename)
-    cg = CapturedGraph.pending(name, device_index=engine.device_index,
-                               options=CaptureOptions(warmup_calls=0, grad_mode=grad_mode, dot_flags=dot_flags))
+    options = CaptureOptions(warmup_calls=0, grad_mode=grad_mode, pool=pool, stream=stream,
+                             capture_error_mode=capture_error_mode, device=device, dot_flags=dot_flags)
+    cg = CapturedGraph.pending(name, device_index=engine.device_index, options=options)
     if prime:
         with torch.cuda.device(engine.device_index):
             prime_libraries(engine.stream)
