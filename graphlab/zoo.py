@@ -40,6 +40,9 @@ class ZooModel:
         default_batch_sizes: the batch sizes `graphlab record` and the latency lab use by default.
         input_shape: the shape of one example (no batch dimension), for display.
         needs: import names the model needs besides torch (e.g. ("torchvision",)).
+        served_as: how `graphlab.serve` serves it, (request kind, width of the scores): ("text", vocabulary),
+            ("image", classes) or ("vector", classes); None: not served. The rest (tokens per row, image side,
+            numbers per row) is `input_shape`.
     """
 
     name: str
@@ -49,6 +52,7 @@ class ZooModel:
     _factory: Callable[[], Any] = field(repr=False)
     _inputs: Callable[..., tuple[Any, ...]] = field(repr=False)
     needs: tuple[str, ...] = ()
+    served_as: tuple[str, int] | None = None
 
     def available(self) -> bool:
         """True when every package the model needs can be imported here."""
@@ -200,17 +204,18 @@ def _gpt_inputs(batch_size: int, dtype: Any, generator: Any) -> tuple[Any, ...]:
 
 ZOO: dict[str, ZooModel] = {
     "mlp": ZooModel(
-        "mlp", "A small MLP: 256 -> 512 -> 512 -> 10 with GELU.", DEFAULT_BATCH_SIZES, (256,), _mlp, _mlp_inputs
+        "mlp", "A small MLP: 256 -> 512 -> 512 -> 10 with GELU.", DEFAULT_BATCH_SIZES, (256,), _mlp, _mlp_inputs,
+        served_as=("vector", 10),
     ),
     "cnn": ZooModel(
         "cnn", "A small CNN: three conv-BN-ReLU stages on 32x32 RGB images, then a linear head.",
-        DEFAULT_BATCH_SIZES, (3, 32, 32), _cnn, _image_inputs(32),
+        DEFAULT_BATCH_SIZES, (3, 32, 32), _cnn, _image_inputs(32), served_as=("image", 10),
     ),
     "gpt": ZooModel(
         "gpt",
         f"A small GPT-style decoder: {GPT_LAYERS} blocks, width {GPT_WIDTH}, {GPT_HEADS} heads, causal "
         f"scaled_dot_product_attention, {GPT_SEQ_LEN} tokens, vocabulary {GPT_VOCAB}.",
-        DEFAULT_BATCH_SIZES, (GPT_SEQ_LEN,), TinyGPT, _gpt_inputs,
+        DEFAULT_BATCH_SIZES, (GPT_SEQ_LEN,), TinyGPT, _gpt_inputs, served_as=("text", GPT_VOCAB),
     ),
     "encoder": ZooModel(
         "encoder",
@@ -221,6 +226,7 @@ ZOO: dict[str, ZooModel] = {
     "resnet18": ZooModel(
         "resnet18", "torchvision's ResNet-18 (weights=None, seeded init) on 224x224 RGB images.",
         DEFAULT_BATCH_SIZES, (3, 224, 224), _resnet18, _image_inputs(224), needs=("torchvision",),
+        served_as=("image", 1000),
     ),
 }
 

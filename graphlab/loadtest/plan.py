@@ -16,7 +16,7 @@ from typing import Any
 
 from graphlab.errors import BadInputError, ConfigurationError
 from graphlab.loadtest.loadgen import DEFAULT_ROWS
-from graphlab.serve.config import DEFAULT_SETTINGS, MODELS, SETTINGS, ServeConfig
+from graphlab.serve.config import DEFAULT_SETTINGS, SETTINGS, ServeConfig
 
 DEFAULT_RATES: dict[str, tuple[float, ...]] = {
     "gpt": (250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000),  # the rates `graphlab record` sweeps
@@ -92,7 +92,7 @@ class LoadPlan:
         """`graphlab loadtest`'s flags: the plan's here, the service's from `ServeConfig.add_flags`."""
         default = {f.name: f.default for f in fields(cls)}
         parser.add_argument("--model", default=default["model"],
-                            help=f"the zoo model served: {', '.join(MODELS)} (default {default['model']})")
+                            help=f"the zoo model served, by name (default {default['model']})")
         parser.add_argument("--settings", nargs="+", default=list(default["settings"]), choices=tuple(SETTINGS),
                             help=f"the settings swept (default: {' '.join(default['settings'])})")
         parser.add_argument("--rates", nargs="+", type=float, default=None,

@@ -38,7 +38,6 @@ SETTINGS: dict[str, tuple[bool, bool]] = {
 }
 #: the three settings the issue compares, in the order figures draw them
 DEFAULT_SETTINGS = ("eager", "graphs", "graphs+batching")
-MODELS = ("gpt", "cnn", "resnet18", "mlp")
 OVERSIZE_POLICIES = ("reject", "eager")
 #: the path a request is POSTed to (the app answers it; the load generator and the bare server send to it)
 INFER_PATH = "/v1/infer"
@@ -71,8 +70,8 @@ def _setting(default: Any, what: str, *, parse: Callable[[str], Any] = str, choi
 class ServeConfig:
     """One service's configuration: each field's help is below, and is its `--flag`'s help on every command line."""
 
-    model: str = _setting("gpt", "what is served: a zoo model (\"gpt\": text in, next-token top-k out; \"cnn\"/"
-                          "\"resnet18\": an RGB image in, class top-k out; \"mlp\": 256 floats in, class top-k out), "
+    model: str = _setting("gpt", "what is served: a zoo model by name (\"gpt\": text in, next-token top-k out; "
+                          "every zoo entry with served_as, graphlab.serve.served_model.SERVED lists them), "
                           "or your own as \"package.module:factory\" (a function returning a gl.ServedModel); "
                           "InferenceService(config, model=served) and gl.serve(module, example) take a ServedModel "
                           "directly (then this is its name)")
@@ -128,7 +127,7 @@ class ServeConfig:
         if self.setting not in SETTINGS:
             raise BadInputError(f"setting must be one of {', '.join(SETTINGS)}, got {self.setting!r}")
         if not isinstance(self.model, str) or not self.model:
-            raise BadInputError(f"model must be a zoo name ({', '.join(MODELS)}) or 'package.module:factory' (a "
+            raise BadInputError(f"model must be a zoo model's name (e.g. 'gpt') or 'package.module:factory' (a "
                                 f"function returning a gl.ServedModel), got {self.model!r}")
         if self.oversize not in OVERSIZE_POLICIES:
             raise BadInputError(f"oversize must be 'reject' (HTTP 413) or 'eager' (run it eagerly), "
@@ -260,5 +259,5 @@ ServeConfig.__doc__ = (ServeConfig.__doc__ or "") + "\n\n    Attributes:\n" + "\
     textwrap.fill(f"{spec.name}: {spec.metadata['help']} (default {_shown(spec.default)}).", width=112,
                   initial_indent=" " * 8, subsequent_indent=" " * 12) for spec in fields(ServeConfig))
 
-__all__ = ["DEFAULT_SETTINGS", "ENV_PREFIX", "INFER_PATH", "MODELS", "OVERSIZE_POLICIES", "SETTINGS", "ServeConfig",
+__all__ = ["DEFAULT_SETTINGS", "ENV_PREFIX", "INFER_PATH", "OVERSIZE_POLICIES", "SETTINGS", "ServeConfig",
            "parse_buckets"]

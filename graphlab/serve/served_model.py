@@ -52,7 +52,7 @@ from torch import nn
 
 from graphlab.errors import BadInputError, BadRequestError, ConfigurationError, InferenceFailedError
 from graphlab.serve.payload import ParsedRequest, parse_tensor_body
-from graphlab.zoo import GPT_SEQ_LEN, GPT_VOCAB, get_model
+from graphlab.zoo import ZOO, ZooModel, get_model
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -132,13 +132,19 @@ class ServedModelSpec:
             out = (torch.randn(rows, self.features, generator=gen),)
         return tuple(t.to(device) for t in out)
 
+    @classmethod
+    def of_zoo(cls, entry: ZooModel) -> ServedModelSpec:
+        """The spec a zoo entry's `served_as` (request kind, score width) and `input_shape` give."""
+        kind, classes = entry.served_as or ("", 0)
+        shape = entry.input_shape
+        return cls(entry.name, kind, classes, seq_len=shape[0] if kind == "text" else 0,
+                   image_size=shape[-1] if kind == "image" else 0, features=shape[0] if kind == "vector" else 0)
 
-SERVED: dict[str, ServedModelSpec] = {
-    "gpt": ServedModelSpec("gpt", "text", GPT_VOCAB, seq_len=GPT_SEQ_LEN),
-    "cnn": ServedModelSpec("cnn", "image", 10, image_size=32),
-    "resnet18": ServedModelSpec("resnet18", "image", 1000, image_size=224),
-    "mlp": ServedModelSpec("mlp", "vector", 10, features=256),
-}
+
+#: the zoo models a service can run, by name: every zoo entry with `served_as` (adding a zoo model that is served
+#: is one entry in `graphlab/zoo.py`)
+SERVED: dict[str, ServedModelSpec] = {name: ServedModelSpec.of_zoo(entry) for name, entry in ZOO.items()
+                                      if entry.served_as is not None}
 
 
 def served_model(name: str) -> ServedModelSpec:
