@@ -34,7 +34,7 @@ of `timestamp_ns`).
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 from graphlab.errors import TimingError
 

@@ -2,22 +2,16 @@
 the same way, and no other module finds recordings, words the "record it" error or filters known fields itself."""
 from __future__ import annotations
 
-import ast
-import importlib
-import json
-import pkgutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
 
-import graphlab
 import graphlab as gl
 from graphlab.loader import dump, load, record_hint
-from graphlab.recordings import list_recordings, write_recording
-from graphlab.results_types import RESULT_TYPES, keep_known, recorded_result, schema_version, type_for
+from graphlab.recordings import write_recording
+from graphlab.results_types import RESULT_TYPES, keep_known, recorded_result, schema_version
 
 PROV = {"gpu": "NVIDIA H200", "driver": "580", "torch": "2.11.0+cu130", "cuda": "13.0", "graphlab_version": "0.1",
         "git_commit": "0" * 40, "command": "graphlab record --models probe", "date": "2026-12-04T00:00:00Z"}

@@ -3,7 +3,6 @@ of its kind (`graphlab/errors.py`), and a case that cannot happen is written out
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from conftest import PACKAGE, REPO
 

@@ -5,7 +5,6 @@ clock of `graphlab.clock.timestamp_ns`), which the service's threads stamp on ea
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from conftest import REPO
 

@@ -208,7 +208,6 @@ class CacheFigures:
         part = self._part("padding_check")
         rows = []
         for model, row in part.items():
-            sizes = re.search(r"bucket (\d+) for size (\d+)", row.get("message", ""))
             rows.append({"model": PADDING_MODELS.get(model, model),
                          "did": ("raised PaddingError: nothing returned" if row.get("raised")
                                  else "padded and answered"),

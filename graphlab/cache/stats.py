@@ -18,7 +18,7 @@ import html
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
-from graphlab.present import Code, Column, Table, count, duration, error, listing, percent, shape, size
+from graphlab.present import Code, Column, Table, count, duration, listing, percent, shape, size
 from graphlab.results_types import keep_known
 
 

@@ -345,20 +345,4 @@ def replicate(model: Any, devices: Any = None, *, example_inputs: Sequence[Any] 
     return replicas
 
 
-def probe_one_device() -> dict[str, Any]:
-    """For the multi-GPU probe: replicas (graph caches) over GPU 0, checked against eager."""
-    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).cuda().eval()
-    x = torch.randn(5, 64, device="cuda")
-    with torch.no_grad():
-        want = model(x)
-        with replicate(model, devices=[0], buckets=[1, 2, 4, 8], example_inputs=(x,), progress=False) as reps:
-            got = reps(x)
-            from_cpu = reps(x.cpu())
-            many = reps.map([(x[:n],) for n in (1, 2, 3, 5)])
-            stats = reps.stats().to_dict()
-    return {"cache": "GraphCache", "max_abs_err": float((got - want).abs().max()), "cpu_result_device": str(from_cpu.device),
-            "cpu_max_abs_err": float((from_cpu - want.cpu()).abs().max()), "map_rows": [int(m.shape[0]) for m in many],
-            "stats": stats}
-
-
-__all__ = ["ReplicaCounts", "ReplicaStats", "Replicas", "normalize_devices", "probe_one_device", "replicate"]
+__all__ = ["ReplicaCounts", "ReplicaStats", "Replicas", "normalize_devices", "replicate"]

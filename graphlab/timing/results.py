@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterator
 
 from graphlab.timing.host_modes import (READINGS, HostMatched, HostModes, HostTarget, PairedSpeedup, assign_modes,

@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import graphlab as gl  # noqa: E402
-from graphlab.profile.api import capture_with_modules, profile_replays  # noqa: E402
+from graphlab.profile.api import capture_with_modules  # noqa: E402
 from graphlab.profile.match import BODY_NOT_REPORTED  # noqa: E402
 from graphlab.profile.modules import assign_modules  # noqa: E402
 from graphlab.studies.profile import EXPECTED, counted_model, what_if_check  # noqa: E402
