@@ -107,6 +107,12 @@ class ServeConfig:
                            "gl.serve and python -m graphlab.serve also take auto (a GPU where there is one)")
     trace_capacity: int = _setting(200_000, "per-request and per-batch timestamps kept (a ring: oldest dropped "
                                    "first)", parse=int)
+    max_head_bytes: int = _setting(32 * 2**10, "largest request head (request line and headers) the HTTP server "
+                                   "reads: counted as it arrives, so a head that streams past it is cut at once "
+                                   "with 431 (a URL over max_url_bytes: 414)", parse=int)
+    max_headers: int = _setting(100, "most header lines in one request head (431 beyond)", parse=int)
+    max_url_bytes: int = _setting(8 * 2**10, "longest request target (path and query) the HTTP server reads (414 "
+                                  "beyond)", parse=int)
     header_timeout_ms: int = _setting(10_000, "a connection must send a request's whole head within this (from when "
                                       "it connects, or from its first byte after an answer), else it gets 408 and "
                                       "is closed (slow or idle clients)", parse=int)
@@ -139,11 +145,15 @@ class ServeConfig:
             raise BadInputError(f"preprocess_threads must be 0 (on the event loop) or more, got "
                                 f"{self.preprocess_threads!r}")
         for name in ("max_batch_size", "max_pending", "max_in_flight", "postprocess_threads",
-                     "max_body_bytes", "max_top_k", "trace_capacity", "header_timeout_ms", "body_timeout_ms",
-                     "idle_timeout_ms", "shutdown_timeout_ms", "port", "backlog"):
+                     "max_body_bytes", "max_head_bytes", "max_headers", "max_url_bytes", "max_top_k",
+                     "trace_capacity", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms",
+                     "shutdown_timeout_ms", "port", "backlog"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise BadInputError(f"{name} must be a positive integer, got {value!r}")
+        if self.max_url_bytes >= self.max_head_bytes:
+            raise ConfigurationError(f"max_url_bytes ({self.max_url_bytes}) must be below max_head_bytes "
+                                     f"({self.max_head_bytes}): the URL is part of the head")
         if not isinstance(self.drain_linger_ms, int) or not 0 <= self.drain_linger_ms < self.shutdown_timeout_ms:
             raise BadInputError(f"drain_linger_ms must be an integer from 0 to below shutdown_timeout_ms "
                                 f"({self.shutdown_timeout_ms}), got {self.drain_linger_ms!r}")
