@@ -41,6 +41,8 @@ DEFAULT_SETTINGS = ("eager", "graphs", "graphs+batching")
 OVERSIZE_POLICIES = ("reject", "eager")
 #: the path a request is POSTed to (the app answers it; the load generator and the bare server send to it)
 INFER_PATH = "/v1/infer"
+#: the request header a client lowers its deadline with (milliseconds; `ServeConfig.request_timeout_ms` is the most)
+REQUEST_TIMEOUT_HEADER = "X-Request-Timeout-Ms"
 #: `ServeConfig.from_env` reads GRAPHLAB_SERVE_<FIELD> (GRAPHLAB_SERVE_MAX_WAIT_US=500)
 ENV_PREFIX = "GRAPHLAB_SERVE_"
 
@@ -92,6 +94,11 @@ class ServeConfig:
     max_pending: int = _setting(512, "most requests inside the service at once (pre-processing, queued, on the GPU, "
                                 "post-processing); one more gets HTTP 503 at once: this bounds memory under a flood",
                                 parse=int)
+    request_timeout_ms: int = _setting(10_000, "each request's deadline, from when the service accepts it: past it "
+                                       "the client gets HTTP 504, and a request whose expected wait (the requests "
+                                       "ahead / the recent batch times) is longer is refused at once with 503; a "
+                                       f"client may lower it with the {REQUEST_TIMEOUT_HEADER} header, never raise "
+                                       "it", parse=int)
     max_in_flight: int = _setting(2, "batches launched on the GPU but not yet post-processed (2: the worker prepares "
                                   "the next batch while the GPU runs this one)", parse=int)
     preprocess_threads: int = _setting(4, "threads of the pre-processing pool; 0 runs pre-processing on the event "
@@ -144,7 +151,7 @@ class ServeConfig:
         if not isinstance(self.preprocess_threads, int) or self.preprocess_threads < 0:
             raise BadInputError(f"preprocess_threads must be 0 (on the event loop) or more, got "
                                 f"{self.preprocess_threads!r}")
-        for name in ("max_batch_size", "max_pending", "max_in_flight", "postprocess_threads",
+        for name in ("max_batch_size", "max_pending", "request_timeout_ms", "max_in_flight", "postprocess_threads",
                      "max_body_bytes", "max_head_bytes", "max_headers", "max_url_bytes", "max_top_k",
                      "trace_capacity", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms",
                      "shutdown_timeout_ms", "port", "backlog"):
@@ -269,5 +276,5 @@ ServeConfig.__doc__ = (ServeConfig.__doc__ or "") + "\n\n    Attributes:\n" + "\
     textwrap.fill(f"{spec.name}: {spec.metadata['help']} (default {_shown(spec.default)}).", width=112,
                   initial_indent=" " * 8, subsequent_indent=" " * 12) for spec in fields(ServeConfig))
 
-__all__ = ["DEFAULT_SETTINGS", "ENV_PREFIX", "INFER_PATH", "OVERSIZE_POLICIES", "SETTINGS", "ServeConfig",
-           "parse_buckets"]
+__all__ = ["DEFAULT_SETTINGS", "ENV_PREFIX", "INFER_PATH", "OVERSIZE_POLICIES", "REQUEST_TIMEOUT_HEADER", "SETTINGS",
+           "ServeConfig", "parse_buckets"]
