@@ -179,10 +179,15 @@ class ServeError(GraphlabError):
     Attributes:
         status: HTTP status code (500 unless a subclass says otherwise).
         reason: a short machine-readable word for the JSON body ("inference_failed", ...).
+        stage: for a 500, where it failed ("the model", "pre-processing", ...), set where known: a client is told
+            this and the request, never the message (which may hold the model's text, paths).
+        request_id: the service's id of the request it answers, set where known (None: not accepted yet).
     """
 
     status = 500
     reason = "inference_failed"
+    stage = ""
+    request_id: int | None = None
 
 
 class InferenceFailedError(ServeError, UnsupportedError):
