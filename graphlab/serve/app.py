@@ -286,6 +286,7 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
               Route("/healthz", healthz), Route("/v1/stats", stats), Route("/metrics", prometheus)]
     metrics = HttpMetrics(paths=tuple(route.path for route in routes))  # each route by name, the rest as "other"
     inner = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
+    inner.router.redirect_slashes = False  # "/v1/infer/" is a 404, not a 307 to a Location built from the Host header
     guard = GuardedApp(inner, svc, metrics)
     inner.state.service = svc
     inner.state.guard = guard

@@ -27,19 +27,131 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import logging
 from typing import Any
 
 from graphlab.errors import UnsupportedError
 from graphlab.serve.app import create_app
+from graphlab.serve.config import ServeConfig
 from graphlab.serve.metrics import HttpMetrics
 from graphlab.serve.service import InferenceService
 
 log = logging.getLogger("graphlab.serve")
 
-_TIMEOUT_408 = b'{"error":"request_timeout","detail":"the request head did not arrive in time: send it at once"}'
-RESPONSE_408 = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n"
-                b"content-length: " + str(len(_TIMEOUT_408)).encode() + b"\r\n\r\n" + _TIMEOUT_408)
+_PHRASES = {400: b"Bad Request", 408: b"Request Timeout", 414: b"URI Too Long",
+            431: b"Request Header Fields Too Large"}
+
+
+def raw_answer(status: int, reason: str, detail: str) -> bytes:
+    """A whole JSON answer that closes its connection, as bytes for the transport: what the protocol says before
+    (or instead of) the app."""
+    body = json.dumps({"error": reason, "detail": detail}, separators=(",", ":")).encode()
+    return (b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: %d\r\n\r\n"
+            % (status, _PHRASES[status], len(body)) + body)
+
+
+RESPONSE_408 = raw_answer(408, "request_timeout", "the request head did not arrive in time: send it at once")
+#: the answer to bytes that are not HTTP/1.1 (an unknown method, a bad or duplicate Content-Length, both
+#: Content-Length and Transfer-Encoding, a bad chunk size, control bytes in a header, TLS): uvicorn's is text/plain
+RESPONSE_400 = raw_answer(400, "bad_http_request", "the request is not valid HTTP/1.1 (its request line, a header, "
+                          "its framing or a chunk); this server speaks plain HTTP, not TLS")
+
+
+class HeadMeter:
+    """A connection's request heads, counted as their bytes arrive, before the parser reads them: a head that
+    grows past a limit is refused while it is still small, whatever the parser's own cost per byte.
+
+    It follows the connection's framing as far as the limits need: a head ends at its empty line, then a
+    Content-Length body is skipped and the next head (pipelined) is counted; after a chunked body it waits for
+    `reset()` (the protocol calls it once that request's answer is sent).
+
+        >>> meter = HeadMeter(max_head_bytes=64, max_headers=2, max_url_bytes=16)
+        >>> meter.feed(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n") is None
+        True
+        >>> meter.feed(b"GET /" + b"a" * 20 + b" HTTP/1.1\r\n")[0]
+        414
+    """
+
+    def __init__(self, max_head_bytes: int, max_headers: int, max_url_bytes: int):
+        self.max_head_bytes = max_head_bytes
+        self.max_headers = max_headers
+        self.max_url_bytes = max_url_bytes
+        self.reset()
+
+    def reset(self) -> None:
+        """Count a new head from its first byte."""
+        self.state = "head"  # "head", "body" (body_left bytes to skip), "wait" (until reset())
+        self.head_bytes = 0
+        self.headers = 0
+        self.line = bytearray()
+        self.seen_request_line = False
+        self.body_left = 0
+        self.content_length: bytes | None = None
+        self.chunked = False
+
+    def feed(self, data: bytes) -> tuple[int, str, str] | None:
+        """Count `data`; the first limit it breaks as (status, reason, detail), else None."""
+        pos, end = 0, len(data)
+        while pos < end:
+            if self.state == "wait":
+                return None
+            if self.state == "body":
+                step = min(self.body_left, end - pos)
+                self.body_left -= step
+                pos += step
+                if self.body_left == 0:
+                    self.reset()
+                continue
+            newline = data.find(b"\n", pos)
+            stop = end if newline < 0 else newline + 1
+            self.head_bytes += stop - pos
+            self.line += data[pos:stop]
+            pos = stop
+            if self.head_bytes > self.max_head_bytes:
+                return (431, "request_header_too_large", f"the request head is over {self.max_head_bytes} bytes; "
+                        f"this server reads at most {self.max_head_bytes}: send less in headers")
+            if not self.seen_request_line and len(self.line) > self.max_url_bytes + 64:
+                return self._url_too_long()  # the request line alone is longer than any URL it may carry
+            if newline >= 0:
+                breach = self._line_done(bytes(self.line).rstrip(b"\r\n"))
+                self.line.clear()
+                if breach is not None:
+                    return breach
+        return None
+
+    def _line_done(self, line: bytes) -> tuple[int, str, str] | None:
+        if not self.seen_request_line:
+            if line:  # empty lines before a request line are allowed (RFC 9112 2.2); they count as head bytes
+                parts = line.split(b" ")
+                if len(parts) > 1 and len(parts[1]) > self.max_url_bytes:
+                    return self._url_too_long()
+                self.seen_request_line = True
+            return None
+        if not line:  # the head's end
+            length = (self.content_length or b"0").strip()
+            if self.chunked or not length.isdigit():
+                self.state = "wait"  # a chunked body (or a framing the parser will refuse): until the answer
+            elif int(length) > 0:
+                self.state, self.body_left = "body", int(length)
+            else:
+                self.reset()
+            return None
+        self.headers += 1
+        if self.headers > self.max_headers:
+            return (431, "request_header_too_large", f"the request has more than {self.max_headers} headers; this "
+                    f"server reads at most {self.max_headers}")
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name == b"content-length":
+            self.content_length = value
+        elif name == b"transfer-encoding":
+            self.chunked = True
+        return None
+
+    def _url_too_long(self) -> tuple[int, str, str]:
+        return (414, "uri_too_long", f"the request URL is over {self.max_url_bytes} bytes; this server reads at "
+                f"most {self.max_url_bytes}")
 
 
 def describe_stack() -> dict[str, str]:
@@ -48,29 +160,69 @@ def describe_stack() -> dict[str, str]:
             "http": "httptools" if importlib.util.find_spec("httptools") else "h11"}
 
 
-def guarded_protocol(http: str, header_timeout_s: float, metrics: HttpMetrics) -> type:
-    """uvicorn's HTTP protocol ("httptools" or "h11") with a deadline on each request's head."""
+def guarded_protocol(http: str, config: ServeConfig, metrics: HttpMetrics) -> type:
+    """uvicorn's HTTP protocol ("httptools" or "h11") with a deadline on each request's head, the head limits
+    (`HeadMeter`: 431 / 414) and JSON for what the parser refuses (400), each answer closing the connection."""
     if http == "httptools":
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
     else:
         from uvicorn.protocols.http.h11_impl import H11Protocol as base
+    header_timeout_s = config.header_timeout_ms / 1000.0
 
     class HeadDeadline(base):  # type: ignore[misc, valid-type]
         """Arms a timer when a connection starts waiting for a request's head; if no new request has begun by
-        then (its head complete), answers 408 and closes. One timer per request: a few µs."""
+        then (its head complete), answers 408 and closes. One timer per request: a few µs. Counts each head's
+        bytes before the parser sees them (`HeadMeter`)."""
 
         _head_timer: Any = None
         _head_cycle: Any = None
+        _refusal: bytes | None = None
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            self._meter = HeadMeter(config.max_head_bytes, config.max_headers, config.max_url_bytes)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
+            if self._refusal is not None:
+                return  # refused: the rest is not read
             if self.cycle is None or self.cycle.response_complete:  # between requests: this is a new head
                 if self._head_timer is None or self._head_cycle is not self.cycle:
                     self._arm()
+                if self._meter.state == "wait":
+                    self._meter.reset()
+            breach = self._meter.feed(data)
+            if breach is not None:
+                status, reason, detail = breach
+                metrics.refused[reason] += 1
+                self._refuse(raw_answer(status, reason, detail))
+                return
             super().data_received(data)
+
+        def _refuse(self, answer: bytes) -> None:
+            """Answer `answer` and close: now, or after the answer in progress (a pipelined request)."""
+            if self.cycle is not None and not self.cycle.response_complete:
+                self._refusal = answer
+                self.transport.pause_reading()
+                return
+            self._refusal = answer
+            self.transport.write(answer)
+            self.transport.close()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self._refusal is not None and not self.transport.is_closing():
+                self.transport.write(self._refusal)
+                self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            """What the parser refused, as JSON (uvicorn's own is text/plain); the connection closes."""
+            metrics.refused["bad_http_request"] += 1
+            if self.cycle is not None and self.cycle.response_started:
+                self.transport.close()  # an answer is on the wire already: nothing else can follow it
+                return
+            self.transport.write(RESPONSE_400)
+            self.transport.close()
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._head_timer is not None:
@@ -107,8 +259,9 @@ def make_server(service: InferenceService, *, log_level: str = "warning", stack:
     app = create_app(service)
     guard = app
     stack = stack or describe_stack()
-    protocol = guarded_protocol(stack["http"], cfg.header_timeout_ms / 1000.0, guard.metrics)
+    protocol = guarded_protocol(stack["http"], cfg, guard.metrics)
     config = uvicorn.Config(app, host=cfg.host, port=cfg.port, loop=stack["loop"], http=protocol, lifespan="on",
+                            h11_max_incomplete_event_size=cfg.max_head_bytes + 1024,  # the HeadMeter refuses first
                             log_level=log_level, backlog=cfg.backlog, timeout_keep_alive=cfg.idle_timeout_ms / 1000.0,
                             timeout_graceful_shutdown=cfg.shutdown_timeout_ms / 1000.0, access_log=False)
 
@@ -159,4 +312,4 @@ def run_server(service: InferenceService, *, log_level: str = "warning") -> int:
     return 0 if service.state == "closed" else 1
 
 
-__all__ = ["RESPONSE_408", "describe_stack", "guarded_protocol", "make_server", "run_server"]
+__all__ = ["HeadMeter", "RESPONSE_400", "RESPONSE_408", "describe_stack", "guarded_protocol", "make_server", "run_server"]

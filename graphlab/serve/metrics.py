@@ -41,6 +41,7 @@ class HttpMetrics:
         self.latency_count = 0
         self.in_flight = 0
         self.timeouts: Counter[str] = Counter()
+        self.refused: Counter[str] = Counter()  # by the HTTP protocol, before the app: head limits, not HTTP
 
     def observe(self, path: str, status: int, duration_ns: int) -> None:
         """One answer sent: `path` (unknown paths count as "other"), its status, how long it took."""
@@ -59,6 +60,10 @@ class HttpMetrics:
                   "# TYPE graphlab_http_timeouts_total counter"]
         for what, n in sorted(self.timeouts.items()):
             lines.append(f'graphlab_http_timeouts_total{{stage="{what}"}} {n}')
+        lines += ["# HELP graphlab_http_refused_total Requests the HTTP protocol refused before the app (431, 414, "
+                  "400: not HTTP).", "# TYPE graphlab_http_refused_total counter"]
+        for what, n in sorted(self.refused.items()):
+            lines.append(f'graphlab_http_refused_total{{reason="{what}"}} {n}')
         lines += ["# HELP graphlab_http_request_duration_seconds From the request's head to its answer.",
                   "# TYPE graphlab_http_request_duration_seconds histogram"]
         total = 0

@@ -1,0 +1,191 @@
+"""The HTTP protocol over real sockets, with both parsers uvicorn runs on (h11, and httptools where installed):
+head limits answered 431 / 414 JSON while the head is still arriving, protocol errors answered 400 JSON, no
+redirect built from the client's Host header.
+
+Each case is a loss seen before this code existed (issue 42): a header streamed for seconds stalled every
+connection (the parser's cost grows with the square of a header's length), a 1 MiB header and 10,000 headers
+were accepted, nine kinds of bad HTTP got text/plain, and `/v1/infer/` a 307 to the client's own Host.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("uvicorn")
+pytest.importorskip("starlette")
+
+from graphlab.serve.config import ServeConfig  # noqa: E402
+from graphlab.serve.http import HeadMeter, make_server  # noqa: E402
+from graphlab.serve.service import InferenceService  # noqa: E402
+
+PARSERS = ["h11"] + (["httptools"] if importlib.util.find_spec("httptools") else [])
+BODY = json.dumps({"inputs": [[0.5] * 8]}).encode()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ThreadServer:
+    """`make_server` for the `slow` test model (tests/serve_test_models.py) in a thread, with one HTTP parser."""
+
+    def __init__(self, http: str, **config: object):
+        import serve_test_models
+
+        served = serve_test_models.slow()
+        cfg = ServeConfig.for_model(served, device="cpu", setting="eager", port=_free_port(), **config)
+        self.port, self.http = cfg.port, http
+        self.service = InferenceService(cfg, model=served).start()
+        self.server = make_server(self.service, stack={"loop": "asyncio", "http": http})
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise AssertionError("the server did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+@pytest.fixture(scope="module", params=PARSERS)
+def server(request, monkeypatch_module):
+    monkeypatch_module.setenv("SERVE_TEST_SLEEP_MS", "1")
+    srv = ThreadServer(request.param)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+def _exchange(port: int, raw: bytes, timeout_s: float = 20.0) -> bytes:
+    """Send `raw` (as much as the server reads before it answers), then read until the server closes."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.settimeout(timeout_s)
+        try:
+            sock.sendall(raw)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        return _read_until_closed(sock)
+
+
+def _read_until_closed(sock: socket.socket) -> bytes:
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return data
+
+
+def _status_and_json(data: bytes) -> tuple[int, dict[str, str], dict]:
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:] if ": " in line)
+    return int(lines[0].split()[1]), headers, json.loads(body)
+
+
+def _post(path: str = "/v1/infer", extra: bytes = b"") -> bytes:
+    return (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(BODY)}\r\n"
+            .encode() + extra + b"\r\n" + BODY)
+
+
+# -- head limits ------------------------------------------------------------------------------------------
+def test_a_header_streamed_without_end_is_cut_with_431_json_while_it_is_still_small(server):
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.settimeout(20)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: ")
+        sent, piece = 0, b"a" * 4096
+        start = time.monotonic()
+        try:
+            while sent < 4 * 2**20 and time.monotonic() - start < 20:  # up to 4 MiB, if the server lets it in
+                sock.sendall(piece)
+                sent += len(piece)
+                time.sleep(0.002)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        data = _read_until_closed(sock)
+    status, headers, body = _status_and_json(data)
+    assert (status, headers["content-type"], body["error"]) == (431, "application/json", "request_header_too_large")
+    assert sent < 2**20, f"the server read {sent} bytes of one head before refusing it"
+
+
+def test_too_many_headers_get_431_and_a_long_url_414(server):
+    many = b"".join(b"X-H%d: v\r\n" % i for i in range(101))
+    status, _, body = _status_and_json(_exchange(server.port, _post(extra=many)))
+    assert (status, body["error"]) == (431, "request_header_too_large") and "100 headers" in body["detail"]
+    status, _, body = _status_and_json(_exchange(server.port, b"GET /healthz?q=" + b"a" * 9000 + b" HTTP/1.1\r\n"
+                                                 b"Host: x\r\n\r\n"))
+    assert (status, body["error"]) == (414, "uri_too_long")
+
+
+def test_heads_within_the_limits_and_pipelined_requests_are_served(server):
+    big = b"".join(b"X-H%d: %s\r\n" % (i, b"v" * 2000) for i in range(12))  # 24 KiB of headers: under 32 KiB
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.settimeout(20)
+        sock.sendall(_post(extra=big) + _post(extra=big) + b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close"
+                     b"\r\n\r\n")
+        data = _read_until_closed(sock)
+    assert data.count(b"HTTP/1.1 200") == 3, data[:300]
+
+
+def test_the_meter_follows_content_length_bodies_to_the_next_head():
+    meter = HeadMeter(max_head_bytes=200, max_headers=4, max_url_bytes=32)
+    body = b"x" * 500  # a body may be larger than any head
+    request = b"POST / HTTP/1.1\r\nContent-Length: 500\r\n\r\n" + body
+    assert meter.feed(request * 3) is None and meter.state == "head"
+    assert meter.feed(b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 5)[0] == 431
+
+
+# -- every answer JSON ------------------------------------------------------------------------------------
+BAD_HTTP = {
+    "unknown method": b"FOO /v1/infer HTTP/1.1\r\nHost: x\r\n\r\n",
+    "bad Content-Length": b"POST /v1/infer HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+    "duplicate Content-Length": b"POST /v1/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n"
+                                b"\r\n{}",
+    "Content-Length and Transfer-Encoding": b"POST /v1/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                                            b"\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n"
+                                            b"0\r\n\r\n",
+    "bad chunk size": b"POST /v1/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+                      b"chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+    "control byte in a header": b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\x01b\r\n\r\n",
+    "TLS bytes": bytes.fromhex("16030100c4010000c00303") + b"\x00" * 40,
+    "no HTTP version": b"GET /healthz\r\n\r\n",
+    "space in the header name": b"GET /healthz HTTP/1.1\r\nHost: x\r\nX A: b\r\n\r\n",
+}
+
+
+#: what only one parser accepts (h11 takes any token as a method, a CL beside chunked, \x01 in a value; httptools
+#: reads a line without a version as HTTP/0.9): then the app answers, in JSON too
+LENIENT = {("h11", "unknown method"), ("h11", "Content-Length and Transfer-Encoding"),
+           ("h11", "control byte in a header"), ("httptools", "no HTTP version")}
+
+
+@pytest.mark.parametrize("what", list(BAD_HTTP))
+def test_bad_http_is_answered_with_a_400_json(server, what):
+    data = _exchange(server.port, BAD_HTTP[what])
+    status, headers, body = _status_and_json(data)
+    assert headers["content-type"] == "application/json", data
+    if (server.http, what) not in LENIENT:
+        assert (status, body["error"]) == (400, "bad_http_request"), data
+
+
+def test_a_trailing_slash_is_a_404_json_not_a_redirect_to_the_clients_host(server):
+    data = _exchange(server.port, _post("/v1/infer/", b"Connection: close\r\n").replace(b"Host: x", b"Host: evil.test"))
+    status, headers, body = _status_and_json(data)
+    assert (status, body["error"]) == (404, "not_found") and "location" not in headers
