@@ -14,7 +14,9 @@ Every answer is JSON, `{"error": <reason>, "detail": <one line>}` when refused, 
     404 / 405                   no such path, or the wrong method
     503 overloaded              admission: max_pending HTTP requests already inside, the service full, warming
                                 up or shutting down; Retry-After: 1, at once, before the body is read or parsed
-    500 inference_failed        the GPU worker, a stage, or the JSON of an answer failed on this request
+    500 inference_failed        the GPU worker, a stage, or the JSON of an answer failed on this request: the
+                                detail names the request and the stage, never the exception's text (logged,
+                                once, under the same request name)
 A failure inside a request never escapes the app, so uvicorn never answers text/plain and never resets the
 keep-alive connection. A client that disconnects mid-request changes nothing for the others: its request,
 once accepted, runs to the end and the answer is counted as abandoned; one that leaves while still
@@ -34,7 +36,9 @@ a compiled dependency and a second set of rules for nothing. Starlette is import
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import logging
 from typing import Any
 
 from graphlab.clock import timestamp_ns
@@ -46,6 +50,7 @@ from graphlab.serve.metrics import HttpMetrics
 from graphlab.serve.service import InferenceService
 
 _HAS_TIMEOUT = hasattr(asyncio, "timeout")
+log = logging.getLogger("graphlab.serve")
 
 
 def _dumps(value: Any) -> bytes:
@@ -54,6 +59,14 @@ def _dumps(value: Any) -> bytes:
 
 def error_body(exc: ServeError) -> bytes:
     return _dumps({"error": exc.reason, "detail": " ".join(str(exc).split())})
+
+
+def failure_body(exc: ServeError, ref: str) -> bytes:
+    """A 500's JSON: the request (`ref`) and where it failed (`exc.stage`), never the exception's message (it may
+    hold the model's text, paths, markup); the server's log has the message under the same `ref`."""
+    where = exc.stage or "inference"
+    return _dumps({"error": exc.reason, "detail": f"request {ref} failed in {where}; the server's log has the "
+                                                  f"detail under {ref}"})
 
 
 def is_json_type(value: bytes | None) -> bool:
@@ -80,6 +93,21 @@ class GuardedApp:
         self.body_timeout_s = service.config.body_timeout_ms / 1000.0
         self.draining = False
         self.state = getattr(inner, "state", None)
+        self._failures = itertools.count(1)
+
+    def failed(self, exc: BaseException, stage: str) -> bytes:
+        """Log a 500 once, with its message (and the traceback of an unexpected error); its JSON for the client."""
+        error = exc if isinstance(exc, ServeError) else InferenceFailedError("unexpected error")
+        if isinstance(exc, ServeError) and exc.request_id is not None:
+            ref = f"#{exc.request_id}"
+        else:
+            ref = f"http-{next(self._failures)}"
+        if not error.stage:
+            error.stage = stage
+        message = " ".join(str(exc).split())
+        log.error("graphlab.serve: request %s failed in %s: %s: %s", ref, error.stage, type(exc).__name__, message,
+                  exc_info=exc if not isinstance(exc, ServeError) else None)
+        return failure_body(error, ref)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -108,9 +136,9 @@ class GuardedApp:
                 await self.inner(scope, receive, counted_send)
         except Exception as exc:  # noqa: BLE001 - the connection stays usable: a JSON 500, never text/plain
             self.service.count("app_errors")
+            body = self.failed(exc, "the HTTP app")
             if status["code"] == 0:
-                await _answer(counted_send, 500, error_body(InferenceFailedError(
-                    f"unexpected error: {type(exc).__name__}: {exc}")))
+                await _answer(counted_send, 500, body)
         finally:
             metrics.in_flight -= 1
             metrics.observe(path, status["code"], timestamp_ns() - start_ns)
@@ -154,14 +182,19 @@ class GuardedApp:
             try:
                 payload = _dumps(answer)
             except (ValueError, TypeError) as exc:
-                raise InferenceFailedError(f"the answer is not JSON ({exc}): the model returned a value JSON cannot "
-                                           "carry")
+                error = InferenceFailedError(f"the answer is not JSON ({exc}): the model returned a value JSON "
+                                             "cannot carry")
+                error.stage, error.request_id = "encoding the answer as JSON", answer.get("id")
+                raise error from None
             await _answer(send, 200, payload)
         except BodyTimeoutError as exc:
             svc.count("refused_body_timeout")
             self.metrics.timeouts["body"] += 1
             await _answer(send, exc.status, error_body(exc), close=True)
         except ServeError as exc:
+            if exc.status == 500:
+                await _answer(send, 500, self.failed(exc, "inference"))
+                return
             # a 503 closes its connection: a client that retries at once must connect again and queue behind
             # the connections already waiting (kernel accept queue, first come first served), instead of taking
             # the event loop's next turn from them (a 512-client flood on 2 cores: max 2 s -> 0.23 s; docs/serving.md,
@@ -299,4 +332,4 @@ def app_from_env() -> Any:
     return create_app(ServeConfig.from_env())
 
 
-__all__ = ["GuardedApp", "INFER_PATH", "app_from_env", "create_app", "error_body", "is_json_type"]
+__all__ = ["GuardedApp", "INFER_PATH", "app_from_env", "create_app", "error_body", "failure_body", "is_json_type"]
