@@ -4,7 +4,13 @@ With merging on, the worker takes the oldest request and waits until either `max
 are queued or the oldest request has waited `max_wait_us`, then takes requests in arrival order
 while they fit (a request is never split across batches). With merging off, every request is its
 own batch, at once. The queue is bounded: `put` refuses with `OverloadedError` (HTTP 503) when
-`capacity` requests are waiting, so a flood costs a fast answer, not memory.
+`capacity` requests are waiting, so a flood costs a fast answer, not memory. A request may carry a
+deadline (`put(..., deadline_ns=)`): one still queued past it is never run but handed to `on_expired`
+when it reaches the head of the queue (its client gets 504 from the service, not a late answer).
+
+`BatchTimes` keeps the recent batches' durations: the service's estimate of how long a new request
+would wait (`expected_wait_s`), so it refuses at once (503) a request that could not be answered
+within its deadline.
 
 The batcher also counts requests still in pre-processing (`expect` / `put` / `forget`), so each
 batch says how many were on their way when the worker started waiting for it: a worker that waits
@@ -20,11 +26,12 @@ Pure Python (threading only): no torch here.
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from graphlab.errors import BadInputError, OverloadedError
 
@@ -36,6 +43,7 @@ class Pending:
     item: Any
     rows: int
     enqueued_ns: int
+    deadline_ns: int = 0  # monotonic ns past which it is not run (0: none)
 
 
 @dataclass
@@ -67,9 +75,12 @@ class DynamicBatcher:
         max_wait_us: how long the oldest request may wait for company (merging only).
         merge: False gives one request per batch ("eager" and "graphs" settings).
         capacity: most requests waiting at once.
+        on_expired: called with each `Pending` whose deadline passed before it was cut into a batch (on the
+            consumer's thread, outside the lock); it is dropped from the queue either way.
     """
 
-    def __init__(self, max_batch_rows: int, max_wait_us: int, merge: bool, capacity: int):
+    def __init__(self, max_batch_rows: int, max_wait_us: int, merge: bool, capacity: int,
+                 on_expired: Callable[[Pending], None] | None = None):
         if max_batch_rows < 1 or capacity < 1 or max_wait_us < 0:
             raise BadInputError(f"max_batch_rows and capacity must be positive and max_wait_us non-negative, got "
                                 f"{max_batch_rows}, {capacity} and {max_wait_us}")
@@ -82,6 +93,7 @@ class DynamicBatcher:
         self._expected = 0
         self._closed = False
         self._cond = threading.Condition()
+        self._on_expired = on_expired
 
     # -- producers (pre-processing threads) ------------------------------------------------------------
     def expect(self) -> None:
@@ -94,8 +106,9 @@ class DynamicBatcher:
         with self._cond:
             self._expected = max(0, self._expected - 1)
 
-    def put(self, item: Any, rows: int, *, expected: bool = False) -> None:
-        """Queue one request of `rows` rows; `expected=True` if `expect()` was called for it.
+    def put(self, item: Any, rows: int, *, expected: bool = False, deadline_ns: int = 0) -> None:
+        """Queue one request of `rows` rows; `expected=True` if `expect()` was called for it; `deadline_ns`
+        (monotonic): past it, the request is handed to `on_expired` instead of a batch.
 
         Raises:
             OverloadedError: the queue holds `capacity` requests, or the batcher is closed.
@@ -107,20 +120,36 @@ class DynamicBatcher:
                 raise OverloadedError("the service is shutting down: retry on another replica")
             if len(self._queue) >= self.capacity:
                 raise OverloadedError(f"the queue is full ({self.capacity} requests waiting): retry later")
-            self._queue.append(Pending(item, rows, time.monotonic_ns()))
+            self._queue.append(Pending(item, rows, time.monotonic_ns(), deadline_ns))
             self._queued_rows += rows
             self._cond.notify_all()
 
     # -- the consumer (the GPU worker) -----------------------------------------------------------------
     def get(self, timeout_s: float | None = None) -> Batch | None:
-        """The next batch; None if nothing came within `timeout_s`, or the batcher is closed and empty."""
-        with self._cond:
-            batch = Batch(wait_start_ns=time.monotonic_ns(), pre_in_flight=self._expected)
-            if not self._cond.wait_for(lambda: self._queue or self._closed, timeout=timeout_s):
+        """The next batch; None if nothing came within `timeout_s`, or the batcher is closed and empty.
+        Requests whose deadline passed are left out of it (handed to `on_expired`)."""
+        expired: list[Pending] = []
+        try:
+            with self._cond:
+                return self._next_batch(timeout_s, expired)
+        finally:
+            for pending in expired:
+                if self._on_expired is not None:
+                    self._on_expired(pending)
+
+    def _next_batch(self, timeout_s: float | None, expired: list[Pending]) -> Batch | None:
+        batch = Batch(wait_start_ns=time.monotonic_ns(), pre_in_flight=self._expected)
+        end = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            remaining = None if end is None else max(0.0, end - time.monotonic())
+            if not self._cond.wait_for(lambda: self._queue or self._closed, timeout=remaining):
                 return None
+            self._drop_expired(expired)
             if not self._queue:
-                return None  # closed and drained
-            batch.first_ready_ns = time.monotonic_ns()
+                if self._closed or (end is not None and time.monotonic() >= end):
+                    return None  # closed and drained, or only expired requests came
+                continue
+            batch.first_ready_ns = batch.first_ready_ns or time.monotonic_ns()
             if self.merge and self.max_wait_ns > 0:
                 deadline = self._queue[0].enqueued_ns + self.max_wait_ns
                 while self._queued_rows < self.max_batch_rows and not self._closed:
@@ -128,12 +157,24 @@ class DynamicBatcher:
                     if remaining_ns <= 0:
                         break
                     self._cond.wait(remaining_ns / 1e9)
-            self._cut(batch)
-            batch.formed_ns = time.monotonic_ns()
-            return batch
+            self._cut(batch, expired)
+            if batch.items:
+                batch.formed_ns = time.monotonic_ns()
+                return batch
 
-    def _cut(self, batch: Batch) -> None:
-        while self._queue:
+    def _drop_expired(self, expired: list[Pending]) -> None:
+        """Move the expired requests at the head of the queue to `expired` (the others expire at their turn)."""
+        now = time.monotonic_ns()
+        while self._queue and 0 < self._queue[0].deadline_ns <= now:
+            head = self._queue.popleft()
+            self._queued_rows -= head.rows
+            expired.append(head)
+
+    def _cut(self, batch: Batch, expired: list[Pending]) -> None:
+        while True:
+            self._drop_expired(expired)
+            if not self._queue:
+                break
             head = self._queue[0]
             if batch.items and (not self.merge or batch.rows + head.rows > self.max_batch_rows):
                 break
@@ -166,4 +207,41 @@ class DynamicBatcher:
         return self._expected
 
 
-__all__ = ["Batch", "DynamicBatcher", "Pending"]
+class BatchTimes:
+    """The durations of the last `window` batches: how long the requests already inside will take.
+
+    A batch's duration is its slowest stage's time (the worker's run, or its post-processing): the rate the
+    pipeline drains at when the queue is never empty. `expected_wait_s` is that drain time for the rows ahead.
+
+        >>> times = BatchTimes(window=4)
+        >>> times.add(0.010); times.add(0.030)
+        >>> times.expected_wait_s(rows_ahead=20, max_batch_rows=8, merge=True)   # 3 batches of 20 ms
+        0.06
+    """
+
+    def __init__(self, window: int = 32):
+        self._times_s: deque[float] = deque(maxlen=window)
+        self._sum_s = 0.0
+        self._lock = threading.Lock()
+
+    def add(self, duration_s: float) -> None:
+        with self._lock:
+            if len(self._times_s) == self._times_s.maxlen:
+                self._sum_s -= self._times_s[0]
+            self._times_s.append(duration_s)
+            self._sum_s += duration_s
+
+    @property
+    def mean_s(self) -> float:
+        """The recent batches' mean duration; 0.0 before the first batch."""
+        with self._lock:
+            return self._sum_s / len(self._times_s) if self._times_s else 0.0
+
+    def expected_wait_s(self, rows_ahead: int, max_batch_rows: int, merge: bool, requests_ahead: int = 0) -> float:
+        """Seconds until the requests ahead of a new one (`rows_ahead` rows, `requests_ahead` requests) are answered:
+        in full batches of `max_batch_rows` when merging, one batch per request when not; 0.0 before any batch."""
+        batches = math.ceil(rows_ahead / max_batch_rows) if merge else requests_ahead
+        return round(batches * self.mean_s, 6)
+
+
+__all__ = ["Batch", "BatchTimes", "DynamicBatcher", "Pending"]

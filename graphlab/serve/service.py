@@ -10,9 +10,14 @@ An answer is a plain dict to code and JSON; in a notebook it shows as tables (`g
 What the service promises, whatever the load:
 - a bad request is refused before it costs anything: 422 (malformed) or 413 (too large), one line saying why;
 - at most `max_pending` requests are inside at once; one more is refused at once with 503 (bounded memory);
+- each request has a deadline (`request_timeout_ms`, or less if the caller asks): one that would wait longer
+  (the rows ahead of it at the recent batch times, `BatchTimes`) is refused at once with 503; an accepted
+  one not answered by then gets 504 at its deadline, and is not run if it is still queued;
 - an accepted request is always answered, with its result or with a clear error: never dropped, even if
   its client has gone (then the answer is counted as abandoned) or the service is shutting down
   (`close()` drains what it accepted before it stops);
+- a model that raises fails only the requests it raises on (the worker's docstring); a GPU worker that stays
+  down (a CUDA error, or two deaths within a minute) makes the service "failed" and calls `when_down`'s callbacks;
 - each stage runs on its own threads: the event loop only checks and hands off, pre-processing runs in a
   thread pool, the GPU worker in its own thread and stream, post-processing in another pool.
 
@@ -22,6 +27,7 @@ they compare fairly. `runner=` injects what the worker calls (CPU tests use a st
 from __future__ import annotations
 
 import asyncio
+import copy
 import enum
 import itertools
 import threading
@@ -37,8 +43,8 @@ from graphlab.env import require_cuda
 from graphlab.errors import (BadInputError, BadRequestError, ConfigurationError, OverloadedError, PaddingError,
                              InferenceFailedError, RequestTimeoutError, RequestTooLargeError,
                              ServeError)
-from graphlab.serve.batcher import Batch, DynamicBatcher
-from graphlab.serve.config import ServeConfig
+from graphlab.serve.batcher import Batch, BatchTimes, DynamicBatcher, Pending
+from graphlab.serve.config import REQUEST_TIMEOUT_HEADER, ServeConfig
 from graphlab.serve.payload import ParsedRequest
 from graphlab.serve.answer import ServiceAnswer
 from graphlab.serve.runners import EagerRunner, make_cache_runner
@@ -109,9 +115,13 @@ class InferenceService:
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self._pending = 0
+        self._pending_rows = 0
         self._idle = threading.Condition(self._lock)
         self._batcher = DynamicBatcher(config.max_batch_size, config.max_wait_us, config.batches_requests,
-                                       capacity=config.max_pending)
+                                       capacity=config.max_pending, on_expired=self._expired_in_queue)
+        self._batch_times = BatchTimes()
+        self.failure: str | None = None
+        self._down_callbacks: list[Callable[[str], None]] = []
         self._pre_pool: ThreadPoolExecutor | None = None
         self._post_pool: ThreadPoolExecutor | None = None
         self._worker: GPUWorker | None = None
@@ -131,7 +141,8 @@ class InferenceService:
                           if self.config.preprocess_threads > 0 else _Inline())
         self._post_pool = ThreadPoolExecutor(self.config.postprocess_threads, thread_name_prefix="graphlab-post")
         self._worker = GPUWorker(self._batcher, self.runner, device=self.config.device, finish=self._finish_batch,
-                                 post_pool=self._post_pool, max_in_flight=self.config.max_in_flight)
+                                 post_pool=self._post_pool, max_in_flight=self.config.max_in_flight,
+                                 on_down=self._worker_down)
         self._worker.start()
         try:
             self._worker.wait_ready(timeout_s)
@@ -178,6 +189,28 @@ class InferenceService:
             self._post_pool.shutdown(wait=True)
         self.state = ServiceState.CLOSED
 
+    def when_down(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(reason)` once if the GPU worker stops for good (at once if it already has): the HTTP
+        server stops and exits non-zero (docs/serving.md, "When the model fails")."""
+        with self._lock:
+            failure = self.failure
+            if failure is None:
+                self._down_callbacks.append(callback)
+        if failure is not None:
+            callback(failure)
+
+    def _worker_down(self, reason: str) -> None:
+        with self._lock:
+            self.failure = reason
+            callbacks, self._down_callbacks = self._down_callbacks, []
+        if self.state is ServiceState.READY:
+            self.state = ServiceState.FAILED
+        for callback in callbacks:
+            try:
+                callback(reason)
+            except Exception:  # noqa: BLE001 - one listener's bug must not keep the others from hearing it
+                self.count("callback_errors")
+
     def __enter__(self) -> InferenceService:
         return self.start() if self.state is ServiceState.NEW else self
 
@@ -185,11 +218,14 @@ class InferenceService:
         self.close()
 
     # -- requests --------------------------------------------------------------------------------------
-    async def infer(self, body: Any, disconnected: Callable[[], Awaitable[bool]] | None = None) -> dict[str, Any]:
+    async def infer(self, body: Any, disconnected: Callable[[], Awaitable[bool]] | None = None, *,
+                    timeout_ms: int | None = None) -> dict[str, Any]:
         """Answer one request body (a decoded JSON object); raises a `ServeError` subclass when refused.
 
-        If the caller is cancelled, or `disconnected()` says its client went away by the time the answer is
-        ready, the request still ran to the end (it was accepted) and its answer is counted as abandoned.
+        `timeout_ms` lowers the request's deadline below `request_timeout_ms` (never raises it); past the deadline
+        it raises `RequestTimeoutError` (504). If the caller is cancelled, or `disconnected()` says its client went
+        away by the time the answer is ready, the request still ran to the end (it was accepted) and its answer is
+        counted as abandoned.
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
@@ -201,14 +237,18 @@ class InferenceService:
             # _settle reads it from the holder later, on the loop
             loop.call_soon_threadsafe(_settle, future, holder, result, error)
 
-        record = self.submit(body, callback)
+        record = self.submit(body, callback, timeout_ms=timeout_ms)
         holder["record"] = record
+        timer = loop.call_later(max(0.0, (record.deadline_ns - time.monotonic_ns()) / 1e9), self._time_out,
+                                future, record)
         try:
             answer = await asyncio.shield(future)
         except asyncio.CancelledError:
             self.mark_abandoned(record)
             future.add_done_callback(lambda f: f.cancelled() or f.exception())  # nobody else will read it
             raise
+        finally:
+            timer.cancel()
         if disconnected is not None and await disconnected():
             self.mark_abandoned(record)
         return answer
@@ -216,7 +256,8 @@ class InferenceService:
     def infer_sync(self, body: Any, timeout_s: float = 60.0) -> dict[str, Any]:
         """`infer` for code without an event loop (scripts, notebook cells): block until the answer.
 
-        Raises the same errors as `infer`, and RequestTimeoutError (504) if no answer came within `timeout_s`.
+        Raises the same errors as `infer`, and RequestTimeoutError (504) if no answer came within `timeout_s`
+        (or the request's deadline, `request_timeout_ms`, if that is sooner).
         """
         done = threading.Event()
         box: dict[str, Any] = {}
@@ -225,8 +266,8 @@ class InferenceService:
             box["result"], box["error"] = result, error
             done.set()
 
-        record = self.submit(body, callback)
-        if not done.wait(timeout_s):
+        record = self.submit(body, callback, timeout_ms=max(1, int(timeout_s * 1000)))
+        if not done.wait(max(0.0, (record.deadline_ns - time.monotonic_ns()) / 1e9)):
             self.mark_abandoned(record)
             raise RequestTimeoutError(f"no answer within {timeout_s:g} s (the request still runs; its answer is "
                                       "dropped): allow a longer timeout_s, or send less at once")
@@ -234,11 +275,13 @@ class InferenceService:
             raise box["error"]
         return box["result"]
 
-    def submit(self, body: Any, callback: Callback) -> RequestRecord:
+    def submit(self, body: Any, callback: Callback, *, timeout_ms: int | None = None) -> RequestRecord:
         """Check and accept one request; `callback(result, error)` is called once from a service thread.
 
-        Raises (before accepting, callback not called): BadRequestError (422), RequestTooLargeError (413),
-        OverloadedError (503: full, warming up or shutting down).
+        `timeout_ms` lowers its deadline (`request_timeout_ms`); still queued past it, it is not run and the
+        callback gets RequestTimeoutError (504). Raises (before accepting, callback not called): BadRequestError
+        (422), RequestTooLargeError (413), OverloadedError (503: full, its expected wait past its deadline,
+        warming up, down or shutting down).
         """
         if self.state is ServiceState.READY and self._worker is not None and not self._worker.alive:
             self.state = ServiceState.FAILED
@@ -246,7 +289,7 @@ class InferenceService:
         if self.state is not ServiceState.READY or pool is None:
             self.count("refused_not_ready")
             if self.state is ServiceState.FAILED:
-                what = f"down (its GPU worker stopped: {self._worker.error if self._worker else '?'})"
+                what = "down (its GPU worker stopped)"
             else:
                 what = _NOT_READY.get(self.state, "shutting down")
             raise OverloadedError(f"the service is {what}: retry on another replica")
@@ -258,14 +301,24 @@ class InferenceService:
         except BadRequestError:
             self.count("refused_malformed")
             raise
+        timeout_ms = self._deadline_ms(timeout_ms)
         with self._lock:
             if self._pending >= self.config.max_pending:
                 self.counters["refused_overloaded"] += 1
                 raise OverloadedError(f"the service holds {self._pending} requests (max_pending): retry later or "
                                       "on another replica")
+            wait_s = self._batch_times.expected_wait_s(self._pending_rows, self.config.max_batch_size,
+                                                       self.config.batches_requests, self._pending)
+            if wait_s * 1000.0 > timeout_ms:
+                self.counters["refused_deadline"] += 1
+                raise OverloadedError(f"the service would answer this request in about {wait_s:.2f} s, past its "
+                                      f"deadline of {timeout_ms} ms: retry later or on another replica")
             self._pending += 1
+            self._pending_rows += parsed.rows
             self.counters["accepted"] += 1
-        record = RequestRecord(next(self._ids), parsed.rows, accepted_ns=time.monotonic_ns())
+        accepted_ns = time.monotonic_ns()
+        record = RequestRecord(next(self._ids), parsed.rows, accepted_ns=accepted_ns,
+                               deadline_ns=accepted_ns + timeout_ms * 1_000_000)
         self._batcher.expect()
         if self.model.prepare_size(parsed) <= self.config.inline_preprocess_max:
             # a few µs of work: a hop to a pre-processing thread would cost more than it (H200: -0.5 ms at
@@ -278,10 +331,21 @@ class InferenceService:
             self._batcher.forget()
             with self._lock:
                 self._pending -= 1
+                self._pending_rows -= parsed.rows
                 self.counters["accepted"] -= 1
                 self.counters["refused_not_ready"] += 1
             raise OverloadedError("the service is shutting down: retry on another replica") from None
         return record
+
+    def _deadline_ms(self, timeout_ms: int | None) -> int:
+        """The request's deadline: `request_timeout_ms`, or less if its caller asks (never more)."""
+        most = self.config.request_timeout_ms
+        if timeout_ms is None:
+            return most
+        if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms < 1:
+            raise BadRequestError(f"the request's timeout ({REQUEST_TIMEOUT_HEADER}) must be a positive whole number "
+                                  f"of milliseconds, got {timeout_ms!r}")
+        return min(timeout_ms, most)
 
     def count(self, key: str) -> None:
         """Add one to counter `key` (the HTTP app counts what only it sees, e.g. client_gone_before_accept)."""
@@ -295,6 +359,31 @@ class InferenceService:
                 record.outcome = "abandoned"
                 self.counters["abandoned"] += 1
 
+    def _time_out(self, future: asyncio.Future[Any], record: RequestRecord) -> None:
+        """The deadline of `record` passed with no answer (on the loop): answer 504; it runs on if it already left
+        the queue, and its answer goes nowhere."""
+        if future.done():
+            return
+        with self._lock:
+            if record.outcome == "pending":
+                record.outcome, record.status = "timed_out", 504
+            self.counters["timed_out"] += 1
+        record.responded_ns = time.monotonic_ns()
+        limit_ms = (record.deadline_ns - record.accepted_ns) // 1_000_000
+        error = RequestTimeoutError(f"no answer within this request's deadline of {limit_ms} ms: the service is busy; "
+                                    "retry later or on another replica")
+        error.request_id = record.request_id
+        future.set_exception(error)
+
+    def _expired_in_queue(self, pending: Pending) -> None:
+        """A request still queued at its deadline (the GPU worker's thread): answered 504, never run."""
+        queued: _Queued = pending.item
+        self.count("expired_in_queue")
+        limit_ms = (queued.record.deadline_ns - queued.record.accepted_ns) // 1_000_000
+        self._complete(queued.record, queued.callback, None, RequestTimeoutError(
+            f"no answer within this request's deadline of {limit_ms} ms (it was still queued): the service is busy; "
+            "retry later or on another replica"))
+
     # -- stages (service threads) ----------------------------------------------------------------------
     def _preprocess(self, record: RequestRecord, parsed: ParsedRequest, callback: Callback) -> None:
         record.pre_start_ns = time.monotonic_ns()
@@ -303,12 +392,15 @@ class InferenceService:
         except Exception as exc:  # noqa: BLE001 - answered, never lost
             self._batcher.forget()
             record.pre_end_ns = time.monotonic_ns()
-            error = exc if isinstance(exc, ServeError) else InferenceFailedError(f"pre-processing failed: {exc}")
+            error = exc if isinstance(exc, ServeError) else InferenceFailedError(
+                f"pre-processing failed on this request ({type(exc).__name__})")
+            error.stage = error.stage or "pre-processing"
             self._complete(record, callback, None, error)
             return
         record.pre_end_ns = time.monotonic_ns()
         try:
-            self._batcher.put(_Queued(record, inputs, parsed, callback), parsed.rows, expected=True)
+            self._batcher.put(_Queued(record, inputs, parsed, callback), parsed.rows, expected=True,
+                              deadline_ns=record.deadline_ns)
         except OverloadedError as exc:  # only when closed mid-way: close() waits for this pool, so never in practice
             self._complete(record, callback, None, exc)
 
@@ -325,8 +417,12 @@ class InferenceService:
             except ServeError as exc:
                 error = exc
             except Exception as exc:  # noqa: BLE001 - the batch's requests are answered with it
-                error = InferenceFailedError(f"post-processing failed: {type(exc).__name__}: {exc}")
+                error = InferenceFailedError(f"post-processing failed on this request's batch ({type(exc).__name__})")
+                error.stage = "post-processing"
         batch_record.post_end_ns = time.monotonic_ns()
+        if batch_record.launch_start_ns and batch_record.done_ns:  # ran: its slowest stage paces the queue
+            self._batch_times.add(max(batch_record.done_ns - batch_record.launch_start_ns,
+                                      batch_record.post_end_ns - batch_record.done_ns) / 1e9)
         with self._lock:
             self.counters["batches"] += 1
             self.batch_rows[batch.rows] += 1
@@ -334,7 +430,7 @@ class InferenceService:
         self.traces.add_batch(batch_record)
         for i, q in enumerate(queued):
             record = q.record
-            own = error if error is not None else answers[i]
+            own = _for_request(error, record.request_id) if error is not None else answers[i]
             if isinstance(own, BaseException):
                 self._complete(record, q.callback, None, own)
                 continue
@@ -350,12 +446,17 @@ class InferenceService:
     def _complete(self, record: RequestRecord, callback: Callback, result: Any, error: BaseException | None) -> None:
         with self._lock:
             self._pending -= 1
+            self._pending_rows -= record.rows
             if record.outcome == "pending":
-                record.outcome = "ok" if error is None else "failed"
-            record.status = 200 if error is None else getattr(error, "status", 500)
+                record.outcome = "ok" if error is None else \
+                    "timed_out" if isinstance(error, RequestTimeoutError) else "failed"
+            if record.outcome != "timed_out" or not record.status:  # a 504 already sent stays what it was
+                record.status = 200 if error is None else getattr(error, "status", 500)
             self.counters["answered_ok" if error is None else "answered_error"] += 1
             self._idle.notify_all()
         self.traces.add_request(record)
+        if isinstance(error, ServeError) and error.request_id is None:
+            error.request_id = record.request_id  # each request's error is its own object (_for_request)
         try:
             callback(result, error)
         except Exception:  # noqa: BLE001 - a caller's closed loop must not stop the pipeline
@@ -415,6 +516,15 @@ class _Inline:
 
     def shutdown(self, wait: bool = True) -> None:
         self._closed = True
+
+
+def _for_request(error: BaseException, request_id: int) -> BaseException:
+    """A batch's error as one request's answer: its own copy, naming the request (`ServeError.request_id`)."""
+    if not isinstance(error, ServeError):
+        return error
+    own = copy.copy(error)
+    own.request_id = request_id
+    return own
 
 
 def _settle(future: asyncio.Future[Any], holder: dict[str, RequestRecord], result: Any,

@@ -39,8 +39,9 @@ class RequestRecord:
 
     Attributes:
         outcome: "pending", "ok", "failed" (an error after it was accepted), "abandoned" (answered, but the
-            client had gone).
+            client had gone), "timed_out" (answered 504: past its deadline).
         batch_id, batch_rows: the batch it ran in (-1 / 0 if none).
+        deadline_ns: when it is answered 504 if its answer is not ready (0: no deadline).
     """
 
     request_id: int
@@ -56,6 +57,7 @@ class RequestRecord:
     batch_rows: int = 0
     outcome: str = "pending"
     status: int = 0
+    deadline_ns: int = 0
 
     def timing_us(self) -> dict[str, float]:
         """Stage durations in µs (pre-processing, queueing, GPU and hand-off, post-processing, total)."""
@@ -74,7 +76,8 @@ class BatchRecord:
     """One batch's timeline and sizes. `gpu_us` spans copy-in, runner, copy-out (CUDA events); `compute_us`
     the runner, its copy of the inputs to the device included (the graph cache copies them into its static
     inputs); both 0.0 on a CPU device. `pre_in_flight`: requests in pre-processing when the worker
-    started waiting for this batch."""
+    started waiting for this batch. `retry_of`: the batch whose failure this one retries, one request alone
+    (-1: none)."""
 
     batch_id: int
     requests: int
@@ -93,6 +96,7 @@ class BatchRecord:
     queue_depth: int = 0
     pre_in_flight: int = 0
     error: str | None = None
+    retry_of: int = -1
 
 
 class TraceLog:

@@ -15,12 +15,24 @@ process of the machine) give the rest of its timeline.
 
 On a CPU device the same loop runs without streams, pinned memory or events (CPU tests).
 
+When the model raises (docs/serving.md, "When the model fails"):
+- a Python exception (`Exception`) fails no one but the guilty: a batch of several requests is run again
+  one request at a time, so only the requests that make the model raise are answered 500;
+- any other `BaseException` (`SystemExit`, `KeyboardInterrupt`) answers the batch 500 and the worker thread
+  dies; it is restarted once, and if it dies again within `RESTART_WINDOW_S` it stays down;
+- a CUDA error (`torch.AcceleratorError`, `torch.cuda.CudaError`, a RuntimeError saying "CUDA error") answers
+  the batch 500 and stops the worker at once: the CUDA context can no longer be trusted.
+A worker that stays down answers every queued request 503 and calls `on_down(reason)`; the service then says
+it is failed (`/healthz` 503) and `python -m graphlab.serve` exits non-zero. Each death is logged once, in one
+line; a model's Python exception is counted, never logged (a client can cause it).
+
     >>> worker = GPUWorker(batcher, runner, device="cuda", finish=finish, post_pool=pool)   # doctest: +SKIP
     >>> worker.start(); worker.wait_ready()                                                 # doctest: +SKIP
 """
 from __future__ import annotations
 
 import contextlib
+import logging
 import queue
 import threading
 import time
@@ -30,14 +42,33 @@ from typing import Any, Callable
 import torch
 
 from graphlab.clock import Stopwatch
-from graphlab.errors import ConfigurationError, InferenceFailedError
+from graphlab.errors import ConfigurationError, InferenceFailedError, OverloadedError
 from graphlab.serve.batcher import Batch, DynamicBatcher
 from graphlab.serve.trace import BatchRecord
 
 POLL_S = 0.05
+#: a worker that dies again within this many seconds of its last restart stays down
+RESTART_WINDOW_S = 60.0
 
+log = logging.getLogger("graphlab.serve")
 
 Finish = Callable[[Batch, BatchRecord, Any, BaseException | None], None]
+
+
+def is_cuda_error(exc: BaseException) -> bool:
+    """True for an error after which the CUDA context cannot be trusted (an illegal address, a device-side assert):
+    `torch.AcceleratorError`, `torch.cuda.CudaError`, or a RuntimeError whose message says "CUDA error"."""
+    kinds = tuple(k for k in (getattr(torch, "AcceleratorError", None), getattr(torch.cuda, "CudaError", None))
+                  if isinstance(k, type))
+    return isinstance(exc, kinds) or (isinstance(exc, RuntimeError) and "CUDA error" in str(exc))
+
+
+def failure_kind(exc: BaseException) -> str:
+    """"cuda" (the context is lost: stop), "fatal" (a BaseException that is no Exception: the worker dies) or
+    "model" (a Python exception: retry the batch one request at a time)."""
+    if is_cuda_error(exc):
+        return "cuda"
+    return "model" if isinstance(exc, Exception) else "fatal"
 
 
 class GPUWorker:
@@ -48,10 +79,13 @@ class GPUWorker:
             batch's scores are on the host (error set, scores None, when the batch failed).
         post_pool: where `finish` runs.
         max_in_flight: batches launched and not yet finished (bounds pinned memory and GPU queueing).
+        on_down: called once, with a one-line reason, when the worker stops for good after warm-up (a CUDA error,
+            or a second death within `RESTART_WINDOW_S`); every request still queued has been answered 503.
     """
 
     def __init__(self, batcher: DynamicBatcher, runner: Any, *, device: str, finish: Finish, post_pool: Executor,
-                 max_in_flight: int = 2, name: str = "graphlab-gpu-worker"):
+                 max_in_flight: int = 2, name: str = "graphlab-gpu-worker",
+                 on_down: Callable[[str], None] | None = None):
         self.batcher = batcher
         self.runner = runner
         self.device_name = device
@@ -62,10 +96,15 @@ class GPUWorker:
         self._free_slots: queue.SimpleQueue[_Slot] = queue.SimpleQueue()
         for _ in range(max_in_flight):
             self._free_slots.put(_Slot())
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._name = name
+        self._on_down = on_down
+        self._thread = threading.Thread(target=self._run, args=(True,), name=name, daemon=True)
         self._ready = threading.Event()
-        self._error: Exception | None = None
+        self._error: BaseException | None = None
         self._next_batch_id = 0
+        self._last_restart_s: float | None = None
+        self._lost: BaseException | None = None  # a CUDA error seen after launch (post-processing thread)
+        self.restarts = 0
         self.warmup_s = 0.0
 
     # -- control ---------------------------------------------------------------------------------------
@@ -77,18 +116,27 @@ class GPUWorker:
         if not self._ready.wait(timeout_s):
             raise ConfigurationError(f"the GPU worker did not finish warming up within {timeout_s} s (capturing "
                                      "every bucket): allow more time (start(timeout_s=...)) or serve fewer buckets")
-        if self._error is not None:
+        if isinstance(self._error, Exception):
             raise self._error
+        if self._error is not None:  # SystemExit, KeyboardInterrupt: not for the caller's thread to act on
+            raise ConfigurationError(f"warming up raised {type(self._error).__name__}: the model or runner exits "
+                                     "while it runs; make it raise an exception instead") from self._error
 
     def join(self, timeout_s: float | None = None) -> None:
-        self._thread.join(timeout_s)
+        """Wait for the worker thread to end (a restarted worker's new thread included)."""
+        end = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            thread = self._thread
+            thread.join(None if end is None else max(0.0, end - time.monotonic()))
+            if thread is self._thread or (end is not None and time.monotonic() >= end):
+                return
 
     @property
     def alive(self) -> bool:
         return self._thread.is_alive()
 
     # -- the thread ------------------------------------------------------------------------------------
-    def _run(self) -> None:
+    def _run(self, warm: bool) -> None:
         try:
             device = torch.device(self.device_name)
             if device.type == "cuda":
@@ -103,38 +151,63 @@ class GPUWorker:
             else:
                 stream, context = None, contextlib.nullcontext()
             with context, torch.no_grad():
-                warming = Stopwatch().start()
-                warm_up = getattr(self.runner, "warm_up", None)
-                if callable(warm_up):
-                    warm_up()
-                if stream is not None:
-                    stream.synchronize()
-                self.warmup_s = warming.stop()
-                self._ready.set()
+                if warm:
+                    warming = Stopwatch().start()
+                    warm_up = getattr(self.runner, "warm_up", None)
+                    if callable(warm_up):
+                        warm_up()
+                    if stream is not None:
+                        stream.synchronize()
+                    self.warmup_s = warming.stop()
+                    self._ready.set()
                 self._serve(device, stream)
-        except Exception as exc:  # noqa: BLE001 - reported through wait_ready, or to every waiting request
-            self._error = exc
-            if self._ready.is_set():
-                self._fail_the_rest(exc)
-        finally:  # SystemExit and KeyboardInterrupt go on, but never leave wait_ready() waiting
+        except BaseException as exc:  # noqa: BLE001 - reported through wait_ready, or the worker died after warm-up
+            if not self._ready.is_set():
+                self._error = exc
+            else:
+                self._died(exc)
+        finally:  # never leave wait_ready() waiting
             self._ready.set()
 
-    def _fail_the_rest(self, exc: BaseException) -> None:
-        """The loop itself broke after warm-up: refuse new work, answer everything queued with the error."""
+    def _died(self, exc: BaseException) -> None:
+        """This thread ends with `exc`: restart once, or stay down (a CUDA error, or a second death too soon)."""
+        what = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        now = time.monotonic()
+        kind = failure_kind(exc)
+        if kind != "cuda" and (self._last_restart_s is None or now - self._last_restart_s > RESTART_WINDOW_S):
+            self._last_restart_s = now
+            self.restarts += 1
+            log.error("graphlab.serve: the GPU worker died (%s); restarted (a second death within %g s stops the "
+                      "service)", what, RESTART_WINDOW_S)
+            thread = threading.Thread(target=self._run, args=(False,), name=self._name, daemon=True)
+            thread.start()
+            self._thread = thread  # before this one ends: `alive` stays true
+            return
+        self._error = exc
+        reason = (f"a CUDA error ({what}): the CUDA context can no longer be trusted" if kind == "cuda" else
+                  f"its GPU worker died twice within {RESTART_WINDOW_S:g} s (last: {what})")
+        log.error("graphlab.serve: the service is down: %s", reason)
+        self._fail_the_rest()
+        if self._on_down is not None:
+            self._on_down(reason)
+
+    def _fail_the_rest(self) -> None:
+        """The worker stays down: refuse new work, answer everything queued 503 (it never ran: retry elsewhere)."""
         self.batcher.close()
-        error = InferenceFailedError(f"the GPU worker stopped: {type(exc).__name__}: {exc}")
         while True:
             batch = self.batcher.get(timeout_s=0)
             if batch is None:
                 return
+            error = OverloadedError("the service is down (its GPU worker stopped before running this request): "
+                                    "retry on another replica")
             record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows, batch.wait_start_ns,
-                                 batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns, error=str(error))
+                                 batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns, error="worker down")
             self._next_batch_id += 1
             self.finish(batch, record, None, error)
 
     @property
-    def error(self) -> Exception | None:
-        """What stopped the worker, if something did."""
+    def error(self) -> BaseException | None:
+        """What stopped the worker for good (or failed its warm-up), if something did."""
         return self._error
 
     def _serve(self, device: torch.device, stream: torch.cuda.Stream | None) -> None:
@@ -143,29 +216,73 @@ class GPUWorker:
             slot = self._free_slots.get()
             batch = None
             while batch is None:
+                if self._lost is not None:  # a batch's kernels failed with a CUDA error: the context is gone
+                    self._free_slots.put(slot)
+                    raise self._lost
                 batch = self.batcher.get(timeout_s=POLL_S)
                 if batch is None and self.batcher.closed and len(self.batcher) == 0:
                     self._free_slots.put(slot)
                     return
-            record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows, slot_wait_start,
-                                 batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns,
-                                 queue_depth=batch.queue_depth, pre_in_flight=batch.pre_in_flight)
-            self._next_batch_id += 1
+            record = self._record(batch, slot_wait_start)
             try:
                 host, events = self._launch(device, stream, batch, record, slot)
-                error = None
-            except Exception as exc:  # noqa: BLE001 - one failed batch answers its requests, the rest go on
-                if stream is not None:  # copies it queued may still read the slot's buffers: let them finish
-                    with contextlib.suppress(Exception):
-                        stream.synchronize()
-                record.error = f"{type(exc).__name__}: {exc}"
-                host, events = None, None
-                error = InferenceFailedError(f"inference failed on the GPU worker: {record.error}")
+            except BaseException as exc:  # noqa: BLE001 - answered here; the worker dies only as the docstring says
+                _settle(stream)
+                kind = failure_kind(exc)
+                if kind == "model" and len(batch.items) > 1:
+                    self._free_slots.put(slot)  # its copies are done (_settle)
+                    self._retry_alone(device, stream, batch, record)
+                    continue
+                record.error = f"the model raised {type(exc).__name__}"
+                self._hand_on(batch, record, None, None, _failed(exc, len(batch.items)), slot)
+                if kind != "model":
+                    raise
+                continue
+            self._hand_on(batch, record, host, events, None, slot)
+
+    def _record(self, batch: Batch, slot_wait_start_ns: int, retry_of: int = -1) -> BatchRecord:
+        record = BatchRecord(self._next_batch_id, len(batch.items), batch.rows, batch.rows, slot_wait_start_ns,
+                             batch.wait_start_ns, batch.first_ready_ns, batch.formed_ns,
+                             queue_depth=batch.queue_depth, pre_in_flight=batch.pre_in_flight, retry_of=retry_of)
+        self._next_batch_id += 1
+        return record
+
+    def _hand_on(self, batch: Batch, record: BatchRecord, host: Any, events: Any, error: BaseException | None,
+                 slot: _Slot | None) -> None:
+        try:
+            self.post_pool.submit(self._done, batch, record, host, events, error, slot)
+        except RuntimeError:  # the pool is gone (shut down under us): answer this batch here, then stop
+            self._done(batch, record, host, events, error, slot)
+            raise
+
+    def _retry_alone(self, device: torch.device, stream: torch.cuda.Stream | None, failed: Batch,
+                     failed_record: BatchRecord) -> None:
+        """The model raised a Python exception on `failed`: run its requests again one at a time, each its own batch
+        (`retry_of` set), so only those that make it raise are answered 500. A CUDA error or a BaseException on the
+        way answers the rest 500 and goes on up (the worker dies)."""
+        items = list(failed.items)
+        for i, pending in enumerate(items):
+            alone = Batch([pending], pending.rows, failed.wait_start_ns, failed.first_ready_ns, failed.formed_ns,
+                          failed.queue_depth, failed.pre_in_flight)
+            slot = self._free_slots.get()
+            record = self._record(alone, time.monotonic_ns(), retry_of=failed_record.batch_id)
             try:
-                self.post_pool.submit(self._done, batch, record, host, events, error, slot)
-            except RuntimeError:  # the pool is gone (shut down under us): answer this batch here, then stop
-                self._done(batch, record, host, events, error, slot)
+                host, events = self._launch(device, stream, alone, record, slot)
+            except BaseException as exc:  # noqa: BLE001 - this request is the guilty one (or the device is lost)
+                _settle(stream)
+                record.error = f"the model raised {type(exc).__name__}"
+                self._hand_on(alone, record, None, None, _failed(exc, 1), slot)
+                if failure_kind(exc) == "model":
+                    continue
+                rest = items[i + 1:]
+                if rest:
+                    left = Batch(rest, sum(p.rows for p in rest), failed.wait_start_ns, failed.first_ready_ns,
+                                 failed.formed_ns, failed.queue_depth, failed.pre_in_flight)
+                    left_record = self._record(left, time.monotonic_ns(), retry_of=failed_record.batch_id)
+                    left_record.error = "its retry was cut short"
+                    self._hand_on(left, left_record, None, None, _failed(exc, len(rest)), None)
                 raise
+            self._hand_on(alone, record, host, events, None, slot)
 
     def _launch(self, device: torch.device, stream: torch.cuda.Stream | None, batch: Batch,
                 record: BatchRecord, slot: _Slot) -> tuple[torch.Tensor, tuple[Any, ...] | None]:
@@ -208,21 +325,46 @@ class GPUWorker:
         return host, events
 
     def _done(self, batch: Batch, record: BatchRecord, host: Any, events: tuple[Any, ...] | None,
-              error: BaseException | None, slot: _Slot) -> None:
+              error: BaseException | None, slot: _Slot | None) -> None:
         try:
             if error is None and events is not None:
                 events[3].synchronize()
                 record.gpu_us = events[0].elapsed_time(events[3]) * 1000.0
                 record.compute_us = events[1].elapsed_time(events[2]) * 1000.0
         except Exception as exc:  # noqa: BLE001 - a failed kernel surfaces here
-            error = InferenceFailedError(f"inference failed on the GPU: {type(exc).__name__}: {exc}")
-            record.error = str(error)
+            if is_cuda_error(exc):
+                self._lost = exc  # the worker stops before its next batch
+            error = _failed(exc, len(batch.items))
+            record.error = f"the GPU raised {type(exc).__name__}"
             host = None
         record.done_ns = time.monotonic_ns()
         try:
             self.finish(batch, record, host, error)
         finally:
-            self._free_slots.put(slot)  # its copies are done (or it failed): its buffers may be reused
+            if slot is not None:
+                self._free_slots.put(slot)  # its copies are done (or it failed): its buffers may be reused
+
+
+def _settle(stream: torch.cuda.Stream | None) -> None:
+    """Let the copies a failed launch queued finish (they may still read the slot's buffers)."""
+    if stream is not None:
+        with contextlib.suppress(Exception):
+            stream.synchronize()
+
+
+def _failed(exc: BaseException, requests: int) -> InferenceFailedError:
+    """The 500 of a request the model failed on: the kind of failure, never the exception's text (it may hold
+    paths or internals; the server's log and counters keep what happened)."""
+    if is_cuda_error(exc):
+        what = "a CUDA error stopped the GPU worker while running this request"
+    elif isinstance(exc, Exception):
+        what = (f"the model raised {type(exc).__name__} on this request"
+                if requests == 1 else f"the model raised {type(exc).__name__} on this request's batch")
+    else:
+        what = f"the model raised {type(exc).__name__} on this request's batch and the GPU worker was restarted"
+    error = InferenceFailedError(f"inference failed: {what}")
+    error.stage = "the GPU" if is_cuda_error(exc) else "the model"
+    return error
 
 
 class _Slot:
