@@ -130,3 +130,28 @@ def test_many_producers_one_consumer_every_item_exactly_once():
     done.set()
     consumer.join(10)
     assert sorted(got) == list(range(per_thread * threads))
+
+
+def test_a_request_past_its_deadline_is_handed_to_on_expired_not_to_a_batch():
+    expired: list = []
+    b = DynamicBatcher(max_batch_rows=8, max_wait_us=0, merge=True, capacity=8, on_expired=expired.append)
+    now = time.monotonic_ns()
+    b.put("late", 1, deadline_ns=now - 1)
+    b.put("on time", 1, deadline_ns=now + 10**10)
+    b.put("no deadline", 1)
+    assert _items(b.get(timeout_s=0)) == ["on time", "no deadline"]
+    assert [p.item for p in expired] == ["late"] and b.queued_rows == 0
+    b.put("late too", 2, deadline_ns=now - 1)
+    assert b.get(timeout_s=0.05) is None and len(expired) == 2 and b.queued_rows == 0  # only expired came: none
+
+
+def test_batch_times_give_the_wait_of_the_rows_ahead():
+    from graphlab.serve.batcher import BatchTimes
+
+    times = BatchTimes(window=2)
+    assert times.expected_wait_s(rows_ahead=100, max_batch_rows=8, merge=True) == 0.0  # nothing measured yet
+    for duration_s in (1.0, 0.1, 0.3):  # the window keeps the last two
+        times.add(duration_s)
+    assert times.mean_s == pytest.approx(0.2)
+    assert times.expected_wait_s(rows_ahead=17, max_batch_rows=8, merge=True) == pytest.approx(0.6)  # 3 batches
+    assert times.expected_wait_s(rows_ahead=17, max_batch_rows=8, merge=False, requests_ahead=5) == pytest.approx(1.0)
