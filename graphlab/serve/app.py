@@ -10,6 +10,8 @@ Every answer is JSON, `{"error": <reason>, "detail": <one line>}` when refused, 
     422 malformed_request       not JSON, an unknown or missing field, a wrong type, NaN, Infinity, a number
                                 the model's dtype cannot hold (named: "inputs[0][3] is 1e+300 ...")
     413 request_too_large       a body over max_body_bytes, too many rows, a prompt or image too long
+    504 request_timeout         no answer within the request's deadline (request_timeout_ms, or less with the
+                                X-Request-Timeout-Ms header); 503 at once if its expected wait is longer
     408 request_timeout         the body did not arrive within body_timeout_ms (the connection is closed)
     404 / 405                   no such path, or the wrong method
     503 overloaded              admission: max_pending HTTP requests already inside, the service full, warming
@@ -45,11 +47,12 @@ from graphlab.clock import timestamp_ns
 from graphlab.errors import (BadRequestError, BodyTimeoutError, OverloadedError, RequestTooLargeError,
                              InferenceFailedError, ServeError, UnsupportedError,
                              UnsupportedMediaTypeError)
-from graphlab.serve.config import INFER_PATH, ServeConfig
+from graphlab.serve.config import INFER_PATH, REQUEST_TIMEOUT_HEADER, ServeConfig
 from graphlab.serve.metrics import HttpMetrics
 from graphlab.serve.service import InferenceService
 
 _HAS_TIMEOUT = hasattr(asyncio, "timeout")
+_TIMEOUT_HEADER = REQUEST_TIMEOUT_HEADER.lower().encode()
 log = logging.getLogger("graphlab.serve")
 
 
@@ -145,14 +148,19 @@ class GuardedApp:
 
     async def _infer(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         svc = self.service
-        content_type = length = None
+        content_type = length = timeout = None
         for name, value in scope["headers"]:
             if name == b"content-type":
                 content_type = value
             elif name == b"content-length":
                 length = value
+            elif name == _TIMEOUT_HEADER:
+                timeout = value
         close = False
         try:
+            if timeout is not None and not timeout.isdigit():  # the service checks the number (>= 1, at most its own)
+                raise BadRequestError(f"{REQUEST_TIMEOUT_HEADER} must be a positive whole number of milliseconds, "
+                                      f"got {timeout.decode('latin-1')[:40]!r}")
             if not is_json_type(content_type):
                 svc.count("refused_media_type")
                 shown = content_type.decode("latin-1") if content_type else "none"
@@ -178,7 +186,8 @@ class GuardedApp:
                 else:
                     msg = str(exc)
                 raise BadRequestError(f"the body is not JSON: {msg}") from None
-            answer = await svc.infer(body, disconnected=lambda: _peek_disconnect(receive))
+            answer = await svc.infer(body, disconnected=lambda: _peek_disconnect(receive),
+                                     timeout_ms=_timeout_ms(timeout))
             try:
                 payload = _dumps(answer)
             except (ValueError, TypeError) as exc:
@@ -231,6 +240,15 @@ class GuardedApp:
         except (TimeoutError, asyncio.TimeoutError):
             raise BodyTimeoutError(f"the body did not arrive within {self.body_timeout_s:g} s (got {size[0]} "
                                    "bytes): send it at once") from None
+
+
+def _timeout_ms(header: bytes | None) -> int | None:
+    """The X-Request-Timeout-Ms header's digits as milliseconds (None: not sent); beyond 12 digits, more than any
+    deadline (the service's own holds)."""
+    if header is None:
+        return None
+    digits = header.lstrip(b"0") or b"0"
+    return int(digits) if len(digits) <= 12 else 10**12
 
 
 async def _answer(send: Any, status: int, payload: bytes, *, close: bool = False, retry: bool = False) -> None:
