@@ -15,6 +15,7 @@ pytest.importorskip("starlette")
 
 from graphlab.serve.app import create_app  # noqa: E402
 from graphlab.serve.config import ServeConfig  # noqa: E402
+from graphlab.serve.payload import largest_body_bytes  # noqa: E402
 from graphlab.serve.service import InferenceService  # noqa: E402
 
 from test_serve_service import GatedRunner, _config, _vectors  # noqa: E402
@@ -50,7 +51,7 @@ def test_a_good_request_is_200_with_results_batch_and_timings(app):
     (b"{not json", 422, "malformed_request", "the body is not JSON: Expecting property name"),
     (b"\xff\xfe", 422, "malformed_request", "the body is not JSON"),
     (b'{"vectors": 3}', 422, "malformed_request", "vectors must be a list, got a number"),
-    (b"[" * 50_000 + b"]" * 50_000, 422, "malformed_request", "nested too deeply"),
+    (b"[" * 30_000 + b"]" * 30_000, 422, "malformed_request", "nested too deeply"),
     (b'{"texts": ["a"]}', 422, "malformed_request", "unknown field 'texts'; this model takes vectors, top_k"),
     (json.dumps({"vectors": _vectors(5)}).encode(), 413, "request_too_large", "vectors has 5 rows"),
 ])
@@ -61,8 +62,14 @@ def test_bad_requests_get_one_clear_json_error(app, content, status, reason, det
 
 
 def test_a_body_over_the_limit_is_413_before_it_is_read(app):
-    r = _call(app, content=b"x" * 130_000, headers={"content-type": "application/json"})
-    assert r.status_code == 413 and "reads at most 120000" in r.json()["detail"]
+    # the model's own limit (4 rows of 256 numbers as JSON, with margin), below max_body_bytes (120,000)
+    limit = largest_body_bytes(4 * 256)
+    assert limit < 120_000 and app.max_body == limit
+    r = _call(app, content=b"x" * (limit + 1), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and f"reads at most {limit}" in r.json()["detail"]
+    # the largest valid request, written with more whitespace than needed, is read
+    padded = json.dumps({"vectors": [[-0.12345678901234567] * 256] * 4}, indent=4).encode()
+    assert _call(app, content=padded, headers={"content-type": "application/json"}).status_code == 200
 
 
 def test_health_stats_and_wrong_method(app):

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 import torch
 
 from graphlab.errors import BadRequestError, RequestTooLargeError
-from graphlab.serve.payload import Limits, parse_body
+from graphlab.serve.payload import Limits, largest_body_bytes, parse_body
 from graphlab.serve.postprocess import top_k_rows
 from graphlab.serve.preprocess import ByteTokenizer, preprocess
 from graphlab.serve.served_model import served_model
@@ -101,6 +102,8 @@ def test_vector_checks():
     limits = Limits(max_rows=2, features=256)
     with pytest.raises(BadRequestError, match=r"vectors\[0\] must be a list of 256 numbers, got 3 numbers"):
         parse_body({"vectors": [[1, 2, 3]]}, "vector", limits)
+    with pytest.raises(BadRequestError, match=r"must be a list of 256 numbers, got 1 number$"):
+        parse_body({"vectors": [[1]]}, "vector", limits)
     with pytest.raises(BadRequestError, match=r"vectors\[0\]\[0\] must be a number, got a string"):
         parse_body({"vectors": [["a"] * 256]}, "vector", limits)
     prepared = preprocess(parse_body({"vectors": [[0.5] * 256]}, "vector", limits), served_model("mlp"))
@@ -146,3 +149,11 @@ def test_served_image_model_normalises_uint8_on_the_device():
         std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
         ref = model.inner((images.float() / 255 - mean) / std)
     assert out.shape == (2, 10) and torch.allclose(out, ref, atol=1e-5)
+
+
+def test_the_largest_valid_body_fits_its_limit_in_any_json_spelling():
+    rows = [[-3.4028234663852886e38] * 256] * 4  # the longest plain spelling of a float32
+    for indent in (None, 2, 8):
+        assert len(json.dumps({"vectors": rows, "top_k": 20}, indent=indent)) < largest_body_bytes(4 * 256)
+    prompts = ["\u00e9" * 32] * 32  # 64 UTF-8 bytes each, every byte escaped
+    assert len(json.dumps({"texts": prompts}, indent=4)) < largest_body_bytes(32 * 64)

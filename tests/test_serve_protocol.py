@@ -8,6 +8,7 @@ were accepted, nine kinds of bad HTTP got text/plain, and `/v1/infer/` a 307 to 
 """
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import socket
@@ -232,7 +233,7 @@ def test_a_500_names_the_request_and_the_stage_never_the_exceptions_text(caplog)
 
 
 def test_the_apps_catch_all_logs_the_exception_once_and_tells_the_client_only_where(server, caplog, monkeypatch):
-    async def broken(body, disconnected=None):
+    async def broken(body, *args, **kwargs):
         raise KeyError(SECRET)
 
     monkeypatch.setattr(server.service, "infer", broken)
@@ -243,3 +244,40 @@ def test_the_apps_catch_all_logs_the_exception_once_and_tells_the_client_only_wh
     assert "secret" not in data.decode() and "KeyError" not in data.decode()
     logged = [r for r in caplog.records if SECRET in r.getMessage()]
     assert len(logged) == 1 and logged[0].exc_info is not None  # once, with its traceback: a bug to fix
+
+
+# -- bodies: each model's own limit, large ones decoded off the event loop -------------------------------
+def test_a_body_over_the_models_largest_valid_request_is_413(server):
+    padded = json.dumps({"inputs": [[0.5] * 8]}).encode() + b" " * 20_000  # valid JSON; `slow` takes 8 rows of 8
+    data = _exchange(server.port, b"POST /v1/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(padded), padded))
+    status, _, body = _status_and_json(data)
+    assert (status, body["error"]) == (413, "request_too_large") and "reads at most 8192" in body["detail"]
+
+
+def test_a_body_over_64_kib_is_decoded_off_the_event_loop(monkeypatch):
+    import graphlab as gl
+    app_module = importlib.import_module("graphlab.serve.app")
+
+    threads: list[tuple[int, str]] = []
+    decode = app_module.decode_body
+
+    def watched(raw):
+        threads.append((len(raw), threading.current_thread().name))
+        return decode(raw)
+
+    monkeypatch.setattr(app_module, "decode_body", watched)
+    served = gl.ServedModel(torch.nn.Linear(4096, 3), torch.zeros(1, 4096), buckets=[1, 2, 4], name="wide")
+    srv = ThreadServer(PARSERS[-1], served)
+    try:
+        for rows in (1, 4):  # about 20 KB, then 80 KB
+            raw = json.dumps({"inputs": [[0.5] * 4096] * rows}).encode()
+            data = _exchange(srv.port, b"POST /v1/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                             b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(raw), raw))
+            assert _status_and_json(data)[0] == 200
+        loop_thread = srv.thread.name
+        (small, small_thread), (large, large_thread) = threads
+        assert small < 64 * 2**10 < large
+        assert small_thread == loop_thread and large_thread != loop_thread
+    finally:
+        srv.stop()

@@ -9,7 +9,8 @@ Every answer is JSON, `{"error": <reason>, "detail": <one line>}` when refused, 
     415 unsupported_media_type  a Content-Type that is not JSON (a web page's form or text/plain post)
     422 malformed_request       not JSON, an unknown or missing field, a wrong type, NaN, Infinity, a number
                                 the model's dtype cannot hold (named: "inputs[0][3] is 1e+300 ...")
-    413 request_too_large       a body over max_body_bytes, too many rows, a prompt or image too long
+    413 request_too_large       a body over the model's largest valid request as JSON with margin (at most
+                                max_body_bytes), too many rows, a prompt or image too long
     504 request_timeout         no answer within the request's deadline (request_timeout_ms, or less with the
                                 X-Request-Timeout-Ms header); 503 at once if its expected wait is longer
     408 request_timeout         the body did not arrive within body_timeout_ms (the connection is closed)
@@ -49,6 +50,7 @@ from graphlab.errors import (BadRequestError, BodyTimeoutError, OverloadedError,
                              UnsupportedMediaTypeError)
 from graphlab.serve.config import INFER_PATH, REQUEST_TIMEOUT_HEADER, ServeConfig
 from graphlab.serve.metrics import HttpMetrics
+from graphlab.serve.payload import ParsedRequest, largest_body_bytes
 from graphlab.serve.service import InferenceService
 
 _HAS_TIMEOUT = hasattr(asyncio, "timeout")
@@ -72,6 +74,36 @@ def failure_body(exc: ServeError, ref: str) -> bytes:
                                                   f"detail under {ref}"})
 
 
+def decode_body(raw: bytes) -> Any:
+    """A request body's JSON; BadRequestError (422) saying where it is not JSON."""
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            msg = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
+        elif isinstance(exc, RecursionError):
+            msg = "nested too deeply"
+        else:
+            msg = str(exc)
+        raise BadRequestError(f"the body is not JSON: {msg}") from None
+
+
+def body_limit(service: InferenceService) -> int:
+    """The most body bytes the app reads for `service`: its model's largest valid request as JSON, with margin
+    (`largest_body_bytes`), within the `max_body_bytes` ceiling (an image model, or a model that cannot say how
+    many numbers a request holds: the ceiling)."""
+    ceiling = service.config.max_body_bytes
+    model = service.model
+    if getattr(model, "kind", "tensor") == "image":
+        return ceiling
+    largest = ParsedRequest(getattr(model, "kind", "tensor"), (), 0, count=service.config.max_request_rows)
+    try:
+        numbers = int(model.prepare_size(largest))
+    except Exception:  # noqa: BLE001 - a model of one's own with its own prepare_size: keep the ceiling
+        return ceiling
+    return min(ceiling, largest_body_bytes(numbers))
+
+
 def is_json_type(value: bytes | None) -> bool:
     """application/json or application/<x>+json, parameters (charset) allowed."""
     if not value:
@@ -92,7 +124,8 @@ class GuardedApp:
         self.service = service
         self.metrics = metrics
         self.limit = service.config.max_pending
-        self.max_body = service.config.max_body_bytes
+        self.max_body = body_limit(service)
+        self.inline_body = service.config.inline_body_bytes
         self.body_timeout_s = service.config.body_timeout_ms / 1000.0
         self.draining = False
         self.state = getattr(inner, "state", None)
@@ -170,22 +203,17 @@ class GuardedApp:
                 svc.count("refused_too_large")
                 close = True  # its body is not read: the connection cannot carry another request after it
                 raise RequestTooLargeError(f"the body is {int(length)} bytes; this service reads at most "
-                                           f"{self.max_body}")
+                                           f"{self.max_body} (its largest valid request, with margin)")
             raw = await self._read_body(receive)
             if raw is None:
                 svc.count("client_gone_before_accept")
                 return  # the client left while uploading: there is no one to answer
             try:
-                body = json.loads(raw)
-            except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+                # a large body is decoded on a thread: on the loop it would stall every other connection
+                body = decode_body(raw) if len(raw) <= self.inline_body else await asyncio.to_thread(decode_body, raw)
+            except BadRequestError:
                 svc.count("refused_malformed")
-                if isinstance(exc, json.JSONDecodeError):
-                    msg = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
-                elif isinstance(exc, RecursionError):
-                    msg = "nested too deeply"
-                else:
-                    msg = str(exc)
-                raise BadRequestError(f"the body is not JSON: {msg}") from None
+                raise
             answer = await svc.infer(body, disconnected=lambda: _peek_disconnect(receive),
                                      timeout_ms=_timeout_ms(timeout))
             try:
@@ -350,4 +378,5 @@ def app_from_env() -> Any:
     return create_app(ServeConfig.from_env())
 
 
-__all__ = ["GuardedApp", "INFER_PATH", "app_from_env", "create_app", "error_body", "failure_body", "is_json_type"]
+__all__ = ["GuardedApp", "INFER_PATH", "app_from_env", "body_limit", "create_app", "decode_body", "error_body",
+           "failure_body", "is_json_type"]

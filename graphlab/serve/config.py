@@ -108,7 +108,12 @@ class ServeConfig:
                                           "handed to the pool: the hop costs more than the work; 0 sends every "
                                           "request to the pool (images always go there)", parse=int)
     postprocess_threads: int = _setting(1, "threads of the post-processing pool", parse=int)
-    max_body_bytes: int = _setting(8 * 2**20, "largest request body the HTTP app reads (413 beyond)", parse=int)
+    max_body_bytes: int = _setting(8 * 2**20, "largest request body the HTTP app reads (413 beyond): the ceiling; "
+                                   "each model's own limit is its largest valid request as JSON, with margin "
+                                   "(graphlab.serve.payload.largest_body_bytes), when that is lower", parse=int)
+    inline_body_bytes: int = _setting(64 * 2**10, "a body of at most this many bytes is decoded (JSON) on the event "
+                                      "loop; a larger one on a thread, so that a few large bodies do not stall "
+                                      "every other request", parse=int)
     max_top_k: int = _setting(20, "largest top_k a request may ask for", parse=int)
     device: str = _setting("cuda", "cuda, cuda:1 or cpu (the CPU runs the same pipeline without streams: tests); "
                            "gl.serve and python -m graphlab.serve also take auto (a GPU where there is one)")
@@ -152,8 +157,8 @@ class ServeConfig:
             raise BadInputError(f"preprocess_threads must be 0 (on the event loop) or more, got "
                                 f"{self.preprocess_threads!r}")
         for name in ("max_batch_size", "max_pending", "request_timeout_ms", "max_in_flight", "postprocess_threads",
-                     "max_body_bytes", "max_head_bytes", "max_headers", "max_url_bytes", "max_top_k",
-                     "trace_capacity", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms",
+                     "max_body_bytes", "inline_body_bytes", "max_head_bytes", "max_headers", "max_url_bytes",
+                     "max_top_k", "trace_capacity", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms",
                      "shutdown_timeout_ms", "port", "backlog"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -32,6 +32,9 @@ KINDS = ("text", "image", "vector", "tensor")
 _FIELDS = {"text": ("texts", "text"), "image": ("images",), "vector": ("vectors",)}
 #: float32's largest finite value: a JSON number beyond it cannot reach a float32 model
 FLOAT32_MAX = 3.4028234663852886e38
+#: JSON characters one number (or one prompt byte) of a valid body may take, its separator and brackets included:
+#: "-3.4028234663852886e+38, " is 25, a prompt's byte escaped as "\u00e9" 6
+CHARS_PER_NUMBER = 32
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ def _vector_items(body: dict[str, Any], limits: Limits) -> list[list[float]]:
     vectors = _rows(body, "vectors", limits)
     for i, vector in enumerate(vectors):
         if not isinstance(vector, list) or len(vector) != limits.features:
-            got = f"{len(vector)} numbers" if isinstance(vector, list) else _json_type(vector)
+            got = _count(len(vector), "number") if isinstance(vector, list) else _json_type(vector)
             raise BadRequestError(f"vectors[{i}] must be a list of {limits.features} numbers, got {got}")
         for j, v in enumerate(vector):
             if not isinstance(v, (int, float)) or isinstance(v, bool):
@@ -221,6 +224,20 @@ def parse_tensor_body(body: Any, names: tuple[str, ...], max_rows: int, *, max_t
     return ParsedRequest("tensor", tuple(per_input), top_k, count=rows)
 
 
+def largest_body_bytes(numbers: int) -> int:
+    """The most bytes a valid body carrying `numbers` numbers (or prompt bytes) takes as JSON, with margin: twice
+    `CHARS_PER_NUMBER` each (whitespace, longer spellings of a number) and 4 KiB for the field names and top_k.
+
+        >>> largest_body_bytes(32 * 64)     # 32 prompts of 64 bytes
+        135168
+    """
+    return 2 * CHARS_PER_NUMBER * numbers + 4096
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _number(value: Any) -> str:
     if isinstance(value, int):
         text = str(value) if abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
@@ -234,4 +251,5 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-__all__ = ["DEFAULT_TOP_K", "FLOAT32_MAX", "KINDS", "Limits", "ParsedRequest", "parse_body", "parse_tensor_body"]
+__all__ = ["CHARS_PER_NUMBER", "DEFAULT_TOP_K", "FLOAT32_MAX", "KINDS", "Limits", "ParsedRequest", "largest_body_bytes",
+           "parse_body", "parse_tensor_body"]
