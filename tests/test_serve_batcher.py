@@ -148,10 +148,12 @@ def test_a_request_past_its_deadline_is_handed_to_on_expired_not_to_a_batch():
 def test_batch_times_give_the_wait_of_the_rows_ahead():
     from graphlab.serve.batcher import BatchTimes
 
-    times = BatchTimes(window=2)
+    times = BatchTimes(window=3)
     assert times.expected_wait_s(rows_ahead=100, max_batch_rows=8, merge=True) == 0.0  # nothing measured yet
-    for duration_s in (1.0, 0.1, 0.3):  # the window keeps the last two
+    for duration_s in (7.0, 0.1, 0.2, 0.3):  # the window keeps the last three: the typical one is their median
         times.add(duration_s)
-    assert times.mean_s == pytest.approx(0.2)
+    assert times.typical_s == pytest.approx(0.2)
+    for duration_s in (0.2, 0.2, 9.0):  # one batch held up by a pause moves it little
+        times.add(duration_s)
     assert times.expected_wait_s(rows_ahead=17, max_batch_rows=8, merge=True) == pytest.approx(0.6)  # 3 batches
     assert times.expected_wait_s(rows_ahead=17, max_batch_rows=8, merge=False, requests_ahead=5) == pytest.approx(1.0)

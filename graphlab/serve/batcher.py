@@ -8,8 +8,8 @@ own batch, at once. The queue is bounded: `put` refuses with `OverloadedError` (
 deadline (`put(..., deadline_ns=)`): one still queued past it is never run but handed to `on_expired`
 when it reaches the head of the queue (its client gets 504 from the service, not a late answer).
 
-`BatchTimes` keeps the recent batches' durations: the service's estimate of how long a new request
-would wait (`expected_wait_s`), so it refuses at once (503) a request that could not be answered
+`BatchTimes` keeps the recent batches' durations (the GPU worker's pace): the service's estimate of how
+long a new request would wait (`expected_wait_s`), so it refuses at once (503) a request that could not be answered
 within its deadline.
 
 The batcher also counts requests still in pre-processing (`expect` / `put` / `forget`), so each
@@ -210,38 +210,38 @@ class DynamicBatcher:
 class BatchTimes:
     """The durations of the last `window` batches: how long the requests already inside will take.
 
-    A batch's duration is its slowest stage's time (the worker's run, or its post-processing): the rate the
-    pipeline drains at when the queue is never empty. `expected_wait_s` is that drain time for the rows ahead.
+    A batch's duration is what the GPU worker gives it (`GPUWorker.batch_times`: from one batch to the next, its
+    idle waits for work left out): the pace the pipeline drains at when the queue is never empty. The typical
+    batch is the median of the window (one batch held up by a pause moves it little). `expected_wait_s` is the
+    drain time of the rows ahead at that pace.
 
         >>> times = BatchTimes(window=4)
-        >>> times.add(0.010); times.add(0.030)
+        >>> times.add(0.010); times.add(0.020); times.add(0.900)
         >>> times.expected_wait_s(rows_ahead=20, max_batch_rows=8, merge=True)   # 3 batches of 20 ms
         0.06
     """
 
     def __init__(self, window: int = 32):
         self._times_s: deque[float] = deque(maxlen=window)
-        self._sum_s = 0.0
+        self._typical_s = 0.0
         self._lock = threading.Lock()
 
     def add(self, duration_s: float) -> None:
         with self._lock:
-            if len(self._times_s) == self._times_s.maxlen:
-                self._sum_s -= self._times_s[0]
             self._times_s.append(duration_s)
-            self._sum_s += duration_s
+            ordered = sorted(self._times_s)
+            self._typical_s = ordered[len(ordered) // 2]
 
     @property
-    def mean_s(self) -> float:
-        """The recent batches' mean duration; 0.0 before the first batch."""
-        with self._lock:
-            return self._sum_s / len(self._times_s) if self._times_s else 0.0
+    def typical_s(self) -> float:
+        """The recent batches' median duration; 0.0 before the first batch."""
+        return self._typical_s
 
     def expected_wait_s(self, rows_ahead: int, max_batch_rows: int, merge: bool, requests_ahead: int = 0) -> float:
         """Seconds until the requests ahead of a new one (`rows_ahead` rows, `requests_ahead` requests) are answered:
         in full batches of `max_batch_rows` when merging, one batch per request when not; 0.0 before any batch."""
         batches = math.ceil(rows_ahead / max_batch_rows) if merge else requests_ahead
-        return round(batches * self.mean_s, 6)
+        return round(batches * self._typical_s, 6)
 
 
 __all__ = ["Batch", "BatchTimes", "DynamicBatcher", "Pending"]

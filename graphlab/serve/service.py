@@ -11,7 +11,7 @@ What the service promises, whatever the load:
 - a bad request is refused before it costs anything: 422 (malformed) or 413 (too large), one line saying why;
 - at most `max_pending` requests are inside at once; one more is refused at once with 503 (bounded memory);
 - each request has a deadline (`request_timeout_ms`, or less if the caller asks): one that would wait longer
-  (the rows ahead of it at the recent batch times, `BatchTimes`) is refused at once with 503; an accepted
+  (the rows ahead of it at the worker's recent pace, `GPUWorker.batch_times`) is refused at once with 503; an accepted
   one not answered by then gets 504 at its deadline, and is not run if it is still queued;
 - an accepted request is always answered, with its result or with a clear error: never dropped, even if
   its client has gone (then the answer is counted as abandoned) or the service is shutting down
@@ -43,7 +43,7 @@ from graphlab.env import require_cuda
 from graphlab.errors import (BadInputError, BadRequestError, ConfigurationError, OverloadedError, PaddingError,
                              InferenceFailedError, RequestTimeoutError, RequestTooLargeError,
                              ServeError)
-from graphlab.serve.batcher import Batch, BatchTimes, DynamicBatcher, Pending
+from graphlab.serve.batcher import Batch, DynamicBatcher, Pending
 from graphlab.serve.config import REQUEST_TIMEOUT_HEADER, ServeConfig
 from graphlab.serve.payload import ParsedRequest
 from graphlab.serve.answer import ServiceAnswer
@@ -74,6 +74,9 @@ class ServiceState(str, enum.Enum):
         return format(self.value, spec)
 
 
+#: the exit code of `python -m graphlab.serve` when its GPU worker stayed down (a CUDA error, or two deaths within
+#: a minute): a supervisor should start a fresh process (docs/serving.md, "When the model fails")
+EXIT_WORKER_DOWN = 3
 #: every state's name, in life-cycle order
 STATES = tuple(state.value for state in ServiceState)
 #: what a refusal says about a service that is not ready (closing and closed: "shutting down")
@@ -119,7 +122,6 @@ class InferenceService:
         self._idle = threading.Condition(self._lock)
         self._batcher = DynamicBatcher(config.max_batch_size, config.max_wait_us, config.batches_requests,
                                        capacity=config.max_pending, on_expired=self._expired_in_queue)
-        self._batch_times = BatchTimes()
         self.failure: str | None = None
         self._down_callbacks: list[Callable[[str], None]] = []
         self._pre_pool: ThreadPoolExecutor | None = None
@@ -307,8 +309,8 @@ class InferenceService:
                 self.counters["refused_overloaded"] += 1
                 raise OverloadedError(f"the service holds {self._pending} requests (max_pending): retry later or "
                                       "on another replica")
-            wait_s = self._batch_times.expected_wait_s(self._pending_rows, self.config.max_batch_size,
-                                                       self.config.batches_requests, self._pending)
+            wait_s = self._worker.batch_times.expected_wait_s(self._pending_rows, self.config.max_batch_size,
+                                                              self.config.batches_requests, self._pending)
             if wait_s * 1000.0 > timeout_ms:
                 self.counters["refused_deadline"] += 1
                 raise OverloadedError(f"the service would answer this request in about {wait_s:.2f} s, past its "
@@ -420,9 +422,6 @@ class InferenceService:
                 error = InferenceFailedError(f"post-processing failed on this request's batch ({type(exc).__name__})")
                 error.stage = "post-processing"
         batch_record.post_end_ns = time.monotonic_ns()
-        if batch_record.launch_start_ns and batch_record.done_ns:  # ran: its slowest stage paces the queue
-            self._batch_times.add(max(batch_record.done_ns - batch_record.launch_start_ns,
-                                      batch_record.post_end_ns - batch_record.done_ns) / 1e9)
         with self._lock:
             self.counters["batches"] += 1
             self.batch_rows[batch.rows] += 1
@@ -540,4 +539,4 @@ def _settle(future: asyncio.Future[Any], holder: dict[str, RequestRecord], resul
         future.set_result(result)
 
 
-__all__ = ["InferenceService", "STATES", "ServiceState"]
+__all__ = ["EXIT_WORKER_DOWN", "InferenceService", "STATES", "ServiceState"]

@@ -43,7 +43,7 @@ import torch
 
 from graphlab.clock import Stopwatch
 from graphlab.errors import ConfigurationError, InferenceFailedError, OverloadedError
-from graphlab.serve.batcher import Batch, DynamicBatcher
+from graphlab.serve.batcher import Batch, BatchTimes, DynamicBatcher
 from graphlab.serve.trace import BatchRecord
 
 POLL_S = 0.05
@@ -106,6 +106,9 @@ class GPUWorker:
         self._lost: BaseException | None = None  # a CUDA error seen after launch (post-processing thread)
         self.restarts = 0
         self.warmup_s = 0.0
+        #: the pace of the worker's recent batches: from one batch to the next, its idle waits for work left out
+        #: (a slot it waits for counts: post-processing is then what paces it); the service's expected waits
+        self.batch_times = BatchTimes()
 
     # -- control ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -211,9 +214,13 @@ class GPUWorker:
         return self._error
 
     def _serve(self, device: torch.device, stream: torch.cuda.Stream | None) -> None:
+        previous: tuple[int, int] | None = None  # the last batch's (slot_wait_start_ns, idle ns waiting for work)
         while True:
             slot_wait_start = time.monotonic_ns()
+            if previous is not None:
+                self.batch_times.add((slot_wait_start - previous[0] - previous[1]) / 1e9)
             slot = self._free_slots.get()
+            idle_from = time.monotonic_ns()
             batch = None
             while batch is None:
                 if self._lost is not None:  # a batch's kernels failed with a CUDA error: the context is gone
@@ -223,6 +230,7 @@ class GPUWorker:
                 if batch is None and self.batcher.closed and len(self.batcher) == 0:
                     self._free_slots.put(slot)
                     return
+            previous = (slot_wait_start, max(0, batch.first_ready_ns - idle_from))
             record = self._record(batch, slot_wait_start)
             try:
                 host, events = self._launch(device, stream, batch, record, slot)
