@@ -342,3 +342,42 @@ def test_without_a_gpu_the_cli_says_device_cpu_in_one_line(capsys, monkeypatch):
     assert main(["--model", "no_such_module:make", "--device", "cpu"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "cannot import 'no_such_module'" in err
+
+
+def test_sigterm_shorter_than_a_batch_answers_every_request_503_json_in_time_and_exits_non_zero():
+    """3 s batches, a 2 s shutdown timeout: every request in flight gets a 503 JSON before the timeout (not a
+    closed socket), nothing is logged as a CancelledError traceback, and the exit code says the drain was cut
+    short (EXIT_DRAIN_CUT); before, 0 of them were answered and the process exited 0."""
+    from graphlab.serve.http import EXIT_DRAIN_CUT
+
+    srv = Server("--setting", "graphs+batching", "--shutdown-timeout-ms", "2000", "--max-pending", "64", sleep_ms=3000)
+    results: list[tuple[int, str, float]] = []
+    lock = threading.Lock()
+
+    def one() -> None:
+        conn = srv.connection(30)
+        try:
+            status, kind, data = _post(conn, json.dumps({"inputs": [ROW]}))
+            outcome = (status, f"{kind} {data.get('error')}", time.monotonic())
+        except (OSError, ValueError) as exc:
+            outcome = (0, type(exc).__name__, time.monotonic())
+        finally:
+            conn.close()
+        with lock:
+            results.append(outcome)
+
+    threads = [threading.Thread(target=one) for _ in range(12)]
+    for t in threads:
+        t.start()
+    time.sleep(1.0)  # all twelve are inside: the first batch runs 3 s
+    sigterm = time.monotonic()
+    srv.proc.send_signal(signal.SIGTERM)
+    for t in threads:
+        t.join(30)
+    srv.proc.wait(30)
+    log = srv.proc.stdout.read()
+    assert sorted(s for s, _, _ in results) == [503] * 12, results
+    assert {what for _, what, _ in results} == {"application/json overloaded"}
+    assert max(at for _, _, at in results) - sigterm < 2.0 + 1.5  # within the timeout (a loaded machine's slack)
+    assert "CancelledError" not in log and "Traceback" not in log, log
+    assert srv.proc.returncode == EXIT_DRAIN_CUT, (srv.proc.returncode, log)

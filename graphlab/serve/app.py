@@ -42,6 +42,7 @@ import asyncio
 import itertools
 import json
 import logging
+import time
 from typing import Any
 
 from graphlab.clock import timestamp_ns
@@ -130,6 +131,14 @@ class GuardedApp:
         self.draining = False
         self.state = getattr(inner, "state", None)
         self._failures = itertools.count(1)
+        self._cutting = False
+        self.cut_short = 0
+        self.close_by_s: float | None = None
+
+    def cut_short_by_shutdown(self) -> None:
+        """The drain ran out of time: the requests the server now cancels are answered 503 (counted in
+        `cut_short`), not left to a closed socket or a CancelledError traceback."""
+        self._cutting = True
 
     def failed(self, exc: BaseException, stage: str) -> bytes:
         """Log a 500 once, with its message (and the traceback of an unexpected error); its JSON for the client."""
@@ -170,6 +179,15 @@ class GuardedApp:
                 await self._infer(scope, receive, counted_send)
             else:
                 await self.inner(scope, receive, counted_send)
+        except asyncio.CancelledError:
+            if not self._cutting:
+                raise
+            self.cut_short += 1  # the server's shutdown ran out of time: an answer, not a closed socket
+            self.service.count("cut_short_by_shutdown")
+            if status["code"] == 0:
+                await _answer(counted_send, 503, error_body(OverloadedError(
+                    "the service is shutting down and could not finish this request within its shutdown timeout: "
+                    "retry on another replica")), close=True, retry=True)
         except Exception as exc:  # noqa: BLE001 - the connection stays usable: a JSON 500, never text/plain
             self.service.count("app_errors")
             body = self.failed(exc, "the HTTP app")
@@ -229,6 +247,8 @@ class GuardedApp:
             self.metrics.timeouts["body"] += 1
             await _answer(send, exc.status, error_body(exc), close=True)
         except ServeError as exc:
+            if exc.status == 503 and self.draining and exc.request_id is not None:
+                self.cut_short += 1  # accepted, then refused by the closing service: not answered normally
             if exc.status == 500:
                 await _answer(send, 500, self.failed(exc, "inference"))
                 return
@@ -359,7 +379,10 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
         try:
             yield
         finally:
-            await anyio.to_thread.run_sync(svc.close, svc.config.shutdown_timeout_ms / 1000.0)
+            timeout_s = svc.config.shutdown_timeout_ms / 1000.0
+            if guard.close_by_s is not None:  # the server's drain took part of it already
+                timeout_s = max(0.0, guard.close_by_s - time.monotonic())
+            await anyio.to_thread.run_sync(svc.close, timeout_s)
 
     routes = [Route(INFER_PATH, infer_wrong_method, methods=["GET", "PUT", "DELETE", "PATCH"]),
               Route("/healthz", healthz), Route("/v1/stats", stats), Route("/metrics", prometheus)]

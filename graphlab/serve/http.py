@@ -14,7 +14,8 @@ What it adds to a plain `uvicorn.run(app)`, each for a loss seen over a socket (
   from then on with 503 and `Connection: close` (`GuardedApp.draining`), keep open connections for
   `drain_linger_ms` so a request already on the wire gets that 503 rather than a closed socket, then close
   the idle ones, let the accepted requests finish, and close the service (which drains what it accepted).
-  Nothing takes longer than `shutdown_timeout_ms` in all: what is still running then is cancelled.
+  Nothing takes longer than `shutdown_timeout_ms` in all: a request still running just before it is answered
+  503 JSON (never a closed socket), and the process exits `EXIT_DRAIN_CUT` instead of 0.
 - **Admission** happens in the app (`GuardedApp`: `max_pending` HTTP requests inside, then 503 at once,
   before the body is read or parsed), and the kernel's accept queue is `backlog` deep.
 - **The fast stack where installed**: uvloop for the event loop, httptools for the HTTP parser (uvicorn's
@@ -29,15 +30,20 @@ import asyncio
 import importlib.util
 import json
 import logging
+import time
 from typing import Any
 
 from graphlab.errors import UnsupportedError
 from graphlab.serve.app import create_app
 from graphlab.serve.config import ServeConfig
 from graphlab.serve.metrics import HttpMetrics
-from graphlab.serve.service import EXIT_WORKER_DOWN, InferenceService
+from graphlab.serve.service import InferenceService
 
 log = logging.getLogger("graphlab.serve")
+
+#: the exit code of `python -m graphlab.serve` when SIGTERM's drain ran out of shutdown_timeout_ms: accepted
+#: requests still running were answered 503 (a supervisor may want a longer timeout); 0: all answered normally
+EXIT_DRAIN_CUT = 4
 
 _PHRASES = {400: b"Bad Request", 408: b"Request Timeout", 414: b"URI Too Long",
             431: b"Request Header Fields Too Large"}
@@ -270,7 +276,11 @@ def make_server(service: InferenceService, *, log_level: str = "warning", stack:
 
         async def shutdown(self, sockets: Any = None) -> None:
             loop = asyncio.get_running_loop()
-            deadline = loop.time() + cfg.shutdown_timeout_ms / 1000.0
+            timeout_s = cfg.shutdown_timeout_ms / 1000.0
+            deadline = loop.time() + timeout_s
+            guard.close_by_s = time.monotonic() + timeout_s  # the service's close gets what is left of it
+            # what still runs this long before the deadline is answered 503, so that the answer is there in time
+            answer_by = deadline - min(0.5, timeout_s / 10)
             for server in self.servers:
                 server.close()  # new connections are refused from here on
             for sock in sockets or []:
@@ -279,14 +289,17 @@ def make_server(service: InferenceService, *, log_level: str = "warning", stack:
             await asyncio.sleep(cfg.drain_linger_ms / 1000.0)  # requests on the wire: answered 503, closed
             for connection in list(self.server_state.connections):
                 connection.shutdown()  # idle: closed now; busy: closed after its answer
-            while (self.server_state.connections or self.server_state.tasks) and loop.time() < deadline \
+            while (self.server_state.connections or self.server_state.tasks) and loop.time() < answer_by \
                     and not self.force_exit:
                 await asyncio.sleep(0.02)
-            if self.server_state.tasks:
-                log.warning("graphlab.serve: %d request(s) still running after shutdown_timeout_ms; cancelled",
-                            len(self.server_state.tasks))
-                for task in list(self.server_state.tasks):
-                    task.cancel()
+            tasks = list(self.server_state.tasks)
+            if tasks:
+                log.warning("graphlab.serve: %d request(s) still running after shutdown_timeout_ms; answered 503",
+                            len(tasks))
+                guard.cut_short_by_shutdown()
+                for task in tasks:
+                    task.cancel()  # GuardedApp answers each 503 (JSON) and ends the task normally
+                await asyncio.wait(tasks, timeout=max(0.05, deadline - loop.time()))
             for connection in list(self.server_state.connections):
                 connection.transport.close()
             if not self.force_exit:
@@ -304,16 +317,15 @@ def make_server(service: InferenceService, *, log_level: str = "warning", stack:
 
 def run_server(service: InferenceService, *, log_level: str = "warning") -> int:
     """Start `service` (warm-up, here, so an error is one line before any socket opens), serve it on its config's
-    host and port until SIGTERM or Ctrl-C (or its GPU worker stays down), drain; 0 when it ended cleanly,
-    `EXIT_WORKER_DOWN` when its worker went down."""
+    host and port until SIGTERM or Ctrl-C, drain; 0 when every accepted request was answered normally,
+    `EXIT_DRAIN_CUT` when the drain ran out of shutdown_timeout_ms and answered accepted requests 503."""
     if service.state == "new":
         service.start()
     server = make_server(service, log_level=log_level)
-    service.when_down(lambda reason: setattr(server, "should_exit", True))  # its GPU worker is gone: drain, exit
     server.run()
-    if service.failure is not None:
-        return EXIT_WORKER_DOWN
+    if server.guard.cut_short:
+        return EXIT_DRAIN_CUT
     return 0 if service.state == "closed" else 1
 
 
-__all__ = ["HeadMeter", "RESPONSE_400", "RESPONSE_408", "describe_stack", "guarded_protocol", "make_server", "run_server"]
+__all__ = ["EXIT_DRAIN_CUT", "HeadMeter", "RESPONSE_400", "RESPONSE_408", "describe_stack", "guarded_protocol", "make_server", "run_server"]
