@@ -7,7 +7,9 @@ Every flag is a `ServeConfig` field (`python -m graphlab.serve --help` lists the
 unset, the buckets and max batch size are the model's. `--device auto` (the default here) serves on the GPU
 where there is one, else on the CPU (it says so, in one line). One process per GPU (docs/serving.md): start one
 per device, each pinned with CUDA_VISIBLE_DEVICES, and put any HTTP load balancer in front. SIGTERM drains:
-accepted requests are answered, new ones get 503, within --shutdown-timeout-ms.
+accepted requests are answered, new ones get 503, within --shutdown-timeout-ms; it exits 0 when every accepted
+request was answered normally, 4 when the timeout cut some short (answered 503), 3 when the GPU worker stayed
+down (docs/serving.md, "Exit codes").
 """
 from __future__ import annotations
 
