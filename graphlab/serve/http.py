@@ -65,7 +65,7 @@ RESPONSE_400 = raw_answer(400, "bad_http_request", "the request is not valid HTT
 
 
 class HeadMeter:
-    """A connection's request heads, counted as their bytes arrive, before the parser reads them: a head that
+    r"""A connection's request heads, counted as their bytes arrive, before the parser reads them: a head that
     grows past a limit is refused while it is still small, whatever the parser's own cost per byte.
 
     It follows the connection's framing as far as the limits need: a head ends at its empty line, then a
