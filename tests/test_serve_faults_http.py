@@ -88,17 +88,20 @@ def test_over_http_a_model_that_exits_is_survived_once_then_the_service_goes_dow
 
 
 def test_over_http_a_cuda_error_gets_500_healthz_503_and_the_process_exits_non_zero(tmp_path):
-    with _server(tmp_path, "--setting", "eager", "--shutdown-timeout-ms", "4000", sleep_ms=300) as server:
-        with ThreadPoolExecutor(2) as pool:
-            first = pool.submit(_post, server, {"inputs": [row(CUDA_ERROR)]})
-            time.sleep(0.1)
-            health = pool.submit(_health, server)
-            status, _, body, _ = first.result()
-            health_status, health_body = health.result()
-            assert (status, body["error"]) == (500, "inference_failed")
-            late = _health(server) if server._proc.poll() is None else (503, {"state": "gone"})
+    flags = ("--setting", "eager", "--shutdown-timeout-ms", "5000", "--drain-linger-ms", "2000")
+    with _server(tmp_path, *flags) as server:
+        watcher = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)  # kept alive: it sees the drain
+        watcher.request("GET", "/healthz")
+        before = watcher.getresponse()
+        before.read()
+        status, _, body, _ = _post(server, {"inputs": [row(CUDA_ERROR)]})
+        watcher.request("GET", "/healthz")  # the service is down: it no longer says ready
+        after = watcher.getresponse()
+        after_body = json.loads(after.read())
+        watcher.close()
         code = _wait_exit(server)
-    assert health_status == 200 and late[0] == 503  # ready while it ran; down once the error came
+    assert before.status == 200 and (status, body["error"]) == (500, "inference_failed")
+    assert after.status == 503 and after_body["state"] in ("failed", "closing"), after_body
     assert code == EXIT_WORKER_DOWN
 
 

@@ -271,8 +271,10 @@ class InferenceService:
         record = self.submit(body, callback, timeout_ms=max(1, int(timeout_s * 1000)))
         if not done.wait(max(0.0, (record.deadline_ns - time.monotonic_ns()) / 1e9)):
             self.mark_abandoned(record)
-            raise RequestTimeoutError(f"no answer within {timeout_s:g} s (the request still runs; its answer is "
-                                      "dropped): allow a longer timeout_s, or send less at once")
+            limit_s = (record.deadline_ns - record.accepted_ns) / 1e9
+            raise RequestTimeoutError(f"no answer within {limit_s:g} s (the request still runs; its answer is "
+                                      "dropped): allow a longer timeout_s (request_timeout_ms is the most), or send "
+                                      "less at once")
         if box["error"] is not None:
             raise box["error"]
         return box["result"]
