@@ -139,6 +139,9 @@ def test_too_many_headers_get_431_and_a_long_url_414(server):
     status, _, body = _status_and_json(_exchange(server.port, b"GET /healthz?q=" + b"a" * 9000 + b" HTTP/1.1\r\n"
                                                  b"Host: x\r\n\r\n"))
     assert (status, body["error"]) == (414, "uri_too_long")
+    metrics = _exchange(server.port, b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").decode()
+    assert 'graphlab_http_refused_total{reason="request_header_too_large"}' in metrics
+    assert 'graphlab_http_refused_total{reason="uri_too_long"}' in metrics
 
 
 def test_heads_within_the_limits_and_pipelined_requests_are_served(server):
