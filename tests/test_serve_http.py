@@ -369,7 +369,9 @@ def test_sigterm_shorter_than_a_batch_answers_every_request_503_json_in_time_and
     threads = [threading.Thread(target=one) for _ in range(12)]
     for t in threads:
         t.start()
-    time.sleep(1.0)  # all twelve are inside: the first batch runs 3 s
+    deadline = time.monotonic() + 20
+    while json.loads(srv.get("/v1/stats")[1])["pending"] < 12 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until all twelve are inside: the first batch runs 3 s
     sigterm = time.monotonic()
     srv.proc.send_signal(signal.SIGTERM)
     for t in threads:
