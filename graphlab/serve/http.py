@@ -37,7 +37,7 @@ from graphlab.errors import UnsupportedError
 from graphlab.serve.app import create_app
 from graphlab.serve.config import ServeConfig
 from graphlab.serve.metrics import HttpMetrics
-from graphlab.serve.service import InferenceService
+from graphlab.serve.service import EXIT_WORKER_DOWN, InferenceService
 
 log = logging.getLogger("graphlab.serve")
 
@@ -317,12 +317,16 @@ def make_server(service: InferenceService, *, log_level: str = "warning", stack:
 
 def run_server(service: InferenceService, *, log_level: str = "warning") -> int:
     """Start `service` (warm-up, here, so an error is one line before any socket opens), serve it on its config's
-    host and port until SIGTERM or Ctrl-C, drain; 0 when every accepted request was answered normally,
-    `EXIT_DRAIN_CUT` when the drain ran out of shutdown_timeout_ms and answered accepted requests 503."""
+    host and port until SIGTERM or Ctrl-C (or its GPU worker stays down), drain; 0 when every accepted request
+    was answered normally, `EXIT_WORKER_DOWN` when its worker went down, `EXIT_DRAIN_CUT` when the drain ran out
+    of shutdown_timeout_ms and answered accepted requests 503."""
     if service.state == "new":
         service.start()
     server = make_server(service, log_level=log_level)
+    service.when_down(lambda reason: setattr(server, "should_exit", True))  # its GPU worker is gone: drain, exit
     server.run()
+    if service.failure is not None:
+        return EXIT_WORKER_DOWN
     if server.guard.cut_short:
         return EXIT_DRAIN_CUT
     return 0 if service.state == "closed" else 1
