@@ -354,11 +354,17 @@ def test_sigterm_shorter_than_a_batch_answers_every_request_503_json_in_time_and
     results: list[tuple[int, str, float]] = []
     lock = threading.Lock()
 
+    sent = threading.Semaphore(0)
+
     def one() -> None:
         conn = srv.connection(30)
         try:
-            status, kind, data = _post(conn, json.dumps({"inputs": [ROW]}))
-            outcome = (status, f"{kind} {data.get('error')}", time.monotonic())
+            conn.request("POST", "/v1/infer", body=json.dumps({"inputs": [ROW]}),
+                         headers={"Content-Type": "application/json"})
+            sent.release()
+            r = conn.getresponse()
+            outcome = (r.status, f"{r.getheader('content-type')} {json.loads(r.read()).get('error')}",
+                       time.monotonic())
         except (OSError, ValueError) as exc:
             outcome = (0, type(exc).__name__, time.monotonic())
         finally:
@@ -369,9 +375,9 @@ def test_sigterm_shorter_than_a_batch_answers_every_request_503_json_in_time_and
     threads = [threading.Thread(target=one) for _ in range(12)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + 20
-    while json.loads(srv.get("/v1/stats")[1])["pending"] < 12 and time.monotonic() < deadline:
-        time.sleep(0.05)  # until all twelve are inside: the first batch runs 3 s
+    for _ in threads:
+        assert sent.acquire(timeout=20)
+    time.sleep(0.5)  # all twelve are sent, and inside: the first batch runs 3 s
     sigterm = time.monotonic()
     srv.proc.send_signal(signal.SIGTERM)
     for t in threads:
@@ -383,3 +389,23 @@ def test_sigterm_shorter_than_a_batch_answers_every_request_503_json_in_time_and
     assert max(at for _, _, at in results) - sigterm < 2.0 + 1.5  # within the timeout (a loaded machine's slack)
     assert "CancelledError" not in log and "Traceback" not in log, log
     assert srv.proc.returncode == EXIT_DRAIN_CUT, (srv.proc.returncode, log)
+
+
+def test_stats_and_metrics_during_a_long_batch_leave_the_event_loop_free():
+    """The runner's figures wait for the graph cache's lock, held for a whole eager call (here a 3 s batch):
+    /v1/stats and /metrics must wait off the event loop, so /healthz still answers at once meanwhile."""
+    srv = Server("--setting", "graphs", sleep_ms=3000)
+    try:
+        sender = threading.Thread(target=lambda: _post(srv.connection(30), json.dumps({"inputs": [ROW]})))
+        sender.start()
+        time.sleep(0.5)  # its batch runs
+        scrape = threading.Thread(target=lambda: srv.get("/metrics"))
+        scrape.start()
+        time.sleep(0.2)
+        start = time.monotonic()
+        assert srv.get("/healthz")[0] == 200
+        assert time.monotonic() - start < 1.5  # not the rest of the 3 s batch
+        scrape.join(30)
+        sender.join(30)
+    finally:
+        srv.stop()
