@@ -332,4 +332,5 @@ def run_server(service: InferenceService, *, log_level: str = "warning") -> int:
     return 0 if service.state == "closed" else 1
 
 
-__all__ = ["EXIT_DRAIN_CUT", "HeadMeter", "RESPONSE_400", "RESPONSE_408", "describe_stack", "guarded_protocol", "make_server", "run_server"]
+__all__ = ["EXIT_DRAIN_CUT", "HeadMeter", "RESPONSE_400", "RESPONSE_408", "describe_stack", "guarded_protocol",
+           "make_server", "raw_answer", "run_server"]
