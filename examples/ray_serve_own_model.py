@@ -44,7 +44,7 @@ def main() -> int:
 
     here = os.path.dirname(os.path.abspath(__file__))  # so that every replica can import this file's served()
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
-    os.environ.setdefault("RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH", "graphlab.serve.ray_deployment:proxy_middlewares")
+    os.environ.setdefault("RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH", "graphlab.serve.ray_proxy:proxy_middlewares")
     ray.init(include_dashboard=False)
     config = gl.ServeConfig(model="ray_serve_own_model:served", setting="graphs+batching", device=args.device,
                             max_batch_size=8, buckets=[1, 2, 4, 8], max_wait_us=1000)

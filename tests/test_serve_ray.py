@@ -25,7 +25,8 @@ pytest.importorskip("starlette")
 import graphlab  # noqa: E402
 from graphlab.serve.app import create_app  # noqa: E402
 from graphlab.serve.config import ServeConfig  # noqa: E402
-from graphlab.serve.ray_deployment import REPLICA_HEADER, RayOptions, deployment  # noqa: E402
+from graphlab.serve.ray_deployment import RayOptions, deployment  # noqa: E402
+from graphlab.serve.ray_proxy import REPLICA_HEADER  # noqa: E402
 from graphlab.serve.service import InferenceService  # noqa: E402
 
 import serve_test_models  # noqa: E402
@@ -57,29 +58,44 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _start(attempts: int) -> dict:
+    """Ray, Serve's proxy on a free port and the deployment, all started again (after a clean shutdown) when any
+    step fails: Ray gives its raylet a fixed 30 s to register and Serve its controller and proxy fixed times to
+    come up, which a loaded 2-core machine can miss (seen for ray.init and serve.start beside two busy loops)."""
+    failures = []
+    for attempt in range(1, attempts + 1):
+        port = _free_port()
+        try:
+            ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)
+            serve.start(http_options={"host": "127.0.0.1", "port": port})
+            app = deployment(_service_config(), ray=RayOptions(
+                num_replicas=2, num_cpus=1, name=NAME, health_check_period_s=1.0, graceful_shutdown_timeout_s=20.0,
+                runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "SERVE_TEST_SLEEP_MS": SLEEP_MS}}))
+            handle = serve.run(app, name=NAME, route_prefix="/")
+            return {"url": f"http://127.0.0.1:{port}", "handle": handle, "port": port}
+        except Exception as exc:  # noqa: BLE001 - a start that timed out: stop everything and start again
+            failures.append(f"attempt {attempt}: {type(exc).__name__}: {str(exc)[:300]}")
+            try:
+                serve.shutdown()
+            except Exception:  # noqa: BLE001 - Serve may not have started
+                pass
+            ray.shutdown()
+    raise RuntimeError(f"Ray Serve did not start in {attempts} attempts:\n" + "\n".join(failures))
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """A local Ray (logical CPUs only), Serve's proxy on a free port, the deployment with two replicas."""
     root = Path(graphlab.__file__).resolve().parent.parent  # the graphlab under test, in every Ray process
-    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH")}
+    # Serve kills a proxy that is not ready within 5 s or misses health checks of 10 s: on a shared 2-core machine
+    # beside two busy loops it missed them in every attempt (ActorDiedError: killed by ray.kill), so allow more
+    slow_machine = {"RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S": "60", "RAY_SERVE_PROXY_HEALTH_CHECK_TIMEOUT_S": "30"}
+    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH", *slow_machine)}
     os.environ["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "tests"), *filter(None, [saved["PYTHONPATH"]])])
-    os.environ["RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH"] = "graphlab.serve.ray_deployment:proxy_middlewares"
-    for attempt in (1, 2):  # Ray gives its raylet a fixed 30 s to register: a loaded 2-core machine can miss it once
-        try:
-            ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)
-            break
-        except Exception as exc:  # noqa: BLE001 - "The current node timed out during startup"
-            ray.shutdown()
-            if attempt == 2 or "timed out during startup" not in str(exc):
-                raise
-    port = _free_port()
+    os.environ["RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH"] = "graphlab.serve.ray_proxy:proxy_middlewares"
+    os.environ.update(slow_machine)
     try:
-        serve.start(http_options={"host": "127.0.0.1", "port": port})
-        app = deployment(_service_config(), ray=RayOptions(
-            num_replicas=2, num_cpus=1, name=NAME, health_check_period_s=1.0, graceful_shutdown_timeout_s=20.0,
-            runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "SERVE_TEST_SLEEP_MS": SLEEP_MS}}))
-        handle = serve.run(app, name=NAME, route_prefix="/")
-        yield {"url": f"http://127.0.0.1:{port}", "handle": handle, "port": port}
+        yield _start(attempts=3)
     finally:
         try:
             serve.shutdown()
@@ -216,7 +232,7 @@ def test_a_replica_killed_mid_load_is_replaced_and_every_request_is_answered(clu
     assert codes.count(200) >= 100, f"{codes.count(200)} of 160 answered 200"  # the other replica went on serving
     print(f"\nreplica killed under load: {codes.count(200)} x 200, errors {sorted((body['error'], code) for code, _, body in results if code != 200)}")
     # Ray replaces the dead replica: two live replicas again, one of them new, and both take requests
-    after = _replicas(handle, 2, timeout_s=90, exclude=frozenset({victim["replica"]}))
+    after = _replicas(handle, 2, timeout_s=240, exclude=frozenset({victim["replica"]}))  # a new process imports torch
     assert victim["replica"] not in after and victim["pid"] not in {r["pid"] for r in after.values()}
     answers = asyncio.run(_burst(url, [{"inputs": _rows(1)}] * 40))
     assert [a.status_code for a in answers] == [200] * 40
@@ -235,10 +251,10 @@ def test_shutdown_answers_what_it_accepted_and_stops_every_replica(cluster):
             await asyncio.sleep(0.05)
             await asyncio.to_thread(serve.delete, NAME)
             answered = await asyncio.gather(*tasks, return_exceptions=True)
-        return [r.status_code if isinstance(r, httpx.Response) else 0 for r in answered]
+        return [r.status_code if isinstance(r, httpx.Response) else f"{type(r).__name__}: {r}" for r in answered]
 
     codes = asyncio.run(during_shutdown())
-    assert 0 not in codes and set(codes) <= {200, 503}, codes
+    assert set(codes) <= {200, 503}, codes  # no request left without an answer (an exception here)
     deadline = time.monotonic() + 30
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.2)

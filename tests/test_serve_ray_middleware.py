@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from graphlab.serve.ray_deployment import REPLICA_HEADER, JSONErrors, _NameReplica
+from graphlab.serve.ray_deployment import _NameReplica
+from graphlab.serve.ray_proxy import REPLICA_HEADER, JSONErrors
 
 
 def _app(status, body, content_type=b"text/plain; charset=utf-8", extra=()):

@@ -16,7 +16,8 @@ front door), payload (request checks), preprocess, served_model (ServedModel: a 
 the wrapped zoo models), models (the zoo as ServedModels, resolve_model), api (gl.serve), batcher, worker,
 runners (eager / graph cache), postprocess, trace (timestamps), answer (an answer shown as tables), service (the
 pipeline), app (the ASGI app), http (uvicorn with deadlines and a bounded drain), metrics (/metrics),
-`__main__` (`python -m graphlab.serve`), ray_deployment (the service as Ray Serve replicas). The load test that
+`__main__` (`python -m graphlab.serve`), ray_deployment (the service as Ray Serve replicas), ray_proxy (the
+middleware Ray's HTTP proxies load: Ray's own refusals in JSON, no torch). The load test that
 compares its settings is its own package, `graphlab.loadtest`.
 
 A feature above the graph cache: it imports graphlab.cache (the cache and its buckets), the zoo, errors,
@@ -26,4 +27,4 @@ lazy public names, and it never imports the notebook UI. Only `app` and `http` n
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("config", "payload", "batcher", "trace", "metrics", "answer")
+PURE = ("config", "payload", "batcher", "trace", "metrics", "answer", "ray_proxy")

@@ -24,9 +24,9 @@ What each part does:
 - **Ray's proxy** queues at most `max_queued_requests` requests per proxy (then 503, with Retry-After);
   each replica takes at most `max_ongoing_requests` (= the service's `max_pending`) at once.
 - **Errors Ray itself makes** (a replica that died under a request: 500; a full proxy queue: 503; a request
-  past Ray's `request_timeout_s`: 408) are plain text from Ray; `proxy_middlewares` rewrites them into
+  past Ray's `request_timeout_s`: 408) are plain text from Ray; `graphlab.serve.ray_proxy.proxy_middlewares` rewrites them into
   graphlab's JSON `{"error", "detail"}` when the proxies are started with
-  `RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH=graphlab.serve.ray_deployment:proxy_middlewares`.
+  `RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH=graphlab.serve.ray_proxy:proxy_middlewares`.
 
 Ray is imported inside the functions that need it (the `ray` extra: pip install 'graphlab[ray]'); this
 module imports without it, and nothing else in graphlab imports this module.
@@ -34,7 +34,6 @@ module imports without it, and nothing else in graphlab imports this module.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -46,15 +45,12 @@ from graphlab.serve.app import create_app
 from graphlab.serve.config import ServeConfig
 from graphlab.serve.models import resolve_model
 from graphlab.serve.served_model import ServedModel
+from graphlab.serve.ray_proxy import REPLICA_HEADER
 from graphlab.serve.service import InferenceService
 
-#: the response header that names the replica that answered
-REPLICA_HEADER = "x-graphlab-replica"
 #: Ray Serve's deployment name (and the application name of `run`)
 DEFAULT_NAME = "graphlab"
 PROG = "python -m graphlab.serve.ray_deployment"
-#: Ray's plain-text refusals, and the graphlab reason each becomes in JSON
-RAY_REASONS = {408: "request_timeout", 500: "replica_failed", 503: "overloaded", 504: "request_timeout"}
 
 
 def _ray_serve() -> Any:
@@ -241,77 +237,6 @@ def shutdown() -> None:
     _ray_serve().shutdown()
 
 
-# -- Ray's own refusals, in graphlab's JSON ------------------------------------------------------------
-class JSONErrors:
-    """ASGI middleware for Ray's proxy: a plain-text 408/500/503/504 from Ray becomes
-    `{"error": <reason>, "detail": <Ray's message>}` as application/json; graphlab's own answers pass as they are."""
-
-    def __init__(self, app: Any):
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        held: dict[str, Any] = {"started": False}
-
-        async def rewrite(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                held["started"] = True
-            if message["type"] == "http.response.start" and _is_ray_text_error(message):
-                held["start"], held["body"] = message, b""
-                return
-            if message["type"] == "http.response.body" and "start" in held:
-                held["body"] += message.get("body", b"")
-                if message.get("more_body", False):
-                    return
-                start = held.pop("start")
-                detail = " ".join(held.pop("body").decode("utf-8", "replace").split()) or "Ray Serve refused it"
-                status = start["status"]
-                body = json.dumps({"error": RAY_REASONS[status], "detail": detail[:500]}).encode()
-                headers = [(k, v) for k, v in start.get("headers", [])
-                           if k.lower() not in (b"content-type", b"content-length")]
-                headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-                await send({"type": "http.response.start", "status": status, "headers": headers})
-                await send({"type": "http.response.body", "body": body})
-                return
-            await send(message)
-
-        try:
-            await self.app(scope, receive, rewrite)
-        except Exception as exc:  # noqa: BLE001 - Ray's proxy can raise when the replica died under the request
-            if held["started"]:
-                raise
-            await _replica_failed(send, type(exc).__name__)
-            return
-        if not held["started"]:  # Ray's proxy returns without an answer when the replica died (uvicorn: text 500)
-            await _replica_failed(send, "no answer from the replica")
-
-
-async def _replica_failed(send: Any, what: str) -> None:
-    body = json.dumps({"error": RAY_REASONS[500], "detail": f"the replica serving this request failed ({what}); "
-                       "Ray replaces it: retry"}).encode()
-    await send({"type": "http.response.start", "status": 500,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
-
-
-def _is_ray_text_error(start: dict[str, Any]) -> bool:
-    if start.get("status") not in RAY_REASONS:
-        return False
-    headers = {k.lower(): v for k, v in start.get("headers", [])}
-    return REPLICA_HEADER.encode() not in headers and not headers.get(b"content-type", b"").startswith(
-        b"application/json")
-
-
-def proxy_middlewares() -> list[Any]:
-    """`RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH=graphlab.serve.ray_deployment:proxy_middlewares`: Ray's proxies
-    answer in graphlab's JSON too."""
-    from starlette.middleware import Middleware
-
-    return [Middleware(JSONErrors)]
-
-
 # -- command line ----------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     """`python -m graphlab.serve.ray_deployment`: the deployment on the Ray cluster at RAY_ADDRESS (or a new
@@ -347,5 +272,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["DEFAULT_NAME", "GraphlabReplica", "JSONErrors", "RAY_REASONS", "REPLICA_HEADER", "RayOptions", "deployment",
-           "main", "proxy_middlewares", "run", "shutdown"]
+__all__ = ["DEFAULT_NAME", "GraphlabReplica", "RayOptions", "deployment", "main", "run", "shutdown"]
