@@ -233,7 +233,7 @@ class GuardedApp:
                 svc.count("refused_malformed")
                 raise
             answer = await svc.infer(body, disconnected=lambda: _peek_disconnect(receive),
-                                     timeout_ms=_timeout_ms(timeout))
+                                     timeout_ms=_timeout_ms(timeout), off_loop=len(raw) > self.inline_body)
             try:
                 payload = _dumps(answer)
             except (ValueError, TypeError) as exc:

@@ -221,13 +221,14 @@ class InferenceService:
 
     # -- requests --------------------------------------------------------------------------------------
     async def infer(self, body: Any, disconnected: Callable[[], Awaitable[bool]] | None = None, *,
-                    timeout_ms: int | None = None) -> dict[str, Any]:
+                    timeout_ms: int | None = None, off_loop: bool = False) -> dict[str, Any]:
         """Answer one request body (a decoded JSON object); raises a `ServeError` subclass when refused.
 
         `timeout_ms` lowers the request's deadline below `request_timeout_ms` (never raises it); past the deadline
         it raises `RequestTimeoutError` (504). If the caller is cancelled, or `disconnected()` says its client went
         away by the time the answer is ready, the request still ran to the end (it was accepted) and its answer is
-        counted as abandoned.
+        counted as abandoned. `off_loop`: pre-process it on the pool whatever its size (the app says so for a
+        body over `inline_body_bytes`).
         """
         loop = asyncio.get_running_loop()
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
@@ -239,7 +240,7 @@ class InferenceService:
             # _settle reads it from the holder later, on the loop
             loop.call_soon_threadsafe(_settle, future, holder, result, error)
 
-        record = self.submit(body, callback, timeout_ms=timeout_ms)
+        record = self.submit(body, callback, timeout_ms=timeout_ms, off_loop=off_loop)
         holder["record"] = record
         timer = loop.call_later(max(0.0, (record.deadline_ns - time.monotonic_ns()) / 1e9), self._time_out,
                                 future, record)
@@ -279,7 +280,8 @@ class InferenceService:
             raise box["error"]
         return box["result"]
 
-    def submit(self, body: Any, callback: Callback, *, timeout_ms: int | None = None) -> RequestRecord:
+    def submit(self, body: Any, callback: Callback, *, timeout_ms: int | None = None,
+               off_loop: bool = False) -> RequestRecord:
         """Check and accept one request; `callback(result, error)` is called once from a service thread.
 
         `timeout_ms` lowers its deadline (`request_timeout_ms`); still queued past it, it is not run and the
@@ -324,9 +326,9 @@ class InferenceService:
         record = RequestRecord(next(self._ids), parsed.rows, accepted_ns=accepted_ns,
                                deadline_ns=accepted_ns + timeout_ms * 1_000_000)
         self._batcher.expect()
-        if self.model.prepare_size(parsed) <= self.config.inline_preprocess_max:
-            # a few µs of work: a hop to a pre-processing thread would cost more than it (H200: -0.5 ms at
-            # 50 req/s over HTTP, docs/serving.md); anything larger goes to the pool, off the event loop
+        if not off_loop and self.model.prepare_size(parsed) <= self.config.inline_preprocess_max:
+            # a small body and a few µs of work: a hop to a pre-processing thread would cost more than it (H200:
+            # -0.5 ms at 50 req/s over HTTP, docs/serving.md); a large body or a large tensor goes to the pool
             self._preprocess(record, parsed, callback)
             return record
         try:
