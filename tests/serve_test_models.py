@@ -27,3 +27,30 @@ class Slow(torch.nn.Module):
 
 def slow() -> gl.ServedModel:
     return gl.ServedModel(Slow(), torch.zeros(1, 8), buckets=[1, 2, 4, 8], name="slow")
+
+
+class Mixed(torch.nn.Module):
+    """Five inputs of five dtypes (float16, int64, int32, uint8, bool) -> float16 (rows, 4): the protocol's datatypes."""
+
+    def forward(self, half, ids, small, pixels, mask):
+        extra = ids.float().sum(-1, keepdim=True) + small.float().sum(-1, keepdim=True) \
+            + pixels.float().sum(-1, keepdim=True) + mask.float().sum(-1, keepdim=True)
+        return (half.float() * 2 + extra).half()
+
+
+def mixed() -> gl.ServedModel:
+    example = (torch.zeros(1, 4, dtype=torch.float16), torch.zeros(1, 3, dtype=torch.int64),
+               torch.zeros(1, 2, dtype=torch.int32), torch.zeros(1, 2, dtype=torch.uint8),
+               torch.zeros(1, 3, dtype=torch.bool))
+    return gl.ServedModel(Mixed(), example, buckets=[1, 2, 4], name="mixed",
+                          input_names=["half", "ids", "small", "pixels", "mask"])
+
+
+class Brain(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def bf16() -> gl.ServedModel:
+    """bfloat16 in, bfloat16 out: the protocol carries it as binary data only."""
+    return gl.ServedModel(Brain(), torch.zeros(1, 3, dtype=torch.bfloat16), buckets=[1, 2], name="bf16")

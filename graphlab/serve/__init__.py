@@ -12,7 +12,8 @@ GPU or as Ray Serve replicas.
     >>> app = gl.create_app(service)    # an ASGI app: for uvicorn, or httpx.ASGITransport   # doctest: +SKIP
 
 Modules, one job each: config (settings, limits, timeouts; the flags, environment and bucket strings of every
-front door), payload (request checks), preprocess, served_model (ServedModel: a model and its request protocol;
+front door), payload (request checks), oip (the Open Inference Protocol's routes, datatypes, request checks and
+binary framing, no tensors), preprocess, served_model (ServedModel: a model and its request protocol;
 the wrapped zoo models), models (the zoo as ServedModels, resolve_model), api (gl.serve), batcher, worker,
 runners (eager / graph cache), postprocess, trace (timestamps), answer (an answer shown as tables), service (the
 pipeline), app (the ASGI app), http (uvicorn with deadlines and a bounded drain), metrics (/metrics),
@@ -27,4 +28,4 @@ lazy public names, and it never imports the notebook UI. Only `app` and `http` n
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("config", "payload", "batcher", "trace", "metrics", "answer", "ray_proxy")
+PURE = ("config", "payload", "oip", "batcher", "trace", "metrics", "answer", "ray_proxy")

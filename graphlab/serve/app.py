@@ -4,6 +4,9 @@
     GET  /healthz     200 {"state": "ready"} when it takes traffic, else 503 (warming up, shutting down)
     GET  /v1/stats    counters, queue, the batch sizes formed, the runner
     GET  /metrics     the same in the Prometheus text format (graphlab.serve.metrics)
+    /v2/...           the Open Inference Protocol (KServe v2; graphlab.serve.oip): health, server and model
+                      metadata, readiness, POST /v2/models/{name}/infer with JSON or binary tensors; refusals
+                      are the protocol's `{"error": "<message>"}`, 400 for a request that is wrong
 
 Every answer is JSON, `{"error": <reason>, "detail": <one line>}` when refused, whatever went wrong:
     415 unsupported_media_type  a Content-Type that is not JSON (a web page's form or text/plain post)
@@ -45,10 +48,12 @@ import logging
 import time
 from typing import Any
 
+from graphlab._version import __version__
 from graphlab.clock import timestamp_ns
 from graphlab.errors import (BadRequestError, BodyTimeoutError, OverloadedError, RequestTooLargeError,
                              InferenceFailedError, ServeError, UnsupportedError,
                              UnsupportedMediaTypeError)
+from graphlab.serve import oip
 from graphlab.serve.config import INFER_PATH, REQUEST_TIMEOUT_HEADER, ServeConfig
 from graphlab.serve.metrics import HttpMetrics
 from graphlab.serve.payload import ParsedRequest, largest_body_bytes
@@ -56,6 +61,7 @@ from graphlab.serve.service import InferenceService
 
 _HAS_TIMEOUT = hasattr(asyncio, "timeout")
 _TIMEOUT_HEADER = REQUEST_TIMEOUT_HEADER.lower().encode()
+_OIP_HEADER_LENGTH = oip.HEADER_LENGTH.lower().encode()
 log = logging.getLogger("graphlab.serve")
 
 
@@ -70,9 +76,13 @@ def error_body(exc: ServeError) -> bytes:
 def failure_body(exc: ServeError, ref: str) -> bytes:
     """A 500's JSON: the request (`ref`) and where it failed (`exc.stage`), never the exception's message (it may
     hold the model's text, paths, markup); the server's log has the message under the same `ref`."""
+    return _dumps({"error": exc.reason, "detail": failure_detail(exc, ref)})
+
+
+def failure_detail(exc: ServeError, ref: str) -> str:
+    """A 500's one line: the request and the stage it failed in (`failure_body`)."""
     where = exc.stage or "inference"
-    return _dumps({"error": exc.reason, "detail": f"request {ref} failed in {where}; the server's log has the "
-                                                  f"detail under {ref}"})
+    return f"request {ref} failed in {where}; the server's log has the detail under {ref}"
 
 
 def decode_body(raw: bytes) -> Any:
@@ -140,8 +150,9 @@ class GuardedApp:
         `cut_short`), not left to a closed socket or a CancelledError traceback."""
         self._cutting = True
 
-    def failed(self, exc: BaseException, stage: str) -> bytes:
-        """Log a 500 once, with its message (and the traceback of an unexpected error); its JSON for the client."""
+    def failed(self, exc: BaseException, stage: str, *, protocol: bool = False) -> bytes:
+        """Log a 500 once, with its message (and the traceback of an unexpected error); its JSON for the client
+        (`protocol`: the Open Inference Protocol's error body)."""
         error = exc if isinstance(exc, ServeError) else InferenceFailedError("unexpected error")
         if isinstance(exc, ServeError) and exc.request_id is not None:
             ref = f"#{exc.request_id}"
@@ -152,7 +163,7 @@ class GuardedApp:
         message = " ".join(str(exc).split())
         log.error("graphlab.serve: request %s failed in %s: %s: %s", ref, error.stage, type(exc).__name__, message,
                   exc_info=exc if not isinstance(exc, ServeError) else None)
-        return failure_body(error, ref)
+        return oip.error_body(failure_detail(error, ref)) if protocol else failure_body(error, ref)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -161,6 +172,8 @@ class GuardedApp:
         start_ns = timestamp_ns()
         path = scope.get("path", "")
         status = {"code": 0}
+        v2 = oip.route(path) if path.startswith(oip.PREFIX) else None
+        infers = path == INFER_PATH or (v2 is not None and v2.what == "infer")
 
         async def counted_send(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -170,13 +183,16 @@ class GuardedApp:
         metrics = self.metrics
         metrics.in_flight += 1
         try:
-            if self.draining or (metrics.in_flight > self.limit and path == INFER_PATH):
+            if self.draining or (metrics.in_flight > self.limit and infers):
                 self.service.count("refused_draining" if self.draining else "refused_admission")
                 what = "shutting down" if self.draining else f"full ({self.limit} requests inside)"
-                await _answer(counted_send, 503, error_body(OverloadedError(
-                    f"the service is {what}: retry later or on another replica")), close=True, retry=True)  # closed: see _infer
+                refusal = OverloadedError(f"the service is {what}: retry later or on another replica")
+                await _answer(counted_send, 503, oip.error_body(str(refusal)) if v2 else error_body(refusal),
+                              close=True, retry=True)  # closed: see _infer
             elif path == INFER_PATH and scope.get("method") == "POST":
                 await self._infer(scope, receive, counted_send)
+            elif v2 is not None:
+                await self._v2(v2, scope, receive, counted_send)
             else:
                 await self.inner(scope, receive, counted_send)
         except asyncio.CancelledError:
@@ -190,12 +206,108 @@ class GuardedApp:
                     "retry on another replica")), close=True, retry=True)
         except Exception as exc:  # noqa: BLE001 - the connection stays usable: a JSON 500, never text/plain
             self.service.count("app_errors")
-            body = self.failed(exc, "the HTTP app")
+            body = self.failed(exc, "the HTTP app", protocol=v2 is not None)
             if status["code"] == 0:
                 await _answer(counted_send, 500, body)
         finally:
             metrics.in_flight -= 1
-            metrics.observe(path, status["code"], timestamp_ns() - start_ns)
+            metrics.observe(v2.label if v2 is not None else path, status["code"], timestamp_ns() - start_ns)
+
+    # -- the Open Inference Protocol (graphlab.serve.oip) --------------------------------------------------------
+    async def _v2(self, route: oip.Route, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """A /v2 route: health, metadata and readiness answered here; infer through the same pipeline as /v1/infer."""
+        svc = self.service
+        method = scope.get("method")
+        want = "POST" if route.what == "infer" else "GET"
+        if method != want and not (want == "GET" and method == "HEAD"):
+            await _answer(send, 405, oip.error_body(f"{method} is not allowed on {scope.get('path')}: {want} it"),
+                          close=route.what == "infer", headers=((b"allow", want.encode()),))
+            return
+        if route.model and (route.model != svc.model.name or route.version not in ("", "1")):
+            shown = route.model + (f" version {route.version}" if route.version else "")
+            await _answer(send, 404, oip.error_body(f"no model {shown!r}: this server serves {svc.model.name!r} "
+                                                    "(version 1)"), close=route.what == "infer")
+            return
+        ready = svc.state == "ready" and svc.worker_alive and not self.draining
+        if route.what == "infer":
+            await self._oip_infer(scope, receive, send)
+        elif route.what == "live":
+            await _answer(send, 200, _dumps({"live": True}))
+        elif route.what in ("ready", "model_ready"):
+            await _answer(send, 200 if ready else 503, _dumps({"ready": ready}))
+        elif route.what == "server":
+            await _answer(send, 200, _dumps({"name": "graphlab", "version": __version__,
+                                             "extensions": list(oip.EXTENSIONS)}))
+        else:
+            model = svc.model
+            await _answer(send, 200, _dumps({"name": model.name, "versions": ["1"], "platform": "pytorch_graphlab",
+                                             "inputs": model.oip_inputs(), "outputs": model.oip_outputs()}))
+
+    async def _oip_infer(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """POST /v2/models/{name}/infer: the body's guards as /v1/infer's (its size, its deadline, decoded off the
+        loop when large), then the same service; the refusals a client caused are 400, by the protocol."""
+        svc = self.service
+        length = head_length = timeout = encoding = None
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                length = value
+            elif name == _OIP_HEADER_LENGTH:
+                head_length = value
+            elif name == _TIMEOUT_HEADER:
+                timeout = value
+            elif name == b"content-encoding":
+                encoding = value
+        read = False
+        try:
+            if timeout is not None and not timeout.isdigit():
+                raise BadRequestError(f"{REQUEST_TIMEOUT_HEADER} must be a positive whole number of milliseconds, "
+                                      f"got {timeout.decode('latin-1')[:40]!r}")
+            if length is not None and length.isdigit() and int(length) > self.max_body:
+                svc.count("refused_too_large")
+                raise RequestTooLargeError(f"the body is {int(length)} bytes; this service reads at most "
+                                           f"{self.max_body} (its largest valid request, with margin)")
+            raw = await self._read_body(receive)
+            read = True
+            if raw is None:
+                svc.count("client_gone_before_accept")
+                return
+            try:
+                if encoding is not None and encoding.strip().lower() not in (b"", b"identity"):
+                    raise BadRequestError(f"Content-Encoding {encoding.decode('latin-1')[:20]} is not supported: "
+                                          "send the body uncompressed")
+                head, tail = oip.split_body(raw, head_length)
+                obj = decode_body(head) if len(head) <= self.inline_body else await asyncio.to_thread(decode_body, head)
+                request = oip.parse_request(obj, tail)
+            except BadRequestError:
+                svc.count("refused_malformed")
+                raise
+            answer = await svc.infer(request, disconnected=lambda: _peek_disconnect(receive),
+                                     timeout_ms=_timeout_ms(timeout), off_loop=len(raw) > self.inline_body)
+            try:
+                payload, binary_from = oip.response_body(svc.model.name, request.id, answer["oip_outputs"])
+            except (ValueError, TypeError) as exc:
+                error = InferenceFailedError(f"the answer is not JSON ({exc})")
+                error.stage, error.request_id = "encoding the answer as JSON", answer.get("id")
+                raise error from None
+            if binary_from is None:
+                await _answer(send, 200, payload)
+            else:
+                await _answer(send, 200, payload, content_type=b"application/octet-stream",
+                              headers=((_OIP_HEADER_LENGTH, str(binary_from).encode()),))
+        except BodyTimeoutError as exc:
+            svc.count("refused_body_timeout")
+            self.metrics.timeouts["body"] += 1
+            await _answer(send, exc.status, oip.error_body(str(exc)), close=True)
+        except ServeError as exc:
+            if exc.status == 503 and self.draining and exc.request_id is not None:
+                self.cut_short += 1
+            if exc.status == 500:
+                await _answer(send, 500, self.failed(exc, "inference", protocol=True))
+                return
+            unread = exc.status == 413 and not read  # its body is not (all) read: the connection cannot go on
+            status = 400 if exc.status in (413, 422) and not unread else exc.status
+            await _answer(send, status, oip.error_body(str(exc)), close=unread or status == 503,
+                          retry=status == 503)
 
     async def _infer(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         svc = self.service
@@ -299,8 +411,9 @@ def _timeout_ms(header: bytes | None) -> int | None:
     return int(digits) if len(digits) <= 12 else 10**12
 
 
-async def _answer(send: Any, status: int, payload: bytes, *, close: bool = False, retry: bool = False) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+async def _answer(send: Any, status: int, payload: bytes, *, close: bool = False, retry: bool = False,
+                  content_type: bytes = b"application/json", headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    headers = [(b"content-type", content_type), (b"content-length", str(len(payload)).encode()), *headers]
     if retry:
         headers.append((b"retry-after", b"1"))
     if close:
@@ -389,7 +502,8 @@ def create_app(service: InferenceService | ServeConfig) -> Any:
 
     routes = [Route(INFER_PATH, infer_wrong_method, methods=["GET", "PUT", "DELETE", "PATCH"]),
               Route("/healthz", healthz), Route("/v1/stats", stats), Route("/metrics", prometheus)]
-    metrics = HttpMetrics(paths=tuple(route.path for route in routes))  # each route by name, the rest as "other"
+    # each route by name, the /v2 routes by their pattern, the rest as "other"
+    metrics = HttpMetrics(paths=(*(route.path for route in routes), *oip.ROUTES))
     inner = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
     inner.router.redirect_slashes = False  # "/v1/infer/" is a 404, not a 307 to a Location built from the Host header
     guard = GuardedApp(inner, svc, metrics)
@@ -405,4 +519,4 @@ def app_from_env() -> Any:
 
 
 __all__ = ["GuardedApp", "INFER_PATH", "app_from_env", "body_limit", "create_app", "decode_body", "error_body",
-           "failure_body", "is_json_type"]
+           "failure_body", "failure_detail", "is_json_type"]

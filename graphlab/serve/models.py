@@ -7,17 +7,20 @@ from what a config names (`resolve_model`: a zoo name, "package.module:factory",
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from typing import Any, Sequence
 
 import torch
 from torch import nn
 
-from graphlab.errors import BadInputError
+from graphlab.errors import BadInputError, BadRequestError
+from graphlab.serve import oip
 from graphlab.serve.payload import Limits, ParsedRequest, parse_body
 from graphlab.serve.postprocess import top_k_rows
 from graphlab.serve.preprocess import preprocess
-from graphlab.serve.served_model import SERVED, ServedModel, served_model
+from graphlab.serve.served_model import (SERVED, TOP_K_METADATA, ServedModel, check_outputs, match_inputs,
+                                         oip_answer, oip_tensor, oip_top_k, served_model)
 
 
 class ServedZooModel(ServedModel):
@@ -42,9 +45,49 @@ class ServedZooModel(ServedModel):
     def parse(self, body: Any, max_rows: int) -> ParsedRequest:
         limits = Limits(max_rows=max_rows, seq_len=self.spec.seq_len or 64, features=self.spec.features or 256,
                         max_top_k=self.max_top_k)
+        if isinstance(body, oip.InferRequest):
+            return self._parse_oip(body, limits)
         return parse_body(body, self.spec.kind, limits)
 
+    def _parse_oip(self, body: oip.InferRequest, limits: Limits) -> ParsedRequest:
+        """A protocol request: text as BYTES prompts (the same checks as {"texts": [...]}), vectors and images
+        (uint8, already at the model's side) as tensors."""
+        (tensor,) = match_inputs(body, self.oip_inputs(), limits.max_rows)
+        check_outputs(body, self.oip_outputs())
+        top_k = oip_top_k(body, self.max_top_k)
+        if self.kind != "text":
+            return ParsedRequest(self.kind, (tensor,), top_k, count=tensor.shape[0], oip=body)
+        if tensor.raw is not None:
+            items: list[Any] = oip.split_bytes_elements(tensor.raw, tensor.elements, "input 'texts'")
+        elif isinstance(tensor.data, list) and len(tensor.data) == tensor.elements:
+            items = tensor.data
+        else:
+            raise BadRequestError(f"input 'texts' must hold {tensor.elements} strings, one per row")
+        texts = []
+        for i, item in enumerate(items):
+            if isinstance(item, bytes):
+                try:
+                    item = item.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise BadRequestError(f"texts[{i}] is not UTF-8") from None
+            texts.append(item)
+        parsed = parse_body({"texts": texts, "top_k": top_k}, "text", limits)
+        return dataclasses.replace(parsed, oip=body)
+
+    def oip_inputs(self) -> list[dict[str, Any]]:
+        spec = self.spec
+        if self.kind == "text":
+            return [oip.tensor_metadata("texts", "BYTES", [-1])]
+        if self.kind == "image":
+            return [oip.tensor_metadata("images", "UINT8", [-1, 3, spec.image_size, spec.image_size])]
+        return [oip.tensor_metadata("vectors", "FP32", [-1, spec.features])]
+
+    def oip_outputs(self) -> list[dict[str, Any]]:
+        return [oip.tensor_metadata("scores", "FP32", [-1, self.spec.classes]), *TOP_K_METADATA]
+
     def prepare(self, request: ParsedRequest) -> tuple[torch.Tensor, ...]:
+        if request.oip is not None and self.kind != "text":
+            return (oip_tensor(request.items[0], torch.uint8 if self.kind == "image" else torch.float32),)
         return preprocess(request, self.spec).inputs
 
     def prepare_size(self, request: ParsedRequest) -> int:
@@ -56,7 +99,10 @@ class ServedZooModel(ServedModel):
         rows = top_k_rows(outputs, max(r.top_k for r in requests), self.spec.kind, self.spec.classes)
         answers, offset = [], 0
         for r in requests:
-            answers.append({"results": [row[: r.top_k] for row in rows[offset: offset + r.rows]]})
+            if r.oip is not None:
+                answers.append(oip_answer(outputs[offset: offset + r.rows], r, top_k=True))
+            else:
+                answers.append({"results": [row[: r.top_k] for row in rows[offset: offset + r.rows]]})
             offset += r.rows
         return answers
 

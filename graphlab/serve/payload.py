@@ -64,6 +64,7 @@ class ParsedRequest:
     items: tuple[Any, ...]
     top_k: int
     count: int = -1  # rows, when `items` is not one item per row (the "tensor" kind: one entry per input)
+    oip: Any = None  # the Open Inference Protocol request (graphlab.serve.oip.InferRequest) when it came that way
 
     @property
     def rows(self) -> int:

@@ -50,8 +50,10 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
-from graphlab.errors import BadInputError, BadRequestError, ConfigurationError, InferenceFailedError
-from graphlab.serve.payload import ParsedRequest, parse_tensor_body
+from graphlab.errors import (BadInputError, BadRequestError, ConfigurationError, InferenceFailedError,
+                             RequestTooLargeError, ServeError)
+from graphlab.serve import oip
+from graphlab.serve.payload import DEFAULT_TOP_K, ParsedRequest, parse_tensor_body
 from graphlab.zoo import ZOO, ZooModel, get_model
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -226,9 +228,18 @@ class ServedModel:
 
     # -- what the service calls ------------------------------------------------------------------------------
     def build(self, device: str = "cuda") -> nn.Module:
-        """The module on `device`, in eval mode (with `output` picked inside it, so it is in the graph)."""
+        """The module on `device`, in eval mode (with `output` picked inside it, so it is in the graph); one call on
+        a row of the example says the output's dtype and row shape (the protocol's model metadata)."""
         module = self.module.to(device).eval()
-        return (_Pick(module, self.output) if self.output is not None else module).eval()
+        built = (_Pick(module, self.output) if self.output is not None else module).eval()
+        try:
+            with torch.no_grad():
+                out = built(*self.example_inputs(1, device=device))
+            if isinstance(out, torch.Tensor) and out.dim() >= 1:
+                self._output_spec = (_dtype_name(out.dtype), tuple(int(d) for d in out.shape[1:]))
+        except Exception:  # noqa: BLE001 - warm-up reports a module that cannot run; metadata then says less
+            pass
+        return built
 
     def example_inputs(self, rows: int, device: str = "cuda", seed: int = 0) -> tuple[torch.Tensor, ...]:
         """`rows` rows of the example (repeated in order): for warm-up and the padding check."""
@@ -238,11 +249,33 @@ class ServedModel:
         return tuple(t.index_select(0, index).to(device) for t in self.examples)
 
     def parse(self, body: Any, max_rows: int) -> ParsedRequest:
-        """The cheap checks, on the event loop (see `graphlab.serve.payload.parse_tensor_body`)."""
+        """The cheap checks, on the event loop (see `graphlab.serve.payload.parse_tensor_body`; a protocol request,
+        `graphlab.serve.oip.InferRequest`: `match_inputs`)."""
+        if isinstance(body, oip.InferRequest):
+            inputs = match_inputs(body, self.oip_inputs(), max_rows)
+            check_outputs(body, self.oip_outputs())
+            return ParsedRequest(self.kind, inputs, oip_top_k(body, self.max_top_k), count=inputs[0].shape[0],
+                                 oip=body)
         return parse_tensor_body(body, self.input_names, max_rows, max_top_k=self.max_top_k)
+
+    def oip_inputs(self) -> list[dict[str, Any]]:
+        """The inputs as the protocol's model metadata: name, datatype, shape (-1 for the batch)."""
+        return [oip.tensor_metadata(n, oip.FROM_TORCH.get(_dtype_name(t.dtype), "FP32"), [-1, *shape])
+                for n, shape, t in zip(self.input_names, self.row_shapes, self.examples)]
+
+    def oip_outputs(self) -> list[dict[str, Any]]:
+        """The outputs as the protocol's model metadata: the output tensor ("output"), or for `answer="top_k"`
+        the scores and the k best ("top_k_ids", "top_k_probs"; k is the request's `parameters.top_k`)."""
+        dtype, shape = getattr(self, "_output_spec", None) or ("float32", None)  # not built here: rank unknown
+        tensor = oip.tensor_metadata("scores" if self.answer_kind == "top_k" else OUTPUT_NAME,
+                                     oip.FROM_TORCH.get(dtype, "FP32"), [-1, *shape] if shape is not None else [-1])
+        return [tensor, *TOP_K_METADATA] if self.answer_kind == "top_k" else [tensor]
 
     def prepare(self, request: ParsedRequest) -> tuple[torch.Tensor, ...]:
         """The request's rows as CPU tensors, numbers checked (a pre-processing thread)."""
+        if request.oip is not None:
+            return tuple(oip_tensor(t, example.dtype, int_range=self.int_range)
+                         for t, example in zip(request.items, self.examples))
         out = []
         for name, rows, example, shape in zip(self.input_names, request.items, self.examples, self.row_shapes):
             where = "inputs" if len(self.input_names) == 1 else f"inputs.{name}"
@@ -264,7 +297,10 @@ class ServedModel:
             rows = top_k_answer(outputs, k, self.labels)
             offset = 0
             for r in requests:
-                answers.append({"results": [row[: r.top_k] for row in rows[offset: offset + r.rows]]})
+                if r.oip is not None:
+                    answers.append(oip_answer(outputs[offset: offset + r.rows], r, top_k=True))
+                else:
+                    answers.append({"results": [row[: r.top_k] for row in rows[offset: offset + r.rows]]})
                 offset += r.rows
             return answers
         finite = torch.isfinite(outputs.reshape(outputs.shape[0], -1)).all(dim=1) if outputs.is_floating_point() \
@@ -272,7 +308,9 @@ class ServedModel:
         offset = 0
         for r in requests:
             part = outputs[offset: offset + r.rows]
-            if finite is not None and not bool(finite[offset: offset + r.rows].all()):
+            if r.oip is not None:
+                answers.append(oip_answer(part, r, top_k=False))
+            elif finite is not None and not bool(finite[offset: offset + r.rows].all()):
                 answers.append(InferenceFailedError(f"{self.name} returned NaN or Infinity for this request (finite "
                                                     "inputs whose result overflows?); nothing else is affected"))
             else:
@@ -409,6 +447,150 @@ def _first_bad(rows: Any, dtype: torch.dtype, where: str) -> str | None:
     return None
 
 
+# -- the Open Inference Protocol (graphlab.serve.oip): tensors in, tensors out -------------------------------
+#: the output of a model that answers with its output rows
+OUTPUT_NAME = "output"
+#: the k best of a model that answers top_k (beside its "scores"): ids and softmax probabilities, best first
+TOP_K_METADATA = (oip.tensor_metadata("top_k_ids", "INT64", [-1, -1]),
+                  oip.tensor_metadata("top_k_probs", "FP32", [-1, -1]))
+
+
+def match_inputs(request: oip.InferRequest, signature: list[dict[str, Any]],
+                 max_rows: int) -> tuple[oip.InputTensor, ...]:
+    """The request's inputs in the model's order, each checked against its metadata (`signature`): every input
+    once by name, its datatype, its shape (-1: any), the same rows in each, at most `max_rows` of them."""
+    names = [s["name"] for s in signature]
+    given = {t.name: t for t in request.inputs}
+    unknown = sorted(n for n in given if n not in names)
+    if unknown:
+        raise BadRequestError(f"unknown input {unknown[0]!r}; this model takes {', '.join(names)}")
+    out, rows = [], -1
+    for spec in signature:
+        name = spec["name"]
+        if name not in given:
+            raise BadRequestError(f"missing input {name!r}: this model takes {', '.join(names)}")
+        tensor = given[name]
+        if tensor.datatype != spec["datatype"]:
+            raise BadRequestError(f"input {name!r} is {tensor.datatype}; this model's input {name} takes "
+                                  f"{spec['datatype']}")
+        want = spec["shape"]
+        if len(tensor.shape) != len(want) or any(w != -1 and w != d for w, d in zip(want, tensor.shape)):
+            raise BadRequestError(f"input {name!r} has shape {list(tensor.shape)}; this model takes {want} (-1: any)")
+        if tensor.shape[0] < 1:
+            raise BadRequestError(f"input {name!r} has no rows: send at least one")
+        if tensor.shape[0] > max_rows:
+            raise RequestTooLargeError(f"input {name!r} has {tensor.shape[0]} rows; this service takes at most "
+                                       f"{max_rows} per request: split it")
+        if rows >= 0 and tensor.shape[0] != rows:
+            raise BadRequestError(f"input {name!r} has {tensor.shape[0]} rows but {names[0]} has {rows}: one row of "
+                                  "each input per example")
+        rows = tensor.shape[0]
+        out.append(tensor)
+    return tuple(out)
+
+
+def check_outputs(request: oip.InferRequest, signature: list[dict[str, Any]]) -> None:
+    """The outputs the request asks for exist (BadRequestError naming the first that does not)."""
+    names = [s["name"] for s in signature]
+    for name, _ in request.outputs:
+        if name not in names:
+            raise BadRequestError(f"unknown output {name!r}; this model answers with {', '.join(names)}")
+
+
+def oip_top_k(request: oip.InferRequest, max_top_k: int) -> int:
+    """The request's `parameters.top_k` (default 5, at most `max_top_k`); 0 for a model that answers no top-k."""
+    if max_top_k <= 0:
+        return 0
+    top_k = request.parameters.get("top_k", min(DEFAULT_TOP_K, max_top_k))
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= max_top_k:
+        raise BadRequestError(f"parameters.top_k must be an integer from 1 to {max_top_k}, got {top_k!r}")
+    return top_k
+
+
+def oip_tensor(tensor: oip.InputTensor, dtype: torch.dtype, *,
+               int_range: tuple[int, int] | None = None) -> torch.Tensor:
+    """One protocol input as a CPU tensor of `dtype` and its shape, or a BadRequestError (400) naming it: JSON data
+    that is not `shape`'s count of numbers, a number of the wrong kind (3.5 or true for an integer input), NaN or
+    Infinity (JSON or binary), a number `dtype` cannot hold, an integer outside `int_range`, BOOL bytes not 0/1."""
+    where = f"input {tensor.name!r}"
+    if tensor.raw is not None:
+        out = torch.frombuffer(bytearray(tensor.raw), dtype=dtype) if tensor.raw else torch.empty(0, dtype=dtype)
+        out = out.reshape(tensor.shape)
+        if dtype == torch.bool and tensor.raw and max(tensor.raw) > 1:
+            raise BadRequestError(f"{where}: BOOL bytes must be 0 or 1")
+    else:
+        try:
+            out = torch.tensor(tensor.data)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            raise BadRequestError(f"{where}: data must be {tensor.datatype} numbers (nested or flat lists), "
+                                  "within the datatype's range") from None
+        if out.numel() != tensor.elements:
+            raise BadRequestError(f"{where} has {out.numel()} values in data; shape {list(tensor.shape)} holds "
+                                  f"{tensor.elements}")
+        if (out.dtype == torch.bool) != (dtype == torch.bool):
+            want = "true/false" if dtype == torch.bool else "numbers"
+            raise BadRequestError(f"{where}: {tensor.datatype} data must be {want}")
+        if out.is_floating_point() and not dtype.is_floating_point:
+            raise BadRequestError(f"{where}: {tensor.datatype} data must be integers, got a number with a fraction")
+        if dtype.is_floating_point:
+            wide = out.to(torch.float64).reshape(tensor.shape)
+            _check_finite(wide, where, dtype)
+            return wide.to(dtype)
+        out = out.reshape(tensor.shape)
+    if dtype.is_floating_point:
+        _check_finite(out, where, dtype)
+    elif dtype != torch.bool and out.numel():
+        info = torch.iinfo(dtype)
+        low, high = int_range if int_range is not None else (info.min, info.max)
+        bad = (out < low) | (out > high)
+        if bool(bad.any()):
+            at = int(bad.reshape(-1).nonzero()[0])
+            raise BadRequestError(f"{where} element {at} (row-major) is {int(out.reshape(-1)[at])}; this input takes "
+                                  f"integers from {low} to {high}")
+        out = out.to(dtype)
+    return out
+
+
+def _check_finite(values: torch.Tensor, where: str, dtype: torch.dtype) -> None:
+    """Every value finite and within `dtype`'s range, or a BadRequestError naming the first that is not."""
+    top = torch.finfo(dtype).max
+    ok = torch.isfinite(values) & (values.abs() <= top)
+    if not bool(ok.all()):
+        at = int((~ok).reshape(-1).nonzero()[0])
+        value = float(values.reshape(-1)[at])
+        raise BadRequestError(f"{where} element {at} (row-major) is {_pretty(repr(value))}: send finite numbers "
+                              f"within {_dtype_name(dtype)}'s range (|x| <= {top:.4g})")
+
+
+def oip_answer(part: torch.Tensor, request: ParsedRequest, *, top_k: bool) -> dict[str, Any] | ServeError:
+    """One protocol request's outputs from its rows of the model's output (`part`): the output tensor, or for a
+    top-k model its scores and the k best; each as JSON data or binary bytes, as the request asked."""
+    if top_k:
+        scores = part.reshape(part.shape[0], -1)
+        probs = torch.softmax(scores.float(), dim=-1)
+        values, ids = torch.topk(probs, min(request.top_k, probs.shape[-1]), dim=-1)
+        tensors = {"scores": part, "top_k_ids": ids, "top_k_probs": values}
+    else:
+        tensors = {OUTPUT_NAME: part}
+    out = []
+    for name, binary in request.oip.wants(tuple(tensors)):
+        tensor = tensors[name].contiguous()
+        datatype = oip.FROM_TORCH.get(_dtype_name(tensor.dtype))
+        if datatype is None:
+            return InferenceFailedError(f"the model's output is {_dtype_name(tensor.dtype)}, which the protocol has "
+                                        "no datatype for")
+        if binary:
+            raw = tensor.view(torch.uint8).numpy().tobytes() if tensor.dim() else tensor.numpy().tobytes()
+            out.append(oip.OutputTensor(name, datatype, tuple(tensor.shape), raw=raw))
+            continue
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            return InferenceFailedError(f"output {name!r} holds NaN or Infinity, which JSON cannot carry: ask for it "
+                                        "as binary data (parameters.binary_data)")
+        data = (tensor.float() if tensor.dtype == torch.bfloat16 else tensor).reshape(-1).tolist()
+        out.append(oip.OutputTensor(name, datatype, tuple(tensor.shape), data=data))
+    return {"oip_outputs": out}
+
+
 def top_k_answer(scores: torch.Tensor, k: int, labels: Sequence[str] | None = None) -> list[list[dict[str, Any]]]:
     """Softmax over the last dimension of (rows, classes), the k best as [{"id", "label", "prob"}] per row."""
     probs = torch.softmax(scores.float().reshape(scores.shape[0], -1), dim=-1)
@@ -420,5 +602,6 @@ def top_k_answer(scores: torch.Tensor, k: int, labels: Sequence[str] | None = No
     return out
 
 
-__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "ImageClassifier", "NextTokenLogits", "SERVED", "ServedModel",
-           "ServedModelSpec", "rows_to_tensor", "served_model", "top_k_answer"]
+__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "ImageClassifier", "NextTokenLogits", "OUTPUT_NAME", "SERVED",
+           "ServedModel", "ServedModelSpec", "TOP_K_METADATA", "check_outputs", "match_inputs", "oip_answer",
+           "oip_tensor", "oip_top_k", "rows_to_tensor", "served_model", "top_k_answer"]
