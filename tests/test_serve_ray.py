@@ -234,9 +234,14 @@ def test_a_replica_killed_mid_load_is_replaced_and_every_request_is_answered(clu
     # Ray replaces the dead replica: two live replicas again, one of them new, and both take requests
     after = _replicas(handle, 2, timeout_s=240, exclude=frozenset({victim["replica"]}))  # a new process imports torch
     assert victim["replica"] not in after and victim["pid"] not in {r["pid"] for r in after.values()}
-    answers = asyncio.run(_burst(url, [{"inputs": _rows(1)}] * 40))
-    assert [a.status_code for a in answers] == [200] * 40
-    assert {a.headers[REPLICA_HEADER] for a in answers} == set(after)
+    # Ray's router learns of the new replica on its own schedule: bursts until both have answered (each all 200)
+    answered_by: set[str] = set()
+    deadline = time.monotonic() + 120
+    while answered_by != set(after) and time.monotonic() < deadline:
+        answers = asyncio.run(_burst(url, [{"inputs": _rows(1)}] * 40))
+        assert [a.status_code for a in answers] == [200] * 40
+        answered_by |= {a.headers[REPLICA_HEADER] for a in answers}
+    assert answered_by == set(after), f"only {sorted(answered_by)} of {sorted(after)} answered in 120 s"
 
 
 def test_shutdown_answers_what_it_accepted_and_stops_every_replica(cluster):
@@ -245,7 +250,8 @@ def test_shutdown_answers_what_it_accepted_and_stops_every_replica(cluster):
     pids = {r["pid"] for r in _replicas(handle, 2).values()}
 
     async def during_shutdown() -> list[int]:
-        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        # a long client timeout: the test is that every request gets an answer, however slow a loaded machine is
+        async with httpx.AsyncClient(base_url=url, timeout=180) as client:
             tasks = [asyncio.create_task(client.post("/v1/infer", json={"inputs": _rows(1, seed=i)}))
                      for i in range(30)]
             await asyncio.sleep(0.05)
