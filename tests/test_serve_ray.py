@@ -148,6 +148,15 @@ def test_requests_reach_both_replicas_and_get_the_models_answers(cluster):
     for a in answers:
         assert a.json()["outputs"][0] == pytest.approx(expected[0], abs=1e-6)
     assert max(a.json()["batch"]["rows"] for a in answers) > 1  # concurrent requests were batched in a replica
+    # the Open Inference Protocol through Ray's proxy too: the replica's app is the service's own
+    with httpx.Client(base_url=cluster["url"], timeout=60) as client:
+        assert client.get("/v2/health/ready").status_code == 200
+        metadata = client.get("/v2/models/slow").json()
+        entry = metadata["inputs"][0]
+        answer = client.post("/v2/models/slow/infer", json={"inputs": [
+            {"name": entry["name"], "shape": [1, 8], "datatype": "FP32", "data": _rows(1, seed=7)[0]}]})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["outputs"][0]["data"] == pytest.approx(expected[0], abs=1e-6)
 
 
 JSON = {"content-type": "application/json"}
