@@ -50,7 +50,7 @@ def _module_name(path: Path) -> str:
 
 
 def _graphlab_source(module: str) -> Path | None:
-    """The source file of graphlab module `module` ("graphlab.serve.report"), or None for any other module."""
+    """The source file of graphlab module `module` ("graphlab.loadtest.report"), or None for any other module."""
     parts = module.split(".")
     if parts[0] != "graphlab":
         return None
