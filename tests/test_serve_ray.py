@@ -136,8 +136,12 @@ def test_requests_reach_both_replicas_and_get_the_models_answers(cluster):
     assert len({r["pid"] for r in replicas.values()}) == 2  # two processes, each with its own graph cache
     assert all(r["runner"]["buckets"] == [1, 2, 4, 8] for r in replicas.values())
     bodies = [{"inputs": _rows(1, seed=7)}] * 40
-    answers = asyncio.run(_burst(cluster["url"], bodies))
-    assert [a.status_code for a in answers] == [200] * 40
+    answers: list[httpx.Response] = []
+    deadline = time.monotonic() + 120  # Ray's router may send a whole burst to one replica when the machine is busy
+    while {a.headers[REPLICA_HEADER] for a in answers} != set(replicas) and time.monotonic() < deadline:
+        burst = asyncio.run(_burst(cluster["url"], bodies))
+        assert [a.status_code for a in burst] == [200] * 40
+        answers += burst
     assert {a.headers[REPLICA_HEADER] for a in answers} == set(replicas)
     # the same body, either replica: the same answer as the service in this process (the model is seeded)
     service = _local_service()
