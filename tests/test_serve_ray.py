@@ -67,7 +67,9 @@ def _start(attempts: int) -> dict:
         port = _free_port()
         try:
             ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)
-            serve.start(http_options={"host": "127.0.0.1", "port": port})
+            # request_timeout_s: a request Ray's proxy cannot place (its application being deleted) gets a 408
+            # JSON instead of waiting forever (seen beside two busy loops: no answer in 180 s during serve.delete)
+            serve.start(http_options={"host": "127.0.0.1", "port": port, "request_timeout_s": 30})
             app = deployment(_service_config(), ray=RayOptions(
                 num_replicas=2, num_cpus=1, name=NAME, health_check_period_s=1.0, graceful_shutdown_timeout_s=20.0,
                 runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "SERVE_TEST_SLEEP_MS": SLEEP_MS}}))
@@ -273,7 +275,7 @@ def test_shutdown_answers_what_it_accepted_and_stops_every_replica(cluster):
         return [r.status_code if isinstance(r, httpx.Response) else f"{type(r).__name__}: {r}" for r in answered]
 
     codes = asyncio.run(during_shutdown())
-    assert set(codes) <= {200, 503}, codes  # no request left without an answer (an exception here)
+    assert set(codes) <= {200, 408, 503}, codes  # no request left without an answer (an exception here)
     deadline = time.monotonic() + 30
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
