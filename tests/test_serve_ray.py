@@ -275,7 +275,9 @@ def test_shutdown_answers_what_it_accepted_and_stops_every_replica(cluster):
         return [r.status_code if isinstance(r, httpx.Response) else f"{type(r).__name__}: {r}" for r in answered]
 
     codes = asyncio.run(during_shutdown())
-    assert set(codes) <= {200, 408, 503}, codes  # no request left without an answer (an exception here)
+    # no request left without an answer (an exception here); 404 is Ray's answer to one that reached the proxy
+    # after the application was gone (on a loaded machine some are sent only then)
+    assert set(codes) <= {200, 404, 408, 503}, codes
     deadline = time.monotonic() + 30
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
