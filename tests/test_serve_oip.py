@@ -10,12 +10,10 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import signal
 import socket
 import struct
-import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -25,38 +23,23 @@ pytest.importorskip("uvicorn")
 httpclient = pytest.importorskip("tritonclient.http")
 from tritonclient.utils import InferenceServerException  # noqa: E402
 
+from graphlab.loadtest.external import ServerProcess  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
-    """`python -m graphlab.serve --model <model> --device cpu` on a free port, until stop()."""
+    """`python -m graphlab.serve --model <model> --device cpu` on a free port (the load test's `ServerProcess`: it
+    starts the server, waits until it is ready and stops it), with a raw HTTP helper and Triton's client."""
 
     def __init__(self, model: str):
-        self.port = _free_port()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")]), "PYTHONUNBUFFERED": "1"}
-        args = [sys.executable, "-m", "graphlab.serve", "--model", model, "--device", "cpu", "--port", str(self.port),
-                "--max-wait-us", "2000"]
-        self.proc = subprocess.Popen(args, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the server exited: {self.proc.stdout.read()}")
-            try:
-                if self.request("GET", "/v2/health/ready")[0] == 200:
-                    self.client = httpclient.InferenceServerClient(url=f"127.0.0.1:{self.port}", network_timeout=60)
-                    return
-            except OSError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise AssertionError("the server did not become ready")
+        log = Path(tempfile.mkdtemp(prefix="graphlab-oip-")) / "server.log"
+        self.process = ServerProcess([sys.executable, "-m", "graphlab.serve", "--model", model, "--device", "cpu",
+                                      "--max-wait-us", "2000"], log, env=env, cwd=REPO, ready_timeout_s=180)
+        self.process.__enter__()
+        self.port = self.process.port
+        self.client = httpclient.InferenceServerClient(url=f"127.0.0.1:{self.port}", network_timeout=60)
 
     def request(self, method: str, path: str, body: bytes | None = None,
                 headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
@@ -74,15 +57,8 @@ class Server:
         assert status == 200, raw
         return json.loads(raw)
 
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.stdout.read()
+    def stop(self) -> None:
+        self.process.stop()
 
 
 @pytest.fixture(scope="module")
