@@ -23,14 +23,6 @@ def kind_of(mode: int) -> str:
     return next((words for test, words in _KINDS if test(mode)), "not a regular file")
 
 
-def is_regular(path: str | os.PathLike[str]) -> bool:
-    """True for a regular file (symlinks followed); False for anything else, or a path that is not there."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """`open(path, "rb")` for a regular file (symlinks followed). Never blocks on a FIFO.
 
@@ -53,4 +45,4 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         raise
 
 
-__all__ = ["is_regular", "kind_of", "open_regular"]
+__all__ = ["kind_of", "open_regular"]
