@@ -168,9 +168,7 @@ def parse_request(head: Any, tail: bytes = b"") -> InferRequest:
             raise BadRequestError(f"the request's JSON head is not JSON: {str(exc)[:120]}") from None
     if not isinstance(head, dict):
         raise BadRequestError(f"the request must be a JSON object, got {_json_type(head)}")
-    unknown = sorted(k for k in head if k not in _REQUEST_FIELDS)
-    if unknown:
-        raise BadRequestError(f"unknown field {unknown[0]!r}; a request has {', '.join(_REQUEST_FIELDS)}")
+    _known_fields(head, _REQUEST_FIELDS, "", "a request")
     request_id = head.get("id")
     if request_id is not None and not isinstance(request_id, str):
         raise BadRequestError(f"id must be a string, got {_json_type(request_id)}")
@@ -196,13 +194,18 @@ def parse_request(head: Any, tail: bytes = b"") -> InferRequest:
     return InferRequest(tuple(inputs), request_id, _outputs(head.get("outputs")), parameters, binary_outputs)
 
 
+def _known_fields(entry: dict[str, Any], known: tuple[str, ...], where: str, what: str) -> None:
+    """BadRequestError naming the first field of `entry` (in order) that `what` (e.g. "an input") does not have."""
+    unknown = sorted(k for k in entry if k not in known)
+    if unknown:
+        raise BadRequestError(f"{where}unknown field {unknown[0]!r}; {what} has {', '.join(known)}")
+
+
 def _input(entry: Any, i: int, tail: bytes, offset: int) -> tuple[InputTensor, int]:
     where = f"inputs[{i}]"
     if not isinstance(entry, dict):
         raise BadRequestError(f"{where} must be an object with name, shape, datatype, data")
-    unknown = sorted(k for k in entry if k not in _INPUT_FIELDS)
-    if unknown:
-        raise BadRequestError(f"{where} has unknown field {unknown[0]!r}; an input has {', '.join(_INPUT_FIELDS)}")
+    _known_fields(entry, _INPUT_FIELDS, f"{where} has ", "an input")
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         raise BadRequestError(f"{where}.name must be a non-empty string, got {_json_type(name)}")
@@ -247,9 +250,7 @@ def _outputs(given: Any) -> tuple[tuple[str, bool], ...]:
     for i, entry in enumerate(given):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             raise BadRequestError(f"outputs[{i}] must be an object with a name")
-        unknown = sorted(k for k in entry if k not in ("name", "parameters"))
-        if unknown:
-            raise BadRequestError(f"outputs[{i}] has unknown field {unknown[0]!r}; an output has name, parameters")
+        _known_fields(entry, ("name", "parameters"), f"outputs[{i}] has ", "an output")
         parameters = _parameters(entry.get("parameters"), f"outputs[{i}].parameters")
         binary = parameters.get("binary_data", False)
         if not isinstance(binary, bool):
