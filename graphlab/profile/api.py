@@ -2,7 +2,7 @@
 
 Torch at the top. Replays run under `torch.profiler` (CPU + CUDA activities); the Chrome trace's kernel, memcpy and
 memset events of each `cudaGraphLaunch` are matched to the graph's DOT nodes (`graphlab.profile.match`). Modules are
-recorded at capture (`record_modules`): forward hooks read the capture's node count through
+recorded at capture (`graphlab.capture.module_recorder.record_modules`): forward hooks read the capture's node count through
 `cudaStreamGetCaptureInfo` + `cudaGraphGetNodes` (cuda-bindings), so each node gets the module whose forward made
 it. In recorded mode (`gl.set_mode`) the profiles recorded on the H200 answer (`graphlab.profile.recorded`).
 
@@ -13,14 +13,15 @@ it. In recorded mode (`gl.set_mode`) the profiles recorded on the H200 answer (`
 """
 from __future__ import annotations
 
-import contextlib
 import warnings
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 
 from graphlab.capture.api import capture, capture_graph
+from graphlab.capture.module_recorder import record_modules
+from graphlab.capture.module_spans import ModuleSpan
 from graphlab.capture.options import CaptureOptions
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, UnsupportedError
@@ -29,7 +30,6 @@ from graphlab.graph.export import has_cuda_bindings
 from graphlab.graph.model import CudaGraph
 from graphlab.mode import stand_in
 from graphlab.profile.events import replays_from_chrome
-from graphlab.profile.modules import ModuleSpan
 from graphlab.profile.recorded import recorded_profile
 from graphlab.profile.results import Profile, build_profile
 from graphlab.progress import progress_bar
@@ -40,87 +40,6 @@ DEFAULT_REPLAYS = 20
 
 
 # -- modules at capture ------------------------------------------------------------------------------------------
-def capture_node_count() -> tuple[int, int] | None:
-    """(capture id, nodes in the graph so far) of the capture the current stream is in, or None when it is not
-    capturing."""
-    from cuda.bindings import runtime as rt
-
-    stream = rt.cudaStream_t(init_value=int(torch.cuda.current_stream().cuda_stream))
-    result = rt.cudaStreamGetCaptureInfo(stream)  # (err, status, id, graph, deps, [edge data,] count)
-    if int(result[0]) != 0 or result[1] != rt.cudaStreamCaptureStatus.cudaStreamCaptureStatusActive:
-        return None
-    graph = next((r for r in result[2:] if isinstance(r, rt.cudaGraph_t)), None)
-    if graph is None:
-        return None
-    return int(result[2]), int(rt.cudaGraphGetNodes(graph, numNodes=0)[-1])
-
-
-class ModuleRecorder:
-    """The module spans seen while capturing (see `record_modules`): one list per capture, in `.captures`."""
-
-    def __init__(self) -> None:
-        self.captures: list[list[ModuleSpan]] = []
-        self._by_id: dict[int, list[ModuleSpan]] = {}
-        self._open: list[tuple[str, int]] = []
-        self.error: str | None = None  # why the node count could not be read (then no spans are recorded)
-
-    def _count(self) -> tuple[int, int] | None:
-        if self.error is not None:
-            return None
-        try:
-            return capture_node_count()
-        except Exception as exc:  # never break the user's capture over attribution
-            self.error = f"{type(exc).__name__}: {exc}"
-            return None
-
-    @property
-    def last(self) -> list[ModuleSpan]:
-        return self.captures[-1] if self.captures else []
-
-    def _pre(self, path: str) -> None:
-        info = self._count()
-        if info is not None:
-            self._open.append((path, info[1]))
-
-    def _post(self, path: str) -> None:
-        info = self._count()
-        if info is None or not self._open:
-            return
-        opened, start = self._open.pop()
-        while self._open and opened != path:  # a forward that raised left its pre-hook open
-            opened, start = self._open.pop()
-        spans = self._by_id.get(info[0])
-        if spans is None:
-            spans = self._by_id[info[0]] = []
-            self.captures.append(spans)
-        spans.append(ModuleSpan(path, start, info[1]))
-
-
-@contextlib.contextmanager
-def record_modules(model: Any) -> Iterator[ModuleRecorder]:
-    """Hooks on every submodule of `model` that record, during any capture inside the block, which nodes each
-    module's forward created. Outside a capture the hooks do nothing (warm-up runs are not counted).
-
-    Raises:
-        UnsupportedError: cuda-bindings is not installed (the node count is read through it).
-    """
-    if not has_cuda_bindings():
-        raise UnsupportedError("module attribution reads the capture's node count through cuda-bindings: "
-                               "pip install cuda-bindings")
-    if not isinstance(model, torch.nn.Module):
-        raise BadInputError(f"record_modules needs an nn.Module, not {type(model).__name__}")
-    recorder = ModuleRecorder()
-    handles = []
-    for path, module in model.named_modules():
-        handles.append(module.register_forward_pre_hook(lambda m, a, p=path: recorder._pre(p)))
-        handles.append(module.register_forward_hook(lambda m, a, o, p=path: recorder._post(p)))
-    try:
-        yield recorder
-    finally:
-        for h in handles:
-            h.remove()
-
-
 def capture_with_modules(model: Any, *inputs: Any, options: CaptureOptions = CaptureOptions(),
                          name: str | None = None) -> tuple[Any, list[ModuleSpan]]:
     """`gl.capture(model, *inputs)` (as `capture_graph` with `options`) with `record_modules` around it: (the
@@ -250,5 +169,4 @@ def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str
                         f"not {type(target).__name__}")
 
 
-__all__ = ["DEFAULT_REPLAYS", "ModuleRecorder", "capture_node_count", "capture_with_modules", "profile",
-           "profile_replays", "record_modules"]
+__all__ = ["DEFAULT_REPLAYS", "capture_with_modules", "profile", "profile_replays"]
