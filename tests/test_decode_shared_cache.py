@@ -82,3 +82,62 @@ def test_a_layout_that_cannot_be_sliced_says_what_it_found(model):
     big.layers[0].keys = None
     with pytest.raises(UnsupportedError, match="keys: NoneType"):
         kv_layout(big)
+
+
+# -- layers by name: the bookkeeping a capture does, on the CPU -----------------------------------------------------
+def test_the_decode_steps_module_spans_name_each_layer(model, monkeypatch):
+    """The capture's node count stood in for by a count of ATen ops (a capture makes about one node per op): the
+    hooks `DecodeGraphs` puts round its capture name every op by its layer, `model.layers.1.mlp` and the like."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from graphlab.capture import module_recorder
+    from graphlab.decode.models import DecodeStep, prefill
+    from graphlab.profile.modules import OUTSIDE, assign_modules, module_prefix
+
+    class Count(TorchDispatchMode):
+        n = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Count.n += 1
+            return func(*args, **(kwargs or {}))
+
+    monkeypatch.setattr(module_recorder, "has_cuda_bindings", lambda: True)
+    monkeypatch.setattr(module_recorder, "capture_node_count", lambda: (1, Count.n))
+    cache = make_cache(model, 2, MAX_LEN)
+    step = DecodeStep(model, cache)
+    ids = prefill(model, cache, make_prompts(model, 2, 4))
+    with module_recorder.record_modules(model) as recorder, Count():
+        step(ids, torch.tensor([4]))
+    found = assign_modules(recorder.last, range(Count.n))
+    names = {module_prefix(p or "(root)", 4) for p in found.values() if p is not None}
+    assert {"model.layers.0.self_attn", "model.layers.0.mlp", "model.layers.1.self_attn", "model.layers.1.mlp",
+            "lm_head"} <= names
+    layers = {module_prefix(p, 3) for p in found.values() if p and p.startswith("model.layers.")}
+    assert layers == {"model.layers.0", "model.layers.1"}
+    assert OUTSIDE not in names
+
+
+def test_a_compiled_steps_module_paths_read_as_the_eager_ones():
+    """Dynamo names modules from `_compiled_body`'s step (paths as Inductor's provenance gave them for the tiny
+    Llama, CPU, torch 2.13); the hooks name them from the LM."""
+    from graphlab.decode.graphs import model_relative
+
+    seen = ["model.model.embed_tokens", "model.model.layers.0.input_layernorm", "(root)", "model",
+            "model.model.layers.0.self_attn.q_proj", "model.lm_head", "model.model.layers.0.input_layernorm"]
+    assert model_relative(seen) == ["model.embed_tokens", "model.layers.0.input_layernorm", "(root)",
+                                    "model.layers.0.self_attn.q_proj", "lm_head"]
+
+
+def test_a_bucket_by_number_or_label_and_one_not_captured_names_those_that_were(model):
+    from graphlab.decode.buckets import bucket_label, resolve_bucket
+
+    assert resolve_bucket(8, [1, 8]) == resolve_bucket("8", [1, 8]) == resolve_bucket("b8", [8]) == 8
+    assert bucket_label(64) == "b64"
+    with pytest.raises(BadInputError, match="bucket 4 was not captured; captured buckets: 1, 8"):
+        resolve_bucket("b4", [8, 1])
+    with pytest.raises(BadInputError, match=r"a batch size \(8\) or its label \('b8'\), not 'eight'"):
+        resolve_bucket("eight", [8])
+    with pytest.raises(BadInputError, match="not True"):
+        resolve_bucket(True, [1])
+    with pytest.raises(BadInputError, match="none yet"):
+        DecodeGraphs(model, BUCKETS, MAX_LEN).graph_for(4)

@@ -9,6 +9,7 @@ it. In recorded mode (`gl.set_mode`) the profiles recorded on the H200 answer (`
     >>> prof = gl.profile(model, ids, replays=20)          # capture with modules, then profile (GPU)
     >>> prof = gl.profile(captured, replays=20)            # a graph captured already
     >>> profs = gl.profile(cache)                          # every graph of a GraphCache (or bucket="8")
+    >>> prof = gl.profile(decode_graphs, bucket=8)         # one bucket of gl.DecodeGraphs, by layer (8 or "b8")
     >>> prof = gl.profile(watched, call=lambda: compiled(x))   # a torch.compile graph, by calling it
 """
 from __future__ import annotations
@@ -96,19 +97,23 @@ def _profile_captured(cg: Any, name: str, replays: int, spans: list[ModuleSpan] 
     events = profile_replays(cg.replay, replays, show_progress=show_progress)
     spans = spans if spans is not None else getattr(cg, "_graphlab_module_spans", None)
     return build_profile(graph, events, name=name, module_spans=spans,
+                         node_modules=getattr(cg, "_graphlab_node_modules", None),
                          conditions=_conditions(replays, "replay() of the captured graph"))
 
 
 @stand_in(recorded_profile)
 def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str | None = None,
-            bucket: str | None = None, call: Callable[[], Any] | None = None,
+            bucket: Any = None, call: Callable[[], Any] | None = None,
             modules: list[ModuleSpan] | None = None, show_progress: bool = True) -> Any:
     """Where a graph's replay time goes, node by node (a `graphlab.profile.results.Profile`).
 
     Args:
         target: an `nn.Module` or function with `inputs` (captured here with module attribution, then profiled);
             a captured graph (`gl.capture`; modules known when captured by `capture_with_modules`); a
-            `gl.GraphCache` (a dict bucket -> Profile, or one Profile for `bucket`); a graph `gl.watch` saw (give
+            `gl.GraphCache` (a dict bucket -> Profile, or one Profile for `bucket`); a `gl.DecodeGraphs` (a dict
+            bucket -> Profile over its captured buckets, or one Profile for `bucket`, 8 or "b8": its nodes named by
+            the modules recorded at capture, `model.layers.17.mlp`; a replay rewrites the bucket's cache at the
+            position it was left at); a graph `gl.watch` saw (give
             `call`, which runs the library's own function: a torch.compile graph is never replayed directly, as
             that can overwrite live outputs in its pool); a `gl.cond` / `gl.while_loop` / `gl.switch` graph (its
             bodies' nodes timed where CUDA reports them; a body that did not run is grouped as unmatched).
@@ -119,6 +124,14 @@ def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str
     In recorded mode the profile recorded on the H200 for this zoo model and batch size.
     """
     require_cuda("gl.profile")
+    if hasattr(target, "graph_for") and hasattr(target, "captured_buckets") and not inputs:  # a DecodeGraphs
+        labels = [bucket] if bucket is not None else list(target.captured_buckets)
+        if not labels:
+            raise BadInputError("the DecodeGraphs holds no graphs yet: call capture_all() (or capture(bucket)) first")
+        graphs = {label: target.graph_for(label) for label in labels}  # an unknown bucket: its error, first
+        out = {label: _profile_captured(g, f"{name or 'decode step'} {g.name}", replays, None, show_progress)
+               for label, g in graphs.items()}
+        return out[bucket] if bucket is not None else out
     if hasattr(target, "graphs") and hasattr(target, "warm_up") and not inputs:  # a GraphCache
         graphs = target.graphs
         if not graphs:
