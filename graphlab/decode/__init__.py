@@ -5,4 +5,4 @@ Needs the `hf` extra (transformers) for everything but the pure modules.
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("results", "recorded", "reading", "options")
+PURE = ("results", "recorded", "reading", "options", "buckets", "roofline")
