@@ -7,7 +7,8 @@ from the graph API and, unless --no-sweep, the paired eager-vs-replay sweep and 
 
 Every other recording is a study: a module under graphlab/studies/ (sub-folders too) that defines
 `RECORDING = "<name>"` and `def record(out_root: Path, prov: dict) -> Path` (it writes one recording
-folder, `out_root / gpu_slug(prov["gpu"]) / RECORDING`, and returns it). `recorders()` finds them by
+folder, `out_root / gpu_slug(prov["gpu"]) / RECORDING`, and returns it); a study whose `record` also takes
+`args` gets the command's flags (decode_scale reads `--ways` and `--buckets`). `recorders()` finds them by
 importing the package, so a new study needs no line here; `graphlab record --help` lists them
 (`graphlab.studies.catalog`, from their source). A study with `BY_DEFAULT = True` (the pitfalls) is made
 by a bare `graphlab record`, with the zoo; the others (cells, cache, traffic, dense, overhead, watch,
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import pkgutil
 import shlex
@@ -214,7 +216,9 @@ def record_main(args: argparse.Namespace) -> int:
     print(f"[record] {prov['gpu']}, torch {prov['torch']}, CUDA {prov['cuda']}, driver {prov['driver']} -> "
           f"{out_root}", flush=True)
     if name in studies:
-        folder = studies[name].record(out_root, prov)
+        study_record = studies[name].record
+        takes_args = "args" in inspect.signature(study_record).parameters
+        folder = study_record(out_root, prov, args=args) if takes_args else study_record(out_root, prov)
     elif not ZOO[name].available():
         print(f"[record] {name}: skipped, needs {', '.join(ZOO[name].needs)}", flush=True)
         return 0
@@ -237,6 +241,8 @@ def _record_each_in_fresh_process(args: argparse.Namespace, names: list[str]) ->
         argv = [sys.executable, "-m", "graphlab", "record", "--out", str(args.out), "--models", name]
         if args.batch_sizes:
             argv += ["--batch-sizes", *map(str, args.batch_sizes)]
+        if getattr(args, "ways", None):
+            argv += ["--ways", *args.ways]
         if args.no_sweep:
             argv.append("--no-sweep")
         if args.repeats is not None:
