@@ -131,3 +131,25 @@ def test_the_recorder_runs_end_to_end_at_toy_size_on_the_cpu(tmp_path, monkeypat
         decode_scale.record(out, _prov("x", "2027"), args=argparse.Namespace(ways=["fast"], batch_sizes=None))
     model = build_on_device(decode_scale.options_for("toy", None).config, "cpu", torch.bfloat16)
     assert {p.dtype for p in model.parameters()} == {torch.bfloat16} and model.device.type == "cpu"
+
+
+def test_the_roofline_figure_shows_floors_regions_ways_and_launch_bound_points():
+    pytest.importorskip("plotly")
+    from graphlab.viz.roofline_plot import plot_roofline
+
+    rows = [_row(way, b, us) for way, scale in (("eager", 40_000.0), ("graphlab", 5_000.0))
+            for b, us in ((1, scale), (64, scale * 1.1), (256, scale * 2.5))]  # test data
+    report = ScaleReport.from_dict(merge_parts([_part(["eager", "graphlab"], rows, "2027")]), source="test data")
+    assert [report.floor(b).bound for b in (1, 64, 256)] == ["memory", "memory", "compute"]
+    fig = plot_roofline(report)
+    names = [t.name for t in fig.data]
+    assert names == ["memory floor", "compute floor", "HF's own reads (every cache position)", "HF eager",
+                     "graphlab (eager step)"]
+    eager = fig.data[3]
+    assert list(eager.marker.symbol) == ["circle-open", "circle-open", "circle-open"]  # 8x the graph's time
+    assert set(fig.data[4].marker.symbol) == {"circle"}
+    regions = [a.text for a in fig.layout.annotations]
+    assert "memory-bound" in regions and "compute-bound" in regions
+    assert any("launch-bound (HF eager at 1" in str(t) for t in regions)
+    assert fig.layout.yaxis.type == "log" and all(t.endswith(" ms") for t in fig.layout.yaxis.ticktext)
+    assert "nan" not in fig.to_json().lower()
