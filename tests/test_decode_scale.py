@@ -106,6 +106,7 @@ def test_the_recorder_runs_end_to_end_at_toy_size_on_the_cpu(tmp_path, monkeypat
     from graphlab.decode.scale_run import build_on_device
     from graphlab.loader import load
     from graphlab.studies import decode_scale
+    from graphlab.studies.record import study_flags
 
     monkeypatch.setenv("GRAPHLAB_DECODE_SCALE_SIZE", "toy")
     monkeypatch.setenv("GRAPHLAB_DECODE_SCALE_DIR", str(tmp_path / "work"))
@@ -114,12 +115,12 @@ def test_the_recorder_runs_end_to_end_at_toy_size_on_the_cpu(tmp_path, monkeypat
     if not torch.cuda.is_available():
         monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     out = tmp_path / "recordings"
-    ways = argparse.Namespace(ways=["eager"], batch_sizes=[1, 2])
-    decode_scale.record(out, _prov("graphlab record --models decode_scale --ways eager", "2027-01-01T00:00:00Z"),
-                        args=ways)
-    again = argparse.Namespace(ways=["eager"], batch_sizes=[2, 4])
+    for variable, value in study_flags(argparse.Namespace(ways=["eager"], batch_sizes=[1, 2])).items():
+        monkeypatch.setenv(variable, value)
+    decode_scale.record(out, _prov("graphlab record --models decode_scale --ways eager", "2027-01-01T00:00:00Z"))
+    monkeypatch.setenv("GRAPHLAB_RECORD_BUCKETS", "2 4")
     folder = decode_scale.record(out, _prov("graphlab record --models decode_scale --buckets 2 4",
-                                            "2027-01-01T00:05:00Z"), args=again)
+                                            "2027-01-01T00:05:00Z"))
     report = load(ScaleReport, "decode_scale", gpu=folder.parent.name, root=out)
     assert [(r.way, r.batch) for r in report.rows] == [("eager", 1), ("eager", 2), ("eager", 4)]
     assert all(r.p50_us and r.p50_us > 0 and r.kv_cache_bytes for r in report.rows)
@@ -127,8 +128,13 @@ def test_the_recorder_runs_end_to_end_at_toy_size_on_the_cpu(tmp_path, monkeypat
     assert report.shape["layers"] == 2 and report.shape["param_bytes"] == 4
     assert report.memory["eager"]["kv_bytes"] == report.memory["eager"]["largest_kv_bytes"]  # one cache, shared
     assert (tmp_path / "work" / decode_scale.ARCHIVE).stat().st_size > 0
-    with pytest.raises(BadInputError, match="unknown way"):
-        decode_scale.record(out, _prov("x", "2027"), args=argparse.Namespace(ways=["fast"], batch_sizes=None))
+    monkeypatch.setenv("GRAPHLAB_RECORD_WAYS", "eager fast")
+    with pytest.raises(BadInputError, match=r"unknown way\(s\) \['fast'\]"):
+        decode_scale.record(out, _prov("x", "2027"))
+    monkeypatch.setenv("GRAPHLAB_RECORD_WAYS", "eager")
+    monkeypatch.setenv("GRAPHLAB_RECORD_BUCKETS", "2 x")
+    with pytest.raises(BadInputError, match="--buckets must be positive batch sizes, got 2 x"):
+        decode_scale.record(out, _prov("x", "2027"))
     model = build_on_device(decode_scale.options_for("toy", None).config, "cpu", torch.bfloat16)
     assert {p.dtype for p in model.parameters()} == {torch.bfloat16} and model.device.type == "cpu"
 

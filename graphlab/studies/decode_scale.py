@@ -80,13 +80,24 @@ def read_parts(folder: Path) -> list[dict[str, Any]]:
     return [dict(p) for p in parts_in_order(found)]
 
 
-def record(out_root: Path, prov: dict[str, Any], args: Any = None) -> Path:
-    """An 8B-class decoder's decode step four ways per bucket, against the roofline (in parts: --ways, --buckets)."""
-    ways = list(getattr(args, "ways", None) or WAYS)
+def flags() -> tuple[list[str], list[int] | None]:
+    """(the ways, the buckets) this call runs: `--ways` and `--buckets` (through $GRAPHLAB_RECORD_WAYS and
+    $GRAPHLAB_RECORD_BUCKETS, `graphlab.studies.record.study_flags`); all ways and the default buckets when not
+    given."""
+    ways = os.environ.get("GRAPHLAB_RECORD_WAYS", "").split() or list(WAYS)
     unknown = [w for w in ways if w not in WAYS]
     if unknown:
         raise BadInputError(f"unknown way(s) {unknown}; choose from {', '.join(WAYS)}")
-    options = options_for(os.environ.get("GRAPHLAB_DECODE_SCALE_SIZE", "8b"), getattr(args, "batch_sizes", None))
+    text = os.environ.get("GRAPHLAB_RECORD_BUCKETS", "").split()
+    if not all(t.isdigit() and int(t) > 0 for t in text):
+        raise BadInputError(f"--buckets must be positive batch sizes, got {' '.join(text)}")
+    return ways, [int(t) for t in text] or None
+
+
+def record(out_root: Path, prov: dict[str, Any]) -> Path:
+    """An 8B-class decoder's decode step four ways per bucket, against the roofline (in parts: --ways, --buckets)."""
+    ways, buckets = flags()
+    options = options_for(os.environ.get("GRAPHLAB_DECODE_SCALE_SIZE", "8b"), buckets)
     work = work_folder()
     parts_dir, dots_dir = work / "parts", work / "dots"
     parts_dir.mkdir(parents=True, exist_ok=True)
@@ -102,8 +113,9 @@ def record(out_root: Path, prov: dict[str, Any], args: Any = None) -> Path:
     model = build_on_device(options.config, options.device, DTYPES[options.dtype])
     shape = DecoderShape.from_hf_config(options.config, param_bytes=model.dtype.itemsize,
                                         kv_bytes=model.dtype.itemsize).to_dict()
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    part_path = parts_dir / f"part-{stamp}-{'-'.join(w.replace('+', '_') for w in ways)}.json"
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    named = "-".join(w.replace("+", "_") for w in ways) + "-b" + "_".join(str(b) for b in options.buckets)
+    part_path = parts_dir / f"part-{stamp}-{named}.json"
     part: dict[str, Any] = {"shape": shape, "conditions": options.conditions(), "machine": machine, "rows": [],
                             "memory": {}, "ways": [], "buckets": list(options.buckets), "provenance": prov}
     for way in ways:
@@ -143,4 +155,4 @@ def write_merged(out_root: Path, work: Path) -> Path:
     return folder
 
 
-__all__ = ["ARCHIVE", "BUCKETS", "RECORDING", "options_for", "read_parts", "record", "work_folder", "write_merged"]
+__all__ = ["ARCHIVE", "BUCKETS", "RECORDING", "flags", "options_for", "read_parts", "record", "work_folder", "write_merged"]
