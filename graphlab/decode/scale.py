@@ -17,7 +17,7 @@ Pure: no torch.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from graphlab.decode.results import WAYS
@@ -25,7 +25,8 @@ from graphlab.decode.roofline import Bandwidth, DecoderShape, StepFloor, bound_o
 from graphlab.errors import BadInputError
 from graphlab.present import Column, Table, listing
 from graphlab.recordings import made_on
-from graphlab.results_types import recorded_result
+from graphlab.loader import record_hint
+from graphlab.results_types import keep_known, recorded_result
 from graphlab.stats import median
 
 #: a part's fields that must agree for parts to merge (what the step is)
@@ -65,10 +66,9 @@ class ScaleRow:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ScaleRow:
-        known = {f.name for f in fields(cls)}
         if "way" not in d or "batch" not in d:
             raise BadInputError(f"a scale row needs way and batch, got {sorted(d)}")
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**keep_known(cls, d))
 
 
 def _check_part(part: Mapping[str, Any], i: int) -> None:
@@ -87,7 +87,7 @@ def merge_parts(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         BadInputError: no parts; a part that is not one; parts of another shape, conditions or GPU (each named).
     """
     if not parts:
-        raise BadInputError("no decode_scale parts to merge: run graphlab record --models decode_scale first")
+        raise BadInputError(f"no decode_scale parts to merge: {record_hint('decode_scale')} first")
     for i, part in enumerate(parts):
         _check_part(part, i)
     first = parts[0]
