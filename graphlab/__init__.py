@@ -93,6 +93,7 @@ _LAZY: dict[str, str] = {
     "DecodeGraphs": "graphlab.decode.graphs",
     "DecodeReport": "graphlab.decode.results",
     "DecodeReports": "graphlab.decode.results",
+    "ScaleReport": "graphlab.decode.scale",
     "kv_cache_writes": "graphlab.decode.reading",
     "decode_step_kernels": "graphlab.decode.reading",
     # where the time goes inside a graph
@@ -129,6 +130,7 @@ _LAZY: dict[str, str] = {
     "plot_speedup": "graphlab.viz.plots",
     "plot_overhead": "graphlab.viz.plots",
     "plot_buckets": "graphlab.viz.bucket_plot",
+    "plot_roofline": "graphlab.viz.roofline_plot",
     # notebook widgets
     "inspect": "graphlab.ui.inspector",
     "inspect_diff": "graphlab.ui.diff_inspector",

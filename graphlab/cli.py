@@ -162,7 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="data/recordings", help="root folder (default data/recordings)")
     p.add_argument("--models", nargs="+", default=None, metavar="NAME",
                    help="recordings to make (default: every zoo model and the pitfalls; listed below)")
-    p.add_argument("--batch-sizes", nargs="+", type=int, default=None, help="batch sizes (default per model)")
+    p.add_argument("--batch-sizes", "--buckets", nargs="+", type=int, default=None,
+                   help="batch sizes (default per model; decode_scale: its buckets)")
+    p.add_argument("--ways", nargs="+", default=None, metavar="WAY",
+                   help="decode_scale: the ways to run in this call (default all: eager, reduce-overhead, graphlab, "
+                        "graphlab+compile)")
     p.add_argument("--no-sweep", action="store_true", help="graphs only, skip the latency sweeps")
     p.add_argument("--repeats", type=int, default=None, help="timed repetitions per point (default per sweep)")
     p.set_defaults(func=_cmd_record)

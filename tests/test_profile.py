@@ -307,7 +307,7 @@ def test_the_capture_hooks_record_each_modules_nodes(monkeypatch):
     """The hooks' bookkeeping on the CPU: a stand-in for the capture's node count that grows by one per
     elementwise op, as a capture would; outside a capture (None) nothing is recorded."""
     torch = pytest.importorskip("torch")
-    from graphlab.profile import api
+    from graphlab.capture import module_recorder as api
     from graphlab.studies.profile import EXPECTED, counted_model
 
     count = {"n": 0, "capturing": False}

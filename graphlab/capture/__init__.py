@@ -3,4 +3,4 @@ Also the graph surface every graph shares, replay with checked inputs, verificat
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("diagnose", "surface")
+PURE = ("diagnose", "surface", "module_spans")

@@ -89,7 +89,8 @@ def cache_argument(model: Any) -> str:
     return "cache" if "cache" in params else "past_key_values"
 
 
-def _layers(cache: Any) -> list[Any]:
+def cache_layers(cache: Any) -> list[Any]:
+    """The cache's layers (transformers 5's `StaticCache.layers`)."""
     layers = getattr(cache, "layers", None)
     if not layers:
         raise UnsupportedError("this transformers' StaticCache has no .layers: graphlab.decode needs transformers 5")
@@ -99,7 +100,7 @@ def _layers(cache: Any) -> list[Any]:
 def cache_tensors(cache: Any) -> list[Any]:
     """Every tensor the cache writes in place: keys, values and position counters, layer by layer."""
     found = []
-    for layer in _layers(cache):
+    for layer in cache_layers(cache):
         for name in ("keys", "values", "cumulative_length"):
             t = getattr(layer, name, None)
             if isinstance(t, torch.Tensor):
@@ -109,7 +110,7 @@ def cache_tensors(cache: Any) -> list[Any]:
 
 def kv_cache_bytes(cache: Any) -> int:
     """Bytes of the cache's keys and values (all layers)."""
-    return int(sum(t.numel() * t.element_size() for layer in _layers(cache)
+    return int(sum(t.numel() * t.element_size() for layer in cache_layers(cache)
                    for t in (layer.keys, layer.values) if isinstance(t, torch.Tensor)))
 
 
@@ -159,7 +160,7 @@ class DecodeStep:
         self.model, self.cache = model, cache
         self.cache_kw = cache_argument(model)
         self._counters = all(isinstance(getattr(layer, "cumulative_length", None), torch.Tensor)
-                             for layer in _layers(cache))
+                             for layer in cache_layers(cache))
         self._takes_cache_position = "cache_position" in inspect.signature(model.forward).parameters
         if not self._counters and not self._takes_cache_position:
             raise UnsupportedError("this transformers keeps no cache position graphlab can set "
@@ -228,6 +229,6 @@ def host_reads(fn: Any, *args: Any) -> list[str]:
     return mode.found
 
 
-__all__ = ["CONFIGS", "INIT_RANGE", "DecodeStep", "HostReads", "build_model", "cache_argument", "cache_tensors",
+__all__ = ["CONFIGS", "INIT_RANGE", "DecodeStep", "HostReads", "build_model", "cache_argument", "cache_layers", "cache_tensors",
            "decode_step", "host_reads", "hf_greedy", "kv_cache_bytes", "make_cache", "make_prompts", "prefill",
            "reset_cache", "scratch_cache"]

@@ -2,25 +2,27 @@
 
 Torch at the top. Replays run under `torch.profiler` (CPU + CUDA activities); the Chrome trace's kernel, memcpy and
 memset events of each `cudaGraphLaunch` are matched to the graph's DOT nodes (`graphlab.profile.match`). Modules are
-recorded at capture (`record_modules`): forward hooks read the capture's node count through
+recorded at capture (`graphlab.capture.module_recorder.record_modules`): forward hooks read the capture's node count through
 `cudaStreamGetCaptureInfo` + `cudaGraphGetNodes` (cuda-bindings), so each node gets the module whose forward made
 it. In recorded mode (`gl.set_mode`) the profiles recorded on the H200 answer (`graphlab.profile.recorded`).
 
     >>> prof = gl.profile(model, ids, replays=20)          # capture with modules, then profile (GPU)
     >>> prof = gl.profile(captured, replays=20)            # a graph captured already
     >>> profs = gl.profile(cache)                          # every graph of a GraphCache (or bucket="8")
+    >>> prof = gl.profile(decode_graphs, bucket=8)         # one bucket of gl.DecodeGraphs, by layer (8 or "b8")
     >>> prof = gl.profile(watched, call=lambda: compiled(x))   # a torch.compile graph, by calling it
 """
 from __future__ import annotations
 
-import contextlib
 import warnings
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 
 from graphlab.capture.api import capture, capture_graph
+from graphlab.capture.module_recorder import record_modules
+from graphlab.capture.module_spans import ModuleSpan
 from graphlab.capture.options import CaptureOptions
 from graphlab.env import require_cuda
 from graphlab.errors import BadInputError, UnsupportedError
@@ -29,7 +31,6 @@ from graphlab.graph.export import has_cuda_bindings
 from graphlab.graph.model import CudaGraph
 from graphlab.mode import stand_in
 from graphlab.profile.events import replays_from_chrome
-from graphlab.profile.modules import ModuleSpan
 from graphlab.profile.recorded import recorded_profile
 from graphlab.profile.results import Profile, build_profile
 from graphlab.progress import progress_bar
@@ -40,87 +41,6 @@ DEFAULT_REPLAYS = 20
 
 
 # -- modules at capture ------------------------------------------------------------------------------------------
-def capture_node_count() -> tuple[int, int] | None:
-    """(capture id, nodes in the graph so far) of the capture the current stream is in, or None when it is not
-    capturing."""
-    from cuda.bindings import runtime as rt
-
-    stream = rt.cudaStream_t(init_value=int(torch.cuda.current_stream().cuda_stream))
-    result = rt.cudaStreamGetCaptureInfo(stream)  # (err, status, id, graph, deps, [edge data,] count)
-    if int(result[0]) != 0 or result[1] != rt.cudaStreamCaptureStatus.cudaStreamCaptureStatusActive:
-        return None
-    graph = next((r for r in result[2:] if isinstance(r, rt.cudaGraph_t)), None)
-    if graph is None:
-        return None
-    return int(result[2]), int(rt.cudaGraphGetNodes(graph, numNodes=0)[-1])
-
-
-class ModuleRecorder:
-    """The module spans seen while capturing (see `record_modules`): one list per capture, in `.captures`."""
-
-    def __init__(self) -> None:
-        self.captures: list[list[ModuleSpan]] = []
-        self._by_id: dict[int, list[ModuleSpan]] = {}
-        self._open: list[tuple[str, int]] = []
-        self.error: str | None = None  # why the node count could not be read (then no spans are recorded)
-
-    def _count(self) -> tuple[int, int] | None:
-        if self.error is not None:
-            return None
-        try:
-            return capture_node_count()
-        except Exception as exc:  # never break the user's capture over attribution
-            self.error = f"{type(exc).__name__}: {exc}"
-            return None
-
-    @property
-    def last(self) -> list[ModuleSpan]:
-        return self.captures[-1] if self.captures else []
-
-    def _pre(self, path: str) -> None:
-        info = self._count()
-        if info is not None:
-            self._open.append((path, info[1]))
-
-    def _post(self, path: str) -> None:
-        info = self._count()
-        if info is None or not self._open:
-            return
-        opened, start = self._open.pop()
-        while self._open and opened != path:  # a forward that raised left its pre-hook open
-            opened, start = self._open.pop()
-        spans = self._by_id.get(info[0])
-        if spans is None:
-            spans = self._by_id[info[0]] = []
-            self.captures.append(spans)
-        spans.append(ModuleSpan(path, start, info[1]))
-
-
-@contextlib.contextmanager
-def record_modules(model: Any) -> Iterator[ModuleRecorder]:
-    """Hooks on every submodule of `model` that record, during any capture inside the block, which nodes each
-    module's forward created. Outside a capture the hooks do nothing (warm-up runs are not counted).
-
-    Raises:
-        UnsupportedError: cuda-bindings is not installed (the node count is read through it).
-    """
-    if not has_cuda_bindings():
-        raise UnsupportedError("module attribution reads the capture's node count through cuda-bindings: "
-                               "pip install cuda-bindings")
-    if not isinstance(model, torch.nn.Module):
-        raise BadInputError(f"record_modules needs an nn.Module, not {type(model).__name__}")
-    recorder = ModuleRecorder()
-    handles = []
-    for path, module in model.named_modules():
-        handles.append(module.register_forward_pre_hook(lambda m, a, p=path: recorder._pre(p)))
-        handles.append(module.register_forward_hook(lambda m, a, o, p=path: recorder._post(p)))
-    try:
-        yield recorder
-    finally:
-        for h in handles:
-            h.remove()
-
-
 def capture_with_modules(model: Any, *inputs: Any, options: CaptureOptions = CaptureOptions(),
                          name: str | None = None) -> tuple[Any, list[ModuleSpan]]:
     """`gl.capture(model, *inputs)` (as `capture_graph` with `options`) with `record_modules` around it: (the
@@ -177,19 +97,23 @@ def _profile_captured(cg: Any, name: str, replays: int, spans: list[ModuleSpan] 
     events = profile_replays(cg.replay, replays, show_progress=show_progress)
     spans = spans if spans is not None else getattr(cg, "_graphlab_module_spans", None)
     return build_profile(graph, events, name=name, module_spans=spans,
+                         node_modules=getattr(cg, "_graphlab_node_modules", None),
                          conditions=_conditions(replays, "replay() of the captured graph"))
 
 
 @stand_in(recorded_profile)
 def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str | None = None,
-            bucket: str | None = None, call: Callable[[], Any] | None = None,
+            bucket: Any = None, call: Callable[[], Any] | None = None,
             modules: list[ModuleSpan] | None = None, show_progress: bool = True) -> Any:
     """Where a graph's replay time goes, node by node (a `graphlab.profile.results.Profile`).
 
     Args:
         target: an `nn.Module` or function with `inputs` (captured here with module attribution, then profiled);
             a captured graph (`gl.capture`; modules known when captured by `capture_with_modules`); a
-            `gl.GraphCache` (a dict bucket -> Profile, or one Profile for `bucket`); a graph `gl.watch` saw (give
+            `gl.GraphCache` (a dict bucket -> Profile, or one Profile for `bucket`); a `gl.DecodeGraphs` (a dict
+            bucket -> Profile over its captured buckets, or one Profile for `bucket`, 8 or "b8": its nodes named by
+            the modules recorded at capture, `model.layers.17.mlp`; a replay rewrites the bucket's cache at the
+            position it was left at); a graph `gl.watch` saw (give
             `call`, which runs the library's own function: a torch.compile graph is never replayed directly, as
             that can overwrite live outputs in its pool); a `gl.cond` / `gl.while_loop` / `gl.switch` graph (its
             bodies' nodes timed where CUDA reports them; a body that did not run is grouped as unmatched).
@@ -200,6 +124,14 @@ def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str
     In recorded mode the profile recorded on the H200 for this zoo model and batch size.
     """
     require_cuda("gl.profile")
+    if hasattr(target, "graph_for") and hasattr(target, "captured_buckets") and not inputs:  # a DecodeGraphs
+        labels = [bucket] if bucket is not None else list(target.captured_buckets)
+        if not labels:
+            raise BadInputError("the DecodeGraphs holds no graphs yet: call capture_all() (or capture(bucket)) first")
+        graphs = {label: target.graph_for(label) for label in labels}  # an unknown bucket: its error, first
+        out = {label: _profile_captured(g, f"{name or 'decode step'} {g.name}", replays, None, show_progress)
+               for label, g in graphs.items()}
+        return out[bucket] if bucket is not None else out
     if hasattr(target, "graphs") and hasattr(target, "warm_up") and not inputs:  # a GraphCache
         graphs = target.graphs
         if not graphs:
@@ -250,5 +182,4 @@ def profile(target: Any, *inputs: Any, replays: int = DEFAULT_REPLAYS, name: str
                         f"not {type(target).__name__}")
 
 
-__all__ = ["DEFAULT_REPLAYS", "ModuleRecorder", "capture_node_count", "capture_with_modules", "profile",
-           "profile_replays", "record_modules"]
+__all__ = ["DEFAULT_REPLAYS", "capture_with_modules", "profile", "profile_replays"]

@@ -1,7 +1,8 @@
 """Which module launched each node: the capture's node count read at every module's forward start and end.
 
 Pure: standard library only. At capture, a forward pre-hook and a forward hook on every `nn.Module` read how many
-nodes the graph under capture holds (`cudaStreamGetCaptureInfo` then `cudaGraphGetNodes`; `graphlab.profile.api`).
+nodes the graph under capture holds (`cudaStreamGetCaptureInfo` then `cudaGraphGetNodes`; `graphlab.capture.module_recorder`,
+which writes `ModuleSpan`s: `graphlab.capture.module_spans`).
 Nodes are created in capture order and the DOT numbers them in that order (`Node.index`), so the nodes created
 while module M's forward ran are exactly those with `start <= index < end` of M's span; a node belongs to the
 innermost module whose span holds it. This is exact for any model, whatever its launches, as long as each module's
@@ -13,36 +14,12 @@ forward runs in one piece (a module called twice gives two spans, both counted).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Iterable
 
-from graphlab.errors import BadInputError
+from graphlab.capture.module_spans import ModuleSpan
 
 #: what a node outside every module's forward is attributed to
 OUTSIDE = "(outside any module)"
-
-
-@dataclass(frozen=True)
-class ModuleSpan:
-    """The nodes one module's forward created: `start <= index < end`. `path` is its dotted name ("" the root)."""
-
-    path: str
-    start: int
-    end: int
-
-    def to_list(self) -> list[Any]:
-        return [self.path, self.start, self.end]
-
-    @classmethod
-    def from_list(cls, data: Any) -> ModuleSpan:
-        try:
-            path, start, end = data
-            span = cls(str(path), int(start), int(end))
-        except (TypeError, ValueError) as exc:
-            raise BadInputError(f"a module span is [path, start, end], not {data!r} ({exc})") from None
-        if span.end < span.start:
-            raise BadInputError(f"module span {span.path!r} ends ({span.end}) before it starts ({span.start})")
-        return span
 
 
 def assign_modules(spans: Iterable[ModuleSpan], indexes: Iterable[int]) -> dict[int, str | None]:

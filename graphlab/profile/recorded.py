@@ -36,7 +36,7 @@ def profile_key(target: Any, *inputs: Any) -> str:
         f"name such as 'gpt b1'); profiling a {type(target).__name__} needs a CUDA GPU")
 
 
-def recorded_profile(target: Any, *inputs: Any, replays: int = 20, name: str | None = None, bucket: str | None = None,
+def recorded_profile(target: Any, *inputs: Any, replays: int = 20, name: str | None = None, bucket: Any = None,
                      call: Any = None, modules: Any = None, show_progress: bool = True) -> Profile:
     """The recorded profile of `target` (a recorded graph or a name); takes `gl.profile`'s arguments (the others
     than `target` and `inputs` are the recording's own)."""

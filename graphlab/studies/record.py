@@ -7,7 +7,9 @@ from the graph API and, unless --no-sweep, the paired eager-vs-replay sweep and 
 
 Every other recording is a study: a module under graphlab/studies/ (sub-folders too) that defines
 `RECORDING = "<name>"` and `def record(out_root: Path, prov: dict) -> Path` (it writes one recording
-folder, `out_root / gpu_slug(prov["gpu"]) / RECORDING`, and returns it). `recorders()` finds them by
+folder, `out_root / gpu_slug(prov["gpu"]) / RECORDING`, and returns it). The flags a study reads (`--ways`,
+`--buckets`: decode_scale) reach it as $GRAPHLAB_RECORD_WAYS and $GRAPHLAB_RECORD_BUCKETS (`study_flags`), so
+every study is called the same way. `recorders()` finds them by
 importing the package, so a new study needs no line here; `graphlab record --help` lists them
 (`graphlab.studies.catalog`, from their source). A study with `BY_DEFAULT = True` (the pitfalls) is made
 by a bare `graphlab record`, with the zoo; the others (cells, cache, traffic, dense, overhead, watch,
@@ -191,6 +193,20 @@ def _timings(model: Any, zoo_model: ZooModel, batch_sizes: list[int], repeats: i
     return {"sweep": dump(result), "timeline": dump(record_timeline(model, inputs, name=zoo_model.name))}
 
 
+#: the environment variables that carry `graphlab record`'s study flags to the study (space-separated values)
+STUDY_FLAGS = {"ways": "GRAPHLAB_RECORD_WAYS", "batch_sizes": "GRAPHLAB_RECORD_BUCKETS"}
+
+
+def study_flags(args: argparse.Namespace) -> dict[str, str]:
+    """The study flags given on the command line, as the environment a study reads them from (`STUDY_FLAGS`)."""
+    out = {}
+    for flag, variable in STUDY_FLAGS.items():
+        values = getattr(args, flag, None)
+        if values:
+            out[variable] = " ".join(str(v) for v in values)
+    return out
+
+
 def record_main(args: argparse.Namespace) -> int:
     """Entry point of `graphlab record` (arguments defined in graphlab.cli)."""
     studies = recorders()
@@ -214,6 +230,7 @@ def record_main(args: argparse.Namespace) -> int:
     print(f"[record] {prov['gpu']}, torch {prov['torch']}, CUDA {prov['cuda']}, driver {prov['driver']} -> "
           f"{out_root}", flush=True)
     if name in studies:
+        os.environ.update(study_flags(args))
         folder = studies[name].record(out_root, prov)
     elif not ZOO[name].available():
         print(f"[record] {name}: skipped, needs {', '.join(ZOO[name].needs)}", flush=True)
@@ -237,6 +254,8 @@ def _record_each_in_fresh_process(args: argparse.Namespace, names: list[str]) ->
         argv = [sys.executable, "-m", "graphlab", "record", "--out", str(args.out), "--models", name]
         if args.batch_sizes:
             argv += ["--batch-sizes", *map(str, args.batch_sizes)]
+        if getattr(args, "ways", None):
+            argv += ["--ways", *args.ways]
         if args.no_sweep:
             argv.append("--no-sweep")
         if args.repeats is not None:
@@ -250,5 +269,5 @@ def _record_each_in_fresh_process(args: argparse.Namespace, names: list[str]) ->
     return 0
 
 
-__all__ = ["RECORD_DOT_FLAGS", "RECORD_MAX_EXTRA_S", "RECORD_MIN_ROUNDS_S", "git_commit", "provenance",
-           "record_main", "record_model", "recorded_command", "recorders"]
+__all__ = ["RECORD_DOT_FLAGS", "RECORD_MAX_EXTRA_S", "RECORD_MIN_ROUNDS_S", "STUDY_FLAGS", "git_commit", "provenance",
+           "record_main", "record_model", "recorded_command", "recorders", "study_flags"]

@@ -89,3 +89,54 @@ def test_reduce_overhead_is_summarised_with_reasons():
     assert summary.recordings, summary.table()
     assert all(e.reason for e in summary.events if e.kind != "recording")
     assert summary.unexplained_skips() == 0, summary.table()
+
+
+# -- one KV cache for every bucket -------------------------------------------------------------------------------
+def test_a_buckets_replay_writes_only_its_rows_of_the_shared_cache(eager_graphs):
+    from graphlab.decode.models import kv_cache_bytes
+    from graphlab.decode.shared_cache import shares_rows
+
+    model, graphs = eager_graphs
+    largest = graphs.slots[16].cache
+    assert graphs.shared_cache and shares_rows(graphs.slots[4].cache, largest)
+    for layer in largest.layers:
+        layer.keys.fill_(7.0)
+        layer.values.fill_(7.0)
+    g = graphs.slots[4].graph
+    ids, position = g.inputs
+    ids.fill_(3)
+    position.fill_(5)
+    g.replay()
+    torch.cuda.synchronize()
+    for layer in largest.layers:
+        assert (layer.keys[4:] == 7.0).all() and (layer.values[4:] == 7.0).all()
+        assert not (layer.keys[:4, :, 5] == 7.0).all()  # its own rows were written at position 5
+    assert graphs.kv_cache_bytes() <= 1.1 * kv_cache_bytes(largest)
+
+
+def test_profile_of_a_decode_bucket_answers_by_layer(eager_graphs):
+    import graphlab as gl
+
+    model, graphs = eager_graphs
+    prof = gl.profile(graphs, bucket="b4", replays=5, show_progress=False)
+    layers = set(prof.by_module(3).column("module"))
+    n = model.config.num_hidden_layers if hasattr(model.config, "num_hidden_layers") else model.config.n_layer
+    prefix = "model.layers" if "llama" in type(model).__name__.lower() else "transformer.h"
+    assert {f"{prefix}.{i}" for i in range(n)} <= layers, layers
+    with pytest.raises(gl.BadInputError, match="captured buckets: 1, 4, 16"):
+        gl.profile(graphs, bucket=8)
+
+
+def test_a_compiled_decode_step_names_its_fused_kernels_modules():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    import graphlab as gl
+
+    model = build_model("llama", "tiny", device="cuda")
+    graphs = DecodeGraphs(model, [2], 48, compiled=True)
+    slot = graphs.capture(2)
+    assert slot.node_modules, slot.modules_note
+    named = {m for mods in slot.node_modules.values() for m in mods}
+    assert any(m.startswith("model.layers.1.") for m in named), named
+    prof = gl.profile(graphs, bucket=2, replays=5, show_progress=False)
+    assert any(str(m).startswith("model.layers") for m in prof.by_module(3).column("module"))
