@@ -113,3 +113,18 @@ def test_the_compiled_ways_functions_are_the_ones_the_report_names():
     from graphlab.decode.ways import _ro_body
 
     assert COMPILED_FUNCTIONS == {_ro_body.__name__: "reduce-overhead", _compiled_body.__name__: "graphlab+compile"}
+
+
+def test_memory_view_counts_a_shared_kv_cache_once():
+    """Buckets 1, 2 and 4 viewing one 4-row cache hold 4 rows of memory together, not 1 + 2 + 4 rows; a report
+    from before the caches were shared (no total kept) still sums its buckets."""
+    per_row = 1024
+    shared = DecodeReport("llama", [StepTiming("graphlab", b, 100.0, 120.0, 10) for b in (1, 2, 4)],
+                          kv_cache_bytes={str(b): b * per_row for b in (1, 2, 4)}, kv_total_bytes=4 * per_row)
+    again = DecodeReport.from_dict(shared.to_dict())
+    assert again.kv_total_bytes == 4 * per_row
+    rows = again.table("memory").rows
+    assert rows[-1]["kv"] == 4 * per_row and "share one KV cache" in " ".join(again.table("memory").notes)
+    separate = DecodeReport.from_dict({**shared.to_dict(), "kv_total_bytes": None})
+    assert separate.table("memory").rows[-1]["kv"] == 7 * per_row
+    assert "share one KV cache" not in " ".join(separate.table("memory").notes)

@@ -73,6 +73,7 @@ class DecodeReport(ShownAsTable):
     tokens_equal: dict[str, dict[str, bool]] = field(default_factory=dict)   # way -> {batch: equal}
     padding: list[dict[str, Any]] = field(default_factory=list)
     kv_cache_bytes: dict[str, int] = field(default_factory=dict)              # batch -> bytes
+    kv_total_bytes: int | None = None   # what the buckets' caches hold together, each storage once (None: not kept)
     graph_pool_bytes: dict[str, dict[str, int | None]] = field(default_factory=dict)  # way -> {batch: bytes}
     startup_ms: dict[str, dict[str, float]] = field(default_factory=dict)     # way -> {what: ms}
     compile: dict[str, CompileSummary] = field(default_factory=dict)          # way -> what compile did
@@ -211,7 +212,8 @@ class DecodeReport(ShownAsTable):
             rows.append(row)
         total: dict[str, Any] = {"batch": "all together"}
         kv = [row["kv"] for row in rows]
-        total["kv"] = sum(kv) if kv and None not in kv else None
+        total["kv"] = (self.kv_total_bytes if self.kv_total_bytes is not None
+                       else sum(kv) if kv and None not in kv else None)
         for w in per_batch:
             values = [row.get(w) for row in rows]
             total[w] = sum(values) if values and None not in values else None
@@ -226,6 +228,9 @@ class DecodeReport(ShownAsTable):
             columns.append(Column(w, f"{w} pool growth", kind="number", factor=1 / MIB, unit="MiB", missing=missing))
         first = ("KV cache: the keys and values a bucket keeps for every earlier token (its StaticCache). Pool growth: "
                  "what capturing that batch size added to the graphs' memory pool, the memory its temporaries live in.")
+        if self.kv_total_bytes is not None and kv and None not in kv and self.kv_total_bytes < sum(kv):
+            first += (" The buckets share one KV cache: each bucket's is the first rows of the largest one's, so "
+                      "together they hold what the largest holds, not the sum of the rows above.")
         pooled = [w for w in per_batch if w.startswith("graphlab")]
         second = (f"{listing(pooled)} capture{'s' if len(pooled) == 1 else ''} the largest batch size first into one "
                   "pool that every batch size shares, so the smaller ones reuse that memory and add little or nothing."
@@ -323,6 +328,7 @@ class DecodeReport(ShownAsTable):
     def to_dict(self) -> dict[str, Any]:
         return {"arch": self.arch, "timings": [t.to_dict() for t in self.timings], "tokens_equal": self.tokens_equal,
                 "padding": self.padding, "kv_cache_bytes": self.kv_cache_bytes,
+                **({"kv_total_bytes": self.kv_total_bytes} if self.kv_total_bytes is not None else {}),
                 "graph_pool_bytes": self.graph_pool_bytes, "startup_ms": self.startup_ms,
                 "compile": {k: v.to_dict() for k, v in self.compile.items()}, "conditions": self.conditions,
                 "skipped": self.skipped}
@@ -331,7 +337,7 @@ class DecodeReport(ShownAsTable):
     def from_dict(cls, d: dict[str, Any], source: str = "recorded") -> DecodeReport:
         return cls(d["arch"], [StepTiming.from_dict(t) for t in d.get("timings", [])],
                    {w: dict(v) for w, v in d.get("tokens_equal", {}).items()}, list(d.get("padding", [])),
-                   dict(d.get("kv_cache_bytes", {})), {w: dict(v) for w, v in d.get("graph_pool_bytes", {}).items()},
+                   dict(d.get("kv_cache_bytes", {})), d.get("kv_total_bytes"), {w: dict(v) for w, v in d.get("graph_pool_bytes", {}).items()},
                    {w: dict(v) for w, v in d.get("startup_ms", {}).items()},
                    {k: CompileSummary.from_dict(v) for k, v in d.get("compile", {}).items()},
                    dict(d.get("conditions", {})), list(d.get("skipped", [])), source)

@@ -126,6 +126,7 @@ def compare_decode(arch: str = "llama", *, batch_sizes: Sequence[int] = (1, 4, 1
                                      **{f"b{s['bucket']}": s["warmup_ms"] + s["capture_ms"] + s["instantiate_ms"]
                                         for s in graphs.stats()}}
     report.kv_cache_bytes = {str(s["bucket"]): s["kv_cache_bytes"] for s in graphs.stats()}
+    report.kv_total_bytes = graphs.kv_cache_bytes()
     report.graph_pool_bytes["graphlab"] = {str(s["bucket"]): s["pool_bytes"] for s in graphs.stats()}
     say(f"captured {count(len(batch_sizes))} buckets in {duration(t['ms'] * 1e3)}")
     if keep_dots is not None:
