@@ -71,9 +71,10 @@ class Draws:
 
 def run_draws(target: Target, make_inputs: Callable[[int], Any], draws: int,
               vary: Callable[[int], Any] | None = None, skip: set[str] | None = None,
-              first: int = 0) -> Draws:
+              first: int = 0, stop_at_first: bool = False) -> Draws:
     """Draws `first` to `first + draws - 1`: the graph path and eager on each, compared (outputs in `skip` are not:
-    random ones)."""
+    random ones). `stop_at_first`: stop once a draw differs and two draws ran (two to tell a replay that never moves
+    from one that does), so the state `vary` set for the last draw is still in place when it is explained."""
     result = Draws(varied_state=vary is not None)
     for i in range(first, first + draws):
         if vary is not None:
@@ -87,8 +88,10 @@ def run_draws(target: Target, make_inputs: Callable[[int], Any], draws: int,
         replayed = snapshot(target.replay(args, kwargs))
         ignored = tuple(target.scalars_ignored())
         eager = snapshot(target.eager(args, kwargs))
-        result.runs.append(DrawRun(i, (args, kwargs), replayed, eager,
-                                   first_difference(replayed, eager, skip or ()), ignored))
+        run = DrawRun(i, (args, kwargs), replayed, eager, first_difference(replayed, eager, skip or ()), ignored)
+        result.runs.append(run)
+        if stop_at_first and result.differing and len(result.runs) >= 2:
+            break
     return result
 
 

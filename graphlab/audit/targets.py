@@ -14,6 +14,7 @@ A draw is `(args, kwargs)` from `make_inputs(i)`; `check_draw` says what is wron
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import torch
@@ -22,7 +23,7 @@ from graphlab.cache.graph_cache import GraphCache
 from graphlab.capture.api import capture_graph
 from graphlab.capture.captured import CapturedGraph
 from graphlab.capture.options import CaptureOptions
-from graphlab.capture.tensors import flatten, grad_context
+from graphlab.capture.tensors import flatten, grad_context, map_tensors
 from graphlab.errors import BadInputError, UnsupportedError
 from graphlab.graph.export import has_cuda_bindings
 from graphlab.profile.api import record_modules
@@ -67,6 +68,23 @@ def feed_tensors(cg: Any, tree: Any) -> list[str]:
     return changed
 
 
+def snapshot_draw(draw: Draw) -> Draw:
+    """A copy of a draw's tensors (later draws may reuse the caller's buffers)."""
+    return map_tensors(lambda t: t.detach().clone(), draw)
+
+
+def argument_name(path: str) -> str:
+    """A draw's leaf path in words: "[0][1]" -> "positional argument 1", "[1]['scale']" -> "keyword argument scale";
+    a graph's own inputs "[2]" -> "input 2"."""
+    match = re.fullmatch(r"\[0\]\[(\d+)\](.*)", path)
+    if match:
+        return f"positional argument {match.group(1)}{match.group(2)}"
+    match = re.fullmatch(r"\[1\]\['([^']+)'\](.*)", path)
+    if match:
+        return f"keyword argument {match.group(1)}{match.group(2)}"
+    return f"input {path.strip('[]')}" if re.fullmatch(r"\[\d+\]", path) else f"argument {path}"
+
+
 class Target:
     """One audited thing (see the module docstring). Subclasses fill in the runs."""
 
@@ -86,6 +104,14 @@ class Target:
     def scalars_ignored(self) -> list[str]:
         """The non-tensor arguments of the last replay whose value the graph did not take (it replayed its own)."""
         return []
+
+    def fed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The tree the graph's inputs are fed from (the paths of `scalars_ignored` are into it)."""
+        return (tuple(args), dict(kwargs))
+
+    def captured_inputs(self) -> Any:
+        """The inputs the last replay's graph was captured with, as `fed` lays them out (None: not known)."""
+        return None
 
     def graph_used(self) -> Any:
         """The live CapturedGraph the last replay ran, or None (no second capture to compare with)."""
@@ -110,6 +136,8 @@ class ModelTarget(Target):
     """A model or function: the audit captures it (one graph per input signature) and replays it."""
 
     kind = "model"
+    #: its graphs are the audit's own: no caller keeps their outputs (gl.capture's outputs are noted when audited)
+    fresh_outputs = True
 
     def __init__(self, model: Callable[..., Any], grad_mode: str = "no_grad"):
         self.model = model
@@ -120,6 +148,7 @@ class ModelTarget(Target):
         self.spans: dict[int, list[ModuleSpan]] = {}
         self._last: CapturedGraph | None = None
         self._ignored: list[str] = []
+        self._captured_with: dict[int, Draw] = {}
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self.model(*args, **kwargs)
@@ -135,6 +164,7 @@ class ModelTarget(Target):
             cg, spans = self.capture_at(args, kwargs)
             self.graphs[key] = cg
             self.spans[id(cg)] = spans
+            self._captured_with[id(cg)] = snapshot_draw((tuple(args), dict(kwargs)))
         self._ignored = feed_tensors(cg, (tuple(args), dict(kwargs)))
         self._last = cg
         return cg.replay()
@@ -148,6 +178,13 @@ class ModelTarget(Target):
 
     def graph_used(self) -> CapturedGraph | None:
         return self._last
+
+    def captured_draw(self) -> Draw | None:
+        """The draw the last replay's graph was captured at (its Python scalars are the ones it replays)."""
+        return self._captured_with.get(id(self._last)) if self._last is not None else None
+
+    def captured_inputs(self) -> Any:
+        return self.captured_draw()
 
 
 class GraphTarget(Target):
@@ -177,6 +214,12 @@ class GraphTarget(Target):
 
     def scalars_ignored(self) -> list[str]:
         return list(self._ignored)
+
+    def fed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return tuple(args)
+
+    def captured_inputs(self) -> Any:
+        return self.graph.inputs  # its non-tensor leaves are the values it was captured with
 
     def graph_used(self) -> Any:
         return self.graph if self.graph.origin == "live" else None
@@ -267,4 +310,4 @@ def make_target(target: Any, eager: Callable[..., Any] | None = None, grad_mode:
 
 
 __all__ = ["CacheTarget", "Draw", "GraphTarget", "ModelTarget", "StepTarget", "Target", "check_draw", "feed_tensors",
-           "make_target", "signature"]
+           "make_target", "argument_name", "signature", "snapshot_draw"]
