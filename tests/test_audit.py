@@ -324,3 +324,17 @@ def test_python_random_noise_in_a_step_is_found_as_repeating():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         str(report)
+
+
+# -- the worked examples ---------------------------------------------------------------------------------------------------
+def test_recorded_mode_names_every_worked_example_and_each_needs_a_gpu_here():
+    from graphlab.audit.recorded import WORKED_EXAMPLES
+    from graphlab.studies.audit_examples import EXAMPLES, run_example
+
+    assert tuple(EXAMPLES) == WORKED_EXAMPLES
+    assert all(EXAMPLES[f"{e.name}_fixed"].cause == "" for e in EXAMPLES.values() if e.cause)
+    if not torch.cuda.is_available():
+        with pytest.raises(GPUUnavailableError):
+            run_example("baked_scalar")
+    with pytest.raises((BadInputError, GPUUnavailableError)):
+        run_example("nope")

@@ -69,43 +69,69 @@ class KeptOutputGuard:
         self.immediate = immediate
         self.warn = warn
         self.seen: list[KeptOutput] = []
-        # per graph (id of its owner): the views handed out by its last call, and the suspects, with their lines
-        # (never the frame itself: it holds the caller's locals, and with them the views)
-        self._last: dict[int, tuple[list[weakref.ref[Any]], tuple[str, int]]] = {}
-        self._suspects: dict[int, tuple[list[weakref.ref[Any]], tuple[str, int]]] = {}
+        # per graph (id of its owner): [views of its last call, code, instruction offset of the line that made that
+        # call, the suspects' views, code, offset]. Views are weak references (a list of them for nested outputs);
+        # never the frame itself: it holds the caller's locals, and with them the views. The line is worked out
+        # from (code, offset) only when a warning is due: f_lineno on every call would cost more than the rest.
+        self._state: dict[int, list[Any]] = {}
 
     def hand_out(self, owner: Any, outputs: Any, frame: FrameType | None) -> Any:
         """Fresh views of `outputs` for the caller at `frame` (checked against the views of the last call)."""
-        key = id(owner)
-        here = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<unknown>", 0)
-        if self._suspects:
-            suspect = self._suspects.pop(key, None)
-            if suspect is not None and any(r() is not None for r in suspect[0]):
-                self._report(owner, suspect[1], here)
-        last = self._last.get(key)
-        if last is not None and any(r() is not None for r in last[0]):
+        state = self._state.get(id(owner))
+        if state is None:
+            state = self._state[id(owner)] = [None, None, 0, None, None, 0]
+        if state[3] is not None:
+            if _alive(state[3]):
+                self._report(owner, state[4], state[5], frame)
+            state[3] = None
+        last = state[0]
+        if last is not None and (last() is not None if type(last) is weakref.ref else _alive(last)):
             if self.immediate:
-                self._report(owner, last[1], here)
+                self._report(owner, state[1], state[2], frame)
             else:
-                self._suspects[key] = last
-        if isinstance(outputs, torch.Tensor):
-            view = outputs.detach()
-            self._last[key] = ([weakref.ref(view)], here)
-            return view
-        views = map_tensors(_detach, outputs)
-        self._last[key] = ([weakref.ref(t) for _, t in flatten(views) if isinstance(t, torch.Tensor)], here)
+                state[3], state[4], state[5] = last, state[1], state[2]
+        if type(outputs) is torch.Tensor:
+            views: Any = outputs.detach()
+            state[0] = weakref.ref(views)
+        elif type(outputs) is tuple and all(type(t) is torch.Tensor for t in outputs):
+            views = tuple(t.detach() for t in outputs)
+            state[0] = [weakref.ref(t) for t in views]
+        else:
+            views = map_tensors(_detach, outputs)
+            state[0] = [weakref.ref(t) for _, t in flatten(views) if isinstance(t, torch.Tensor)]
+        if frame is not None:
+            state[1], state[2] = frame.f_code, frame.f_lasti
         return views
 
-    def _report(self, owner: Any, held: tuple[str, int], here: tuple[str, int]) -> None:
-        kept = KeptOutput(str(getattr(owner, "name", type(owner).__name__)), held[0], held[1], here[0], here[1])
+    def _report(self, owner: Any, code: Any, offset: int, frame: FrameType | None) -> None:
+        held_file, held_line = _line(code, offset)
+        here_file, here_line = _line(frame.f_code, frame.f_lasti) if frame is not None else ("<unknown>", 0)
+        kept = KeptOutput(str(getattr(owner, "name", type(owner).__name__)), held_file, held_line, here_file,
+                          here_line)
         self.seen.append(kept)
         if self.warn:
-            warnings.warn_explicit(kept.message(), KeptOutputWarning, here[0], here[1])
+            warnings.warn_explicit(kept.message(), KeptOutputWarning, here_file, here_line)
 
     def forget(self, owner: Any) -> None:
         """Drop what is kept about `owner` (its graph was reset)."""
-        self._last.pop(id(owner), None)
-        self._suspects.pop(id(owner), None)
+        self._state.pop(id(owner), None)
+
+
+def _alive(refs: Any) -> bool:
+    """True when the view (a weak reference) or any of the views (a list of them) is still held."""
+    if type(refs) is list:
+        return any(r() is not None for r in refs)
+    return refs() is not None
+
+
+def _line(code: Any, offset: int) -> tuple[str, int]:
+    """(file, line) of the instruction at `offset` of `code`."""
+    if code is None:
+        return "<unknown>", 0
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return code.co_filename, line
+    return code.co_filename, code.co_firstlineno
 
 
 def caller_frame(depth: int = 2) -> FrameType | None:
