@@ -21,7 +21,8 @@ WORKED_EXAMPLES = ("baked_scalar", "baked_scalar_fixed", "baked_address", "baked
                    "padding_reaches_rows", "padding_reaches_rows_fixed")
 
 
-def recorded_audit(target: Any, make_inputs: Any = None, **options: Any) -> AuditReport:
+def recorded_audit(target: Any, make_inputs: Any = None, *, eager: Any = None, vary: Any = None, draws: int = 6,
+                   grad_mode: str = "no_grad", name: str | None = None) -> AuditReport:
     """The recorded audit of the worked example named `target`; takes `gl.audit`'s arguments (the others are the
     recording's own).
 
