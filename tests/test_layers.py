@@ -21,16 +21,17 @@ BLOCKED = ["torch", "ipywidgets", "anywidget", "plotly", "graphviz", "pandas", "
 
 #: the feature packages of the library, each with a PURE list in its __init__
 FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode", "profile",
-            "viz", "serve", "ui", "loadtest")
+            "audit", "viz", "serve", "ui", "loadtest")
 #: packages whose modules use torch (the rest draw, serve or show: they never import torch at all, or do at the top)
-TORCH_FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode", "profile")
+TORCH_FEATURES = ("graph", "capture", "timing", "cache", "conditional", "watch", "distributed", "decode", "profile",
+                  "audit")
 #: modules on the ground floor; every one of them imports without torch
 GROUND = ("errors", "env", "mode", "_version", "files", "progress", "stats", "clock", "fresh_process", "present", "results_types", "recordings", "loader")
 #: the floor of every top-level module and package: imports point to a lower floor, or within a package
 FLOORS = {"errors": 0, "env": 0, "mode": 0, "_version": 0, "files": 0, "progress": 0, "stats": 0, "clock": 0, "fresh_process": 0,
           "present": 0, "results_types": 0,
           "graph": 1, "recordings": 2, "zoo": 2, "loader": 3, "capture": 4, "timing": 5, "cache": 5, "watch": 5,
-          "conditional": 5, "distributed": 6, "decode": 6, "profile": 6, "viz": 7, "serve": 8, "ui": 8, "loadtest": 9,
+          "conditional": 5, "distributed": 6, "decode": 6, "profile": 6, "audit": 7, "viz": 7, "serve": 8, "ui": 8, "loadtest": 9,
           "studies": 10, "about": 11, "cli": 11, "tour": 11, "output_check": 11, "__main__": 11, "__init__": 11}
 #: the roof: its modules may import each other (tour imports output_check, cli imports tour)
 ROOF = max(FLOORS.values())

@@ -117,7 +117,7 @@ def test_unknown_recordings_and_bad_batch_sizes_are_bad_input(monkeypatch):
     from graphlab.studies import record
 
     monkeypatch.setattr("graphlab.env.require_cuda", lambda what: None)
-    with pytest.raises(BadInputError, match=r"unknown recording\(s\) nope; choose from mlp, .*pitfalls, cache"):
+    with pytest.raises(BadInputError, match=r"unknown recording\(s\) nope; choose from mlp, .*pitfalls, audit, cache"):
         record.record_main(_args(models=["nope"]))
     with pytest.raises(BadInputError, match="--batch-sizes must be positive"):
         record.record_main(_args(models=["mlp"], batch_sizes=[0]))

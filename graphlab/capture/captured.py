@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import html
-from typing import TYPE_CHECKING, Any, Callable
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import torch
 
 from graphlab.capture.input_plan import InputPlan
+from graphlab.capture.kept_outputs import KeptOutputGuard
 from graphlab.capture.options import CaptureOptions
 from graphlab.capture.surface import capture_time_text, summary_facts, tensors_in_words
 from graphlab.capture.tensors import describe_tree, flatten
@@ -63,6 +65,8 @@ class CapturedGraph:
     """
 
     origin = "live"
+    #: the kept-output guard (`warn_kept_outputs`); None: off, and a call returns the static outputs themselves
+    _kept: KeptOutputGuard | None = None
 
     def __init__(self, *, torch_graph: Any, cost: CaptureCost | None, device_index: int,
                  static_inputs: tuple[Any, ...], static_outputs: Any, fn: Callable[..., Any] | None, name: str,
@@ -157,7 +161,9 @@ class CapturedGraph:
         if self._current_device() != self.device_index:
             raise self._wrong_device_error()
         self._replay()
-        return self._outputs
+        if self._kept is None:
+            return self._outputs
+        return self._kept.hand_out(self, self._outputs, sys._getframe(1))
 
     def unchecked(self, *new_inputs: Any) -> Any:
         """The fast path: copy flat tensor inputs in and replay, with no check at all.
@@ -167,14 +173,29 @@ class CapturedGraph:
         """
         self.plan.feed_unchecked(new_inputs)
         self._replay()
-        return self._outputs
+        if self._kept is None:
+            return self._outputs
+        return self._kept.hand_out(self, self._outputs, sys._getframe(1))
 
     def replay(self) -> Any:
         """Replay the graph as is (no input copy) on the current stream; return the static outputs."""
         if self._current_device() != self.device_index:
             raise self._wrong_device_error()
         self._replay()
-        return self._outputs
+        if self._kept is None:
+            return self._outputs
+        return self._kept.hand_out(self, self._outputs, sys._getframe(1))
+
+    def warn_kept_outputs(self, on: bool = True, *, guard: KeptOutputGuard | None = None) -> KeptOutputGuard | None:
+        """Warn (`KeptOutputWarning`, at your line) when a caller still holds an output of this graph that a later
+        replay overwrites. On, each call returns a fresh view of the static outputs (the same memory), tracked by a
+        weak reference; off (the default), the static outputs themselves. Returns the guard (`.seen` lists what
+        it found), or None when turned off. `capture/kept_outputs.py` says how and what it costs."""
+        if not on:
+            self._kept = None
+            return None
+        self._kept = guard if guard is not None else KeptOutputGuard()
+        return self._kept
 
     def _wrong_device_error(self) -> BadInputError:
         # a call from the wrong device is the caller's input (the current device), not a setting of the graph
@@ -293,4 +314,16 @@ class CapturedGraph:
         return check_call(self, *new_inputs)
 
 
-__all__ = ["CapturedGraph"]
+@contextlib.contextmanager
+def guard_every_graph(guard: KeptOutputGuard) -> Iterator[KeptOutputGuard]:
+    """Inside the block, every `CapturedGraph` without its own setting hands out views through `guard` (the audit
+    runs a user's step under it, to find the line that keeps an output); the setting is restored afterwards."""
+    before = CapturedGraph.__dict__.get("_kept")
+    CapturedGraph._kept = guard
+    try:
+        yield guard
+    finally:
+        CapturedGraph._kept = before
+
+
+__all__ = ["CapturedGraph", "guard_every_graph"]
