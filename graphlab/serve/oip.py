@@ -104,7 +104,7 @@ class InputTensor:
     datatype: str
     shape: tuple[int, ...]
     data: Any = None
-    raw: bytes | None = None
+    raw: bytes | memoryview | None = None
 
     @property
     def elements(self) -> int:
@@ -134,8 +134,11 @@ class InferRequest:
         return tuple((name, self.binary_outputs) for name in names)
 
 
-def split_body(raw: bytes, header_length: bytes | None) -> tuple[bytes, bytes]:
+def split_body(raw: bytes, header_length: bytes | None) -> tuple[bytes, bytes | memoryview]:
     """(JSON head, binary tail) of a request body, by its `Inference-Header-Content-Length` header (None: all JSON).
+
+    The tail is a view of `raw`, not a copy (nor are the inputs' bytes `parse_request` cuts from it): the event loop
+    reads the head only, and the tensors are made from the body's own bytes on a pre-processing thread.
 
     Raises:
         BadRequestError: the header is not a whole number of bytes, or past the body's end.
@@ -150,10 +153,10 @@ def split_body(raw: bytes, header_length: bytes | None) -> tuple[bytes, bytes]:
     if size > len(raw):
         raise BadRequestError(f"{HEADER_LENGTH} is {size} bytes but the body is {len(raw)}: the JSON head cannot "
                               "end past the body")
-    return raw[:size], raw[size:]
+    return raw[:size], memoryview(raw)[size:]
 
 
-def parse_request(head: Any, tail: bytes = b"") -> InferRequest:
+def parse_request(head: Any, tail: bytes | memoryview = b"") -> InferRequest:
     """Check a request's decoded JSON head and cut the binary `tail` into its inputs' bytes.
 
     `head` may be bytes (decoded here) or the decoded object. Raises BadRequestError naming what is wrong: not an
@@ -201,7 +204,7 @@ def _known_fields(entry: dict[str, Any], known: tuple[str, ...], where: str, wha
         raise BadRequestError(f"{where}unknown field {unknown[0]!r}; {what} has {', '.join(known)}")
 
 
-def _input(entry: Any, i: int, tail: bytes, offset: int) -> tuple[InputTensor, int]:
+def _input(entry: Any, i: int, tail: bytes | memoryview, offset: int) -> tuple[InputTensor, int]:
     where = f"inputs[{i}]"
     if not isinstance(entry, dict):
         raise BadRequestError(f"{where} must be an object with name, shape, datatype, data")
@@ -267,7 +270,7 @@ def _parameters(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def split_bytes_elements(raw: bytes, count: int, where: str) -> list[bytes]:
+def split_bytes_elements(raw: bytes | memoryview, count: int, where: str) -> list[bytes]:
     """BYTES binary data: `count` elements, each a 4-byte little-endian length then its bytes, filling `raw`."""
     out, at = [], 0
     for i in range(count):
