@@ -32,11 +32,11 @@ class Server:
     """`python -m graphlab.serve --model <model> --device cpu` on a free port (the load test's `ServerProcess`: it
     starts the server, waits until it is ready and stops it), with a raw HTTP helper and Triton's client."""
 
-    def __init__(self, model: str):
+    def __init__(self, model: str, *flags: str):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")]), "PYTHONUNBUFFERED": "1"}
         log = Path(tempfile.mkdtemp(prefix="graphlab-oip-")) / "server.log"
         self.process = ServerProcess([sys.executable, "-m", "graphlab.serve", "--model", model, "--device", "cpu",
-                                      "--max-wait-us", "2000"], log, env=env, cwd=REPO, ready_timeout_s=180)
+                                      "--max-wait-us", "2000", *flags], log, env=env, cwd=REPO, ready_timeout_s=180)
         self.process.__enter__()
         self.port = self.process.port
         self.client = httpclient.InferenceServerClient(url=f"127.0.0.1:{self.port}", network_timeout=60)
@@ -204,6 +204,78 @@ def test_gpt_bytes_prompts_json_and_binary_equal_the_v1_json_path():
         with pytest.raises(InferenceServerException) as err:
             srv.client.infer("gpt", [too_long])
         assert err.value.status() == "400" and "64" in err.value.message()
+    finally:
+        srv.stop()
+
+
+# -- the zoo's image models: UINT8 images at the model's side ------------------------------------------------------
+def _images(rows: int, side: int, seed: int = 3) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, (rows, 3, side, side)).astype(np.uint8)
+
+
+def _v1_images(images: np.ndarray) -> list[dict]:
+    """The same pixels in graphlab's own JSON: height x width x RGB bytes, base64 (at the model's side: no resize)."""
+    import base64
+
+    return [{"height": int(im.shape[1]), "width": int(im.shape[2]),
+             "pixels_b64": base64.b64encode(im.transpose(1, 2, 0).tobytes()).decode()} for im in images]
+
+
+@pytest.mark.parametrize("model, side, classes", [("cnn", 32, 10), ("resnet18", 224, 1000)])
+def test_image_zoo_models_take_uint8_images_as_json_and_binary_and_refuse_what_is_wrong(model, side, classes):
+    if model == "resnet18":
+        pytest.importorskip("torchvision")
+    srv = Server(model, "--max-batch-size", "4")
+    try:
+        meta = srv.client.get_model_metadata(model)
+        assert meta["inputs"] == [{"name": "images", "datatype": "UINT8", "shape": [-1, 3, side, side]}]
+        images = _images(2, side)
+        own = srv.v1({"images": _v1_images(images), "top_k": 3})["results"]
+        for binary in (False, True):
+            result = srv.client.infer(model, [_one("images", images, "UINT8", binary=binary)],
+                                      parameters={"top_k": 3})
+            assert result.as_numpy("top_k_ids").tolist() == [[r["id"] for r in row] for row in own]
+            assert np.allclose(result.as_numpy("top_k_probs"), [[r["prob"] for r in row] for row in own], atol=1e-5)
+            assert result.as_numpy("scores").shape == (2, classes)
+        # a nested JSON body of the right shape, as a client without Triton's library writes it
+        body = {"inputs": [{"name": "images", "shape": [2, 3, side, side], "datatype": "UINT8",
+                            "data": images.tolist()}], "parameters": {"top_k": 3}}
+        status, _, raw = srv.request("POST", f"/v2/models/{model}/infer", json.dumps(body).encode())
+        assert status == 200, raw
+        ids = next(o for o in json.loads(raw)["outputs"] if o["name"] == "top_k_ids")
+        assert ids["shape"] == [2, 3] and ids["data"] == [r["id"] for row in own for r in row]
+
+        def refused(entry: dict, says: str, *, binary_tail: bytes | None = None) -> None:
+            head = json.dumps({"inputs": [{"name": "images", **entry}]}).encode()
+            if binary_tail is None:
+                status, headers, raw = srv.request("POST", f"/v2/models/{model}/infer", head)
+            else:
+                status, headers, raw = srv.request("POST", f"/v2/models/{model}/infer", head + binary_tail,
+                                                   {"Inference-Header-Content-Length": str(len(head))})
+            assert status == 400, raw
+            assert headers["content-type"] == "application/json" and set(json.loads(raw)) == {"error"}
+            assert says in json.loads(raw)["error"], raw
+
+        one = images[:1]
+        flat = one.reshape(-1).tolist()
+        refused({"shape": [1, 3, side, side], "datatype": "FP32", "data": (one / 255.0).reshape(-1).tolist()},
+                "takes UINT8")                                                            # the datatype
+        refused({"shape": [1, 3, side - 1, side], "datatype": "UINT8", "data": flat[: 3 * (side - 1) * side]},
+                f"takes [-1, 3, {side}, {side}]")                                          # the shape
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8", "data": flat[:-1]},
+                "values in data")                                                          # the count
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8",
+                 "parameters": {"binary_data_size": one.nbytes - 3}}, f"is {one.nbytes}",
+                binary_tail=one.tobytes()[:-3])                                            # the byte count
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8", "data": [256] + flat[1:]},
+                "is 256; this input takes integers from 0 to 255")                          # out of range
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8", "data": [float("nan")] + flat[1:]},
+                "must be integers")                                                        # not finite (NaN)
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8", "data": [float("inf")] + flat[1:]},
+                "must be integers")                                                        # not finite (Infinity)
+        # nothing lost: the service serves on
+        result = srv.client.infer(model, [_one("images", images, "UINT8", binary=True)], parameters={"top_k": 3})
+        assert result.as_numpy("top_k_ids").tolist() == [[r["id"] for r in row] for row in own]
     finally:
         srv.stop()
 
