@@ -170,18 +170,25 @@ def parse_hey(text: str) -> dict[str, Any]:
     return out
 
 
-def _hey_command(binary: str, url: str, body_file: Path, concurrency: int, duration_s: float) -> list[str]:
+def _hey_command(binary: str, url: str, body_file: Path, concurrency: int, duration_s: float,
+                 content_type: str = "application/json", headers: Sequence[tuple[str, str]] = ()) -> list[str]:
     if concurrency < 1 or duration_s <= 0:
         raise BadInputError(f"hey needs at least 1 client and a positive duration, got {concurrency}, {duration_s}")
-    return [binary, "-z", f"{duration_s:g}s", "-c", str(concurrency), "-m", "POST", "-T", "application/json",
-            "-D", str(body_file), "-t", "20"]
+    cmd = [binary, "-z", f"{duration_s:g}s", "-c", str(concurrency), "-m", "POST", "-T", content_type,
+           "-D", str(body_file), "-t", "20"]
+    for name, value in headers:
+        cmd += ["-H", f"{name}: {value}"]
+    return cmd
 
 
 def run_hey(binary: str, url: str, body_file: Path, *, concurrency: int, duration_s: float,
-            qps: float | None = None) -> dict[str, Any]:
-    """One closed-loop run: `concurrency` clients for `duration_s`, each capped at `qps` requests/s if given. The
-    parsed summary with the command and hey's raw output ("raw")."""
-    cmd = _hey_command(binary, url, body_file, concurrency, duration_s)
+            qps: float | None = None, content_type: str = "application/json",
+            headers: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """One closed-loop run: `concurrency` clients for `duration_s`, each capped at `qps` requests/s if given, each
+    posting `body_file`'s bytes as they are (a binary body too) with `content_type` and `headers` (the protocol's
+    `Inference-Header-Content-Length`: `graphlab.loadtest.protocols.HttpRequest`). The parsed summary with the
+    command and hey's raw output ("raw")."""
+    cmd = _hey_command(binary, url, body_file, concurrency, duration_s, content_type, headers)
     if qps is not None:
         cmd += ["-q", f"{qps:g}"]
     cmd.append(url)

@@ -10,6 +10,13 @@ recording, and says so.
     >>> http.summary(), http.flood_table()     # what HTTP costs; a flood of clients                  # doctest: +SKIP
     >>> gl.plot_http_capacity(http)            # throughput vs p99 as clients grow                    # doctest: +SKIP
     >>> gl.plot_load_curves(http.beside_in_process())   # open loop over HTTP beside in process       # doctest: +SKIP
+    >>> http.protocol_table(), http.protocol_goals()   # graphlab's JSON vs the Open Inference Protocol  # doctest: +SKIP
+
+The protocols' comparison (the recording's "protocols" entry, when it holds one) puts graphlab's JSON, the Open
+Inference Protocol with JSON tensors and with binary tensor data side by side on one server each, in alternating
+rounds: the p50 at 50 req/s of the zoo GPT, and the capacity (hey, closed loop) of an image model of your own.
+`protocol_goals_rows` judges them against issue 43's goals (binary >= 5x nested JSON's capacity; the protocol's
+p50 within 1 ms of graphlab's JSON).
 """
 from __future__ import annotations
 
@@ -21,7 +28,11 @@ from typing import Any
 from graphlab import present
 from graphlab.errors import RecordingError
 from graphlab.loader import load, record_hint
+from graphlab.loadtest.external import OK_LIMIT
+from graphlab.loadtest.protocols import LABELS as PROTOCOL_LABELS
+from graphlab.loadtest.protocols import PROTOCOLS
 from graphlab.loadtest.report import LoadTest
+from graphlab.stats import percentile
 from graphlab.present import ShownAsTable
 from graphlab.results_types import recorded_result
 
@@ -30,9 +41,75 @@ RECORDING = "serving_http"
 ORDER = ("bare", "graphs", "graphs+batching", "eager", "own")
 LABELS = {"bare": "bare Starlette app (the floor)", "graphs": "graphs", "graphs+batching": "graphs+batching",
           "eager": "eager", "own": "your own model (graphs+batching)"}
+#: the goals of the protocols' comparison: the image model's capacity with binary tensors over its nested JSON's, at
+#: least; the GPT's p50 at 50 req/s with the protocol over graphlab's JSON, at most (ms)
+GOAL_CAPACITY_RATIO = 5.0
+GOAL_P50_OVER_MS = 1.0
 
 
-@recorded_result(entries=("hey", "raw"), recording=RECORDING, schema=1)
+def _median(values: list[float]) -> float | None:
+    return percentile(sorted(values), 50) if values else None
+
+
+def protocol_summary(part: dict[str, Any], protocol: str) -> dict[str, Any]:
+    """One protocol's rounds of one part ("latency" or "capacity") of the comparison: the medians over its rounds of
+    req/s, p50 and p99 (ms), the rounds, and the requests not answered 200."""
+    runs = part.get("runs", {}).get(protocol, [])
+    return {"rounds": len(runs), "rps": _median([r["rps"] for r in runs]),
+            "p50_ms": _median([r["latency_ms"]["p50"] for r in runs if "p50" in r.get("latency_ms", {})]),
+            "p99_ms": _median([r["latency_ms"]["p99"] for r in runs if "p99" in r.get("latency_ms", {})]),
+            "requests": sum(r.get("requests", 0) for r in runs),
+            "not_ok": sum(r.get("requests", 0) - r.get("status", {}).get("200", 0) for r in runs),
+            "ok": bool(runs) and all(r.get("ok_fraction", 0.0) >= OK_LIMIT for r in runs)}
+
+
+def protocol_goals_rows(protocols: dict[str, Any]) -> list[dict[str, Any]]:
+    """The two goals against what the comparison measured: one row each ("goal", "measured", "bound", "verdict":
+    "goal met", "goal missed", or "not measured"; "note": why, in words). A part whose runs were not all answered
+    200 has missed its goal whatever its figures."""
+    rows = []
+    capacity = protocols.get("capacity", {})
+    base, binary = (protocol_summary(capacity, p) for p in ("graphlab", "oip_binary"))
+    clients = capacity.get("clients", 32)
+    what = (f"{capacity.get('model', 'image model')}: capacity with binary tensors / with nested JSON (hey, "
+            f"{clients} clients)")
+    if base["rps"] and binary["rps"] is not None:
+        ratio = binary["rps"] / base["rps"]
+        met = ratio >= GOAL_CAPACITY_RATIO and base["ok"] and binary["ok"]
+        rows.append({"goal": what, "measured": ratio, "bound": f">= {GOAL_CAPACITY_RATIO:g}x",
+                     "verdict": "goal met" if met else "goal missed",
+                     "note": _ok_note((base, binary)) or f"{present.number(binary['rps'])} vs "
+                                                         f"{present.number(base['rps'])} req/s, medians of "
+                                                         f"{binary['rounds']} rounds"})
+    else:
+        rows.append({"goal": what, "measured": None, "bound": f">= {GOAL_CAPACITY_RATIO:g}x",
+                     "verdict": "not measured", "note": "the recording holds no capacity runs of both protocols"})
+    latency = protocols.get("latency", {})
+    own = protocol_summary(latency, "graphlab")
+    for protocol in ("oip_json", "oip_binary"):
+        other = protocol_summary(latency, protocol)
+        what = (f"{latency.get('model', 'gpt')}: p50 at {latency.get('qps', 50):g} req/s, "
+                f"{PROTOCOL_LABELS[protocol].replace('Open Inference Protocol', 'the protocol')} over graphlab's JSON")
+        if own["p50_ms"] is None or other["p50_ms"] is None:
+            rows.append({"goal": what, "measured": None, "bound": f"<= {GOAL_P50_OVER_MS:g} ms",
+                         "verdict": "not measured", "note": "the recording holds no 50 req/s runs of both protocols"})
+            continue
+        over = other["p50_ms"] - own["p50_ms"]
+        met = over <= GOAL_P50_OVER_MS and own["ok"] and other["ok"]
+        rows.append({"goal": what, "measured": over, "bound": f"<= {GOAL_P50_OVER_MS:g} ms",
+                     "verdict": "goal met" if met else "goal missed",
+                     "note": _ok_note((own, other)) or f"p50 {present.duration(other['p50_ms'] * 1000)} vs "
+                                                       f"{present.duration(own['p50_ms'] * 1000)}, medians of "
+                                                       f"{other['rounds']} rounds"})
+    return rows
+
+
+def _ok_note(summaries: tuple[dict[str, Any], ...]) -> str:
+    bad = sum(s["not_ok"] for s in summaries)
+    return f"{present.count(bad)} requests were not answered 200" if any(not s["ok"] for s in summaries) else ""
+
+
+@recorded_result(entries=("hey", "raw", "protocols"), recording=RECORDING, schema=1, optional=("protocols",))
 @dataclass
 class HttpServing(ShownAsTable):
     """The recorded HTTP measurements (`gl.load(gl.HttpServing)`): `servers` (name -> hey runs, capacity, service
@@ -51,6 +128,9 @@ class HttpServing(ShownAsTable):
     conditions: dict[str, Any] = field(default_factory=dict)
     #: hey's own output of each run ("bare_single", "graphs+batching_c32", ...), as it printed it
     raw: dict[str, str] = field(default_factory=dict, repr=False)
+    #: graphlab's JSON vs the Open Inference Protocol, side by side ("latency": the GPT at 50 req/s; "capacity": an
+    #: image model of your own, hey's clients at once); {} when the recording holds none
+    protocols: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_recording(cls, parts: dict[str, Any], recording: Any) -> HttpServing:
@@ -67,7 +147,8 @@ class HttpServing(ShownAsTable):
         return cls(model=model, servers=dict(hey.get("servers", {})), open_loop=sweep(f"{model}_http"),
                    in_process=sweep(f"{model}_direct"), source=recording.banner(),
                    conditions={k: v for k, v in hey.items() if k not in ("servers", "schema")},
-                   raw=dict(parts.get("raw") or {}))
+                   raw=dict(parts.get("raw") or {}),
+                   protocols={k: v for k, v in (parts.get("protocols") or {}).items() if k != "schema"})
 
     def _named(self) -> list[str]:
         return [s for s in ORDER if s in self.servers] + [s for s in self.servers if s not in ORDER and s != "flood"]
@@ -192,6 +273,58 @@ class HttpServing(ShownAsTable):
                          f"loop, same run): {rows['over HTTP / in process']}")
         return lines
 
+    # -- graphlab's JSON vs the Open Inference Protocol -------------------------------------------------------------
+    def protocol_rows(self) -> list[dict[str, Any]]:
+        """Per part of the comparison and protocol: the body's bytes, the medians over the rounds of req/s, p50 and
+        p99 (ms), the rounds and the requests not answered 200."""
+        out = []
+        for part, what in (("latency", "at {qps:g} req/s, {clients} client"), ("capacity", "{clients} clients")):
+            entry = self.protocols.get(part)
+            if not entry:
+                continue
+            label = f"{entry.get('model', part)}, " + what.format(qps=entry.get("qps") or 0,
+                                                                  clients=entry.get("clients", 1))
+            for protocol in PROTOCOLS:
+                if protocol not in entry.get("runs", {}):
+                    continue
+                summary = protocol_summary(entry, protocol)
+                out.append({"part": part, "load": label, "protocol": PROTOCOL_LABELS[protocol],
+                            "body bytes": entry.get("bodies", {}).get(protocol, {}).get("bytes"),
+                            "req/s": summary["rps"], "p50 ms": summary["p50_ms"], "p99 ms": summary["p99_ms"],
+                            "rounds": summary["rounds"], "not answered 200": summary["not_ok"]})
+        return out
+
+    def protocol_table(self) -> present.Table:
+        """graphlab's JSON, the protocol's JSON tensors and its binary data side by side, per load, as a table for
+        people (medians over alternating rounds on one server); a recording without the comparison says so."""
+        columns = [present.Column("load", "load", kind="text"), present.Column("protocol", "protocol", kind="text"),
+                   present.Column("body bytes", "one request's body", kind="bytes"),
+                   present.Column("req/s", "answered", kind="rate"),
+                   present.Column("p50 ms", "p50", kind="time", factor=1000.0, missing="hey printed none"),
+                   present.Column("p99 ms", "p99", kind="time", factor=1000.0,
+                                  missing="hey prints p99 from 100 answers up"),
+                   present.Column("rounds", "rounds", kind="count"),
+                   present.Column("not answered 200", "not answered 200", kind="count")]
+        rounds = self.protocols.get("rounds")
+        notes = [f"each protocol's figures are the medians of {rounds} rounds; the protocols alternate within each "
+                 "round, on the same server process" if rounds else "no comparison of the protocols is recorded: "
+                 "`graphlab record --models serving_http` on a GPU makes one", self.source]
+        return present.Table(self.protocol_rows(), columns, title="graphlab's JSON vs the Open Inference Protocol",
+                             notes=notes)
+
+    def protocol_goals(self) -> present.Table:
+        """Issue 43's two goals against the recorded comparison, each "goal met", "goal missed" or "not measured"."""
+        rows = protocol_goals_rows(self.protocols)
+        shown = [{**row, "measured": (present.ratio(row["measured"]) if "capacity" in row["goal"]
+                                      else f"{present.signed(row['measured'], 2)} ms")
+                  if row["measured"] is not None else None} for row in rows]
+        columns = [present.Column("goal", "goal", kind="text"), present.Column("measured", "measured", kind="text",
+                                                                                missing="not measured"),
+                   present.Column("bound", "goal's bound", kind="text"), present.Column("verdict", "verdict",
+                                                                                       kind="text"),
+                   present.Column("note", "how", kind="text")]
+        return present.Table(shown, columns, title="the protocols against their goals", notes=[self.source])
+
     def beside_in_process(self) -> LoadTest:
         """One LoadTest holding the open-loop sweep over HTTP and the in-process one, settings suffixed
         " over HTTP" / " in process", for `gl.plot_load_curves`."""
@@ -217,4 +350,5 @@ def load_http_serving(gpu: str | None = None, root: str | None = None) -> HttpSe
     return load(HttpServing, gpu=gpu, root=root)
 
 
-__all__ = ["HttpServing", "LABELS", "ORDER", "RECORDING", "load_http_serving"]
+__all__ = ["GOAL_CAPACITY_RATIO", "GOAL_P50_OVER_MS", "HttpServing", "LABELS", "ORDER", "RECORDING", "load_http_serving",
+           "protocol_goals_rows", "protocol_summary"]

@@ -34,7 +34,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphlab.errors import BadRequestError
+from graphlab.errors import BadInputError, BadRequestError
 
 PREFIX = "/v2"
 #: the request and response header that says how many bytes of the body are the JSON head
@@ -293,6 +293,61 @@ def join_bytes_elements(items: list[bytes]) -> bytes:
     return b"".join(struct.pack("<I", len(item)) + item for item in items)
 
 
+#: struct's little-endian format letter of each fixed-size datatype (BF16 has none: encode it yourself)
+STRUCT_FORMATS = {"BOOL": "?", "UINT8": "B", "UINT16": "H", "UINT32": "I", "UINT64": "Q", "INT8": "b", "INT16": "h",
+                  "INT32": "i", "INT64": "q", "FP16": "e", "FP32": "f", "FP64": "d"}
+
+
+def encode_request(inputs: list[tuple[str, str, list[int], list[Any]]], *, binary: bool = False,
+                   outputs: tuple[str, ...] = (), parameters: dict[str, Any] | None = None,
+                   request_id: str | None = None) -> tuple[bytes, int | None]:
+    """A request body as a client sends it, and the length of its JSON head (the request's
+    `Inference-Header-Content-Length`; None: all JSON).
+
+    `inputs`: (name, datatype, shape, values) each, values flat in row-major order (BYTES: str or bytes).
+    `binary`: every input as binary data after the head, and every output named in `outputs` asked back as binary
+    (else as JSON). For load generators and tests; a client of its own uses its library (tritonclient).
+
+        >>> body, head = encode_request([("x", "FP32", [1, 2], [0.5, 1.0])], binary=True)
+        >>> head, body[head:] == struct.pack("<2f", 0.5, 1.0)
+        (93, True)
+    """
+    entries: list[dict[str, Any]] = []
+    tails: list[bytes] = []
+    for name, datatype, shape, values in inputs:
+        entry: dict[str, Any] = {"name": name, "shape": list(shape), "datatype": datatype}
+        if datatype not in DATATYPES:
+            raise BadInputError(f"input {name!r}: datatype {datatype!r} is not one of {', '.join(DATATYPES)}")
+        if len(values) != math.prod(shape):
+            raise BadInputError(f"input {name!r} has {len(values)} values; shape {list(shape)} holds "
+                                  f"{math.prod(shape)}")
+        if not binary:
+            if datatype in BINARY_ONLY:
+                raise BadInputError(f"input {name!r}: {datatype} travels only as binary data")
+            entry["data"] = [v.decode("utf-8") if isinstance(v, bytes) else v for v in values] \
+                if datatype == "BYTES" else list(values)
+        else:
+            if datatype == "BYTES":
+                raw = join_bytes_elements([v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values])
+            elif datatype in STRUCT_FORMATS:
+                raw = struct.pack(f"<{len(values)}{STRUCT_FORMATS[datatype]}", *values)
+            else:
+                raise BadInputError(f"input {name!r}: encode {datatype} yourself (no struct format for it)")
+            entry["parameters"] = {"binary_data_size": len(raw)}
+            tails.append(raw)
+        entries.append(entry)
+    head: dict[str, Any] = {}
+    if request_id is not None:
+        head["id"] = request_id
+    head["inputs"] = entries
+    if outputs:
+        head["outputs"] = [{"name": o, "parameters": {"binary_data": binary}} for o in outputs]
+    if parameters:
+        head["parameters"] = dict(parameters)
+    text = json.dumps(head, allow_nan=False, separators=(",", ":")).encode()
+    return (b"".join([text, *tails]), len(text)) if binary else (text, None)
+
+
 @dataclass(frozen=True)
 class OutputTensor:
     """One output of an answer: `data` (a flat list, JSON) or `raw` (binary bytes)."""
@@ -343,5 +398,6 @@ def _json_type(value: Any) -> str:
 
 
 __all__ = ["BINARY_ONLY", "DATATYPES", "EXTENSIONS", "FROM_TORCH", "HEADER_LENGTH", "InferRequest", "InputTensor",
-           "OutputTensor", "PREFIX", "ROUTES", "Route", "error_body", "join_bytes_elements", "parse_request",
+           "OutputTensor", "PREFIX", "ROUTES", "Route", "STRUCT_FORMATS", "encode_request", "error_body",
+           "join_bytes_elements", "parse_request",
            "response_body", "route", "split_body", "split_bytes_elements", "tensor_metadata"]
