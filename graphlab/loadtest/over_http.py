@@ -45,6 +45,8 @@ LABELS = {"bare": "bare Starlette app (the floor)", "graphs": "graphs", "graphs+
 #: least; the GPT's p50 at 50 req/s with the protocol over graphlab's JSON, at most (ms)
 GOAL_CAPACITY_RATIO = 5.0
 GOAL_P50_OVER_MS = 1.0
+#: Ray Serve's capacity over the plain service's, for the image model, at least
+GOAL_RAY_RATIO = 0.8
 
 
 def _median(values: list[float]) -> float | None:
@@ -104,12 +106,53 @@ def protocol_goals_rows(protocols: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def ray_summary(model: dict[str, Any], run: str) -> dict[str, Any]:
+    """One server and protocol of a model in the "ray" entry ("plain_graphlab", "ray_oip_binary", ...): its medians
+    over the rounds, as `protocol_summary`."""
+    return protocol_summary({"runs": model.get("runs", {})}, run)
+
+
+def ray_goals_rows(ray: dict[str, Any]) -> list[dict[str, Any]]:
+    """Ray Serve against the plain service: per model and protocol, the capacity ratio (hey, closed loop), judged
+    against `GOAL_RAY_RATIO` for the image model ("goal met" / "goal missed"), shown for the others ("no goal");
+    then a replica killed under load: every request answered or not."""
+    rows = []
+    for name, model in ray.get("models", {}).items():
+        for protocol in PROTOCOLS:
+            plain, on_ray = ray_summary(model, f"plain_{protocol}"), ray_summary(model, f"ray_{protocol}")
+            if not plain["rps"] or on_ray["rps"] is None:
+                continue
+            ratio = on_ray["rps"] / plain["rps"]
+            ok = plain["ok"] and on_ray["ok"]
+            judged = name == "image"
+            verdict = ("goal met" if ratio >= GOAL_RAY_RATIO and ok else "goal missed") if judged else "no goal"
+            rows.append({"goal": f"{model.get('model', name)}, {PROTOCOL_LABELS[protocol]}: Ray Serve's capacity / the "
+                                 f"plain service's (hey, {model.get('clients', 32)} clients)",
+                         "measured": ratio, "bound": f">= {GOAL_RAY_RATIO:g}x" if judged else "none: the ratio",
+                         "verdict": verdict,
+                         "note": _ok_note((plain, on_ray)) or f"{present.number(on_ray['rps'])} vs "
+                                                               f"{present.number(plain['rps'])} req/s, medians of "
+                                                               f"{on_ray['rounds']} rounds"})
+        kill = model.get("kill")
+        if kill:
+            lost = kill.get("lost", 0)
+            statuses = ", ".join(f"{present.count(n)} answered {s}" for s, n in sorted(kill["by_status"].items())
+                                 if s != "0")
+            rows.append({"goal": f"{model.get('model', name)}: a replica killed under load "
+                                 f"({present.number(kill['rate_rps'])} req/s)", "measured": None,
+                         "bound": "every request answered", "verdict": "goal met" if lost == 0 else "goal missed",
+                         "note": f"{statuses}; {present.count(lost)} without an answer; the first 200 after the kill "
+                                 f"at {kill.get('first_ok_after_kill_s')} s"})
+    return rows
+
+
 def _ok_note(summaries: tuple[dict[str, Any], ...]) -> str:
     bad = sum(s["not_ok"] for s in summaries)
     return f"{present.count(bad)} requests were not answered 200" if any(not s["ok"] for s in summaries) else ""
 
 
-@recorded_result(entries=("hey", "raw", "protocols"), recording=RECORDING, schema=1, optional=("protocols",))
+@recorded_result(entries=("hey", "raw", "protocols", "ray"), recording=RECORDING, schema=1,
+                 optional=("protocols", "ray"))
 @dataclass
 class HttpServing(ShownAsTable):
     """The recorded HTTP measurements (`gl.load(gl.HttpServing)`): `servers` (name -> hey runs, capacity, service
@@ -131,6 +174,9 @@ class HttpServing(ShownAsTable):
     #: graphlab's JSON vs the Open Inference Protocol, side by side ("latency": the GPT at 50 req/s; "capacity": an
     #: image model of your own, hey's clients at once); {} when the recording holds none
     protocols: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Ray Serve beside the plain service on the GPU ("models": per model, the replica, the answers, hey's runs on
+    #: each, the GPT's open loop, a replica killed under load); {} when the recording holds none
+    ray: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_recording(cls, parts: dict[str, Any], recording: Any) -> HttpServing:
@@ -148,7 +194,8 @@ class HttpServing(ShownAsTable):
                    in_process=sweep(f"{model}_direct"), source=recording.banner(),
                    conditions={k: v for k, v in hey.items() if k not in ("servers", "schema")},
                    raw=dict(parts.get("raw") or {}),
-                   protocols={k: v for k, v in (parts.get("protocols") or {}).items() if k != "schema"})
+                   protocols={k: v for k, v in (parts.get("protocols") or {}).items() if k != "schema"},
+                   ray={k: v for k, v in (parts.get("ray") or {}).items() if k != "schema"})
 
     def _named(self) -> list[str]:
         return [s for s in ORDER if s in self.servers] + [s for s in self.servers if s not in ORDER and s != "flood"]
@@ -325,6 +372,41 @@ class HttpServing(ShownAsTable):
                    present.Column("note", "how", kind="text")]
         return present.Table(shown, columns, title="the protocols against their goals", notes=[self.source])
 
+    def ray_table(self) -> present.Table:
+        """Ray Serve beside the plain service (the same model, setting and GPU, in alternating rounds), and a replica
+        killed under load, each judged ("goal met", "goal missed", or "no goal" where only the ratio is asked)."""
+        rows = ray_goals_rows(self.ray)
+        shown = [{**row, "measured": present.ratio(row["measured"]) if row["measured"] is not None else None}
+                 for row in rows]
+        columns = [present.Column("goal", "what", kind="text"),
+                   present.Column("measured", "measured", kind="text", missing="counted, not a ratio"),
+                   present.Column("bound", "goal", kind="text"), present.Column("verdict", "verdict", kind="text"),
+                   present.Column("note", "how", kind="text")]
+        notes = [self.source] if self.ray else ["Ray Serve has not run on a GPU in this recording: `graphlab record "
+                                                "--models serving_http` where Ray Serve is installed makes it",
+                                                self.source]
+        return present.Table(shown, columns, title="Ray Serve beside the plain service", notes=notes)
+
+    def ray_where_the_time_goes(self) -> present.Table:
+        """The GPT's open loop over HTTP against each server: p50, the time inside the service, and the rest (HTTP,
+        and on Ray its proxy and the hop to the replica), per rate."""
+        rows = []
+        for name, model in self.ray.get("models", {}).items():
+            for where, sweep in model.get("open_loop", {}).items():
+                for point in sweep.get("points", []):
+                    stages = point.get("stages_us", {})
+                    rows.append({"server": f"{model.get('model', name)}, {'Ray Serve' if where == 'ray' else 'plain'}",
+                                 "rate req/s": point.get("offered_rps"), "p50 us": point.get("latency_us", {}).get("p50"),
+                                 "outside us": stages.get("outside", {}).get("p50")})
+        columns = [present.Column("server", "server", kind="text"), present.Column("rate req/s", "offered", kind="rate"),
+                   present.Column("p50 us", "p50", kind="time"),
+                   present.Column("outside us", "outside the service, p50", kind="time",
+                                  missing="the answers carried no timings")]
+        return present.Table(rows, columns, title="where the time goes: HTTP and Ray's proxy beside the service",
+                             notes=["outside the service: the client's latency minus the time the answer says it "
+                                    "spent inside the service (the HTTP stack, and on Ray its proxy and hop)",
+                                    self.source])
+
     def beside_in_process(self) -> LoadTest:
         """One LoadTest holding the open-loop sweep over HTTP and the in-process one, settings suffixed
         " over HTTP" / " in process", for `gl.plot_load_curves`."""
@@ -350,5 +432,5 @@ def load_http_serving(gpu: str | None = None, root: str | None = None) -> HttpSe
     return load(HttpServing, gpu=gpu, root=root)
 
 
-__all__ = ["GOAL_CAPACITY_RATIO", "GOAL_P50_OVER_MS", "HttpServing", "LABELS", "ORDER", "RECORDING", "load_http_serving",
-           "protocol_goals_rows", "protocol_summary"]
+__all__ = ["GOAL_CAPACITY_RATIO", "GOAL_P50_OVER_MS", "GOAL_RAY_RATIO", "HttpServing", "LABELS", "ORDER", "RECORDING", "load_http_serving",
+           "protocol_goals_rows", "protocol_summary", "ray_goals_rows", "ray_summary"]

@@ -11,6 +11,9 @@ minutes on an H200:
   image            an image model of your own, torchvision's ResNet-18 at 3x32x32 through `ServedModel`
                    (`--model graphlab.studies.serving_http:image_model`, graphs+batching): the protocols' capacity
   flood            graphs+batching with `--max-pending 64`, `FLOOD_CLIENTS` hey clients at once
+  ray              on a GPU where Ray Serve is installed: the image model and the GPT as one Ray Serve replica
+                   (`num_gpus=1`) beside the plain service, and a replica killed under load
+                   (`graphlab.studies.serving_ray`; the recording's "ray" entry)
 
 For each: `hey` closed loop, one client back to back (`single`), one client held to 50 req/s (`rate50`), two
 clients at 100 req/s each (`rate200`); for `bare` and `graphs+batching` a concurrency sweep (8..256 clients)
@@ -44,12 +47,13 @@ from graphlab.errors import ConfigurationError
 from graphlab.recordings import gpu_slug, write_recording
 from graphlab.loadtest.external import (CONCURRENCY, OK_LIMIT, P99_LIMIT_MS, ServerProcess, bare_app_command,
                                      capacity_rps, find_hey, run_flood, run_hey)
-from graphlab.loadtest.over_http import protocol_goals_rows, protocol_summary
+from graphlab.loadtest.over_http import protocol_goals_rows, protocol_summary, ray_goals_rows
 from graphlab.loadtest.protocols import PROTOCOLS, http_request
 from graphlab.serve.config import ServeConfig
 from graphlab.serve.http import describe_stack
 from graphlab.loadtest.api import run_loadtest
 from graphlab.serve.served_model import ServedModel
+from graphlab.studies.serving_ray import RayPlan, measure_ray, ray_serve_installed, tensor_body
 
 #: the recording's name, as `HttpServing` declares it (a literal: `graphlab record --help` reads it here)
 RECORDING = "serving_http"
@@ -94,24 +98,6 @@ def image_model() -> Any:
     net = torchvision.models.resnet18(weights=None, num_classes=10).eval()
     return ServedModel(net, torch.randn(4, 3, 32, 32), buckets=[1, 2, 4, 8, 16, 32], answer="top_k",
                        name="resnet18_32")
-
-
-def tensor_body(row_shape: Sequence[int], seed: int = 0, top_k: int | None = 5) -> dict[str, Any]:
-    """graphlab's own JSON for one row of `row_shape` (nested lists of numbers with 4 decimals, seeded): a 3x32x32
-    image is about 25 KB of it."""
-    import random
-
-    rng = random.Random(seed)
-
-    def nest(dims: Sequence[int]) -> Any:
-        if not dims:
-            return round(rng.gauss(0.0, 1.0), 4)
-        return [nest(dims[1:]) for _ in range(dims[0])]
-
-    body: dict[str, Any] = {"inputs": [nest(list(row_shape))]}
-    if top_k is not None:
-        body["top_k"] = top_k
-    return body
 
 
 def _protocol_part(hey: str, server: ServerProcess, folder: Path, body: dict[str, Any], part: str, *,
@@ -188,6 +174,8 @@ class HttpServingPlan:
         image_model: the image model whose capacity at `image_clients` each protocol measures, as the CLI's
             `--model package.module:factory` (None: not measured).
         protocol_rounds: rounds of the comparison; the protocols alternate within each.
+        ray: measure Ray Serve beside the plain service (`graphlab.studies.serving_ray`); None: on a GPU wherever
+            Ray Serve is installed. ray_plan: its plan (default: `RayPlan` on this plan's device and image model).
     """
 
     model: str = MODEL
@@ -207,6 +195,8 @@ class HttpServingPlan:
     image_model: str | None = IMAGE_MODEL
     image_clients: int = IMAGE_CLIENTS
     protocol_rounds: int = PROTOCOL_ROUNDS
+    ray: bool | None = None
+    ray_plan: RayPlan | None = None
 
 
 def measure(folder: Path, *, hey: str, plan: HttpServingPlan | None = None) -> dict[str, Any]:
@@ -287,6 +277,15 @@ def measure(folder: Path, *, hey: str, plan: HttpServingPlan | None = None) -> d
                                 "round, reversed every other round, on one server process per part", **protocols}
         for row in protocol_goals_rows(protocols):
             print(f"[record] serving_http goal: {row['goal']}: {row['verdict']} ({row['note']})", flush=True)
+    if plan.ray or (plan.ray is None and device.startswith("cuda") and ray_serve_installed()):
+        ray_plan = plan.ray_plan or RayPlan(device=device, image_model=plan.image_model or IMAGE_MODEL,
+                                            setting=plan.batched_setting, rounds=plan.protocol_rounds,
+                                            duration_s=duration_s)
+        ray_results = measure_ray(folder, hey=hey, plan=ray_plan, bodies=BODIES)
+        raw.update(ray_results.pop("raw"))
+        results["ray"] = ray_results
+        for row in ray_goals_rows(ray_results):
+            print(f"[record] serving_http ray: {row['goal']}: {row['verdict']} ({row['note']})", flush=True)
     if plan.in_process_rates:
         inproc = run_loadtest(model, settings=[plan.batched_setting], rates=list(plan.in_process_rates),
                               duration_s=1.0, transport="direct", config=cpu_or_gpu, progress=False)
