@@ -278,3 +278,27 @@ def test_the_http_transport_refuses_a_bad_url_or_client():
         HTTPTransport("http://localhost", client="raw")
     with pytest.raises(gl.BadInputError, match="'auto', 'raw' or 'httpx'"):
         HTTPTransport("http://127.0.0.1:1", client="curl")
+
+
+def test_ray_serve_that_could_not_run_is_shown_blocked_and_one_that_did_is_judged():
+    from graphlab.loadtest.over_http import ray_goals_rows
+
+    (row,) = ray_goals_rows({"error": "RuntimeError: raylet did not start"})
+    assert row["verdict"] == "blocked" and "raylet did not start" in row["note"]
+    run = lambda rps: {"rps": rps, "latency_ms": {"p50": 1.0}, "requests": 100, "status": {"200": 100},  # noqa: E731
+                       "ok_fraction": 1.0}
+    ray = {"models": {
+        "image": {"model": "resnet18_32", "clients": 32, "runs": {
+            "plain_graphlab": [run(1000.0), run(1100.0), run(900.0)], "ray_graphlab": [run(850.0)] * 3,
+            "plain_oip_binary": [run(4000.0)], "ray_oip_binary": [run(2000.0)]}},
+        "gpt": {"model": "gpt", "clients": 32, "runs": {"plain_graphlab": [run(3000.0)], "ray_graphlab": [run(900.0)]},
+                "kill": {"rate_rps": 100.0, "by_status": {"200": 290, "503": 10}, "lost": 0,
+                         "first_ok_after_kill_s": 12.5}}}}
+    rows = ray_goals_rows(ray)
+    assert [(r["measured"], r["verdict"]) for r in rows[:3]] == [(0.85, "goal met"), (0.5, "goal missed"),
+                                                                 (0.3, "no goal")]
+    assert rows[3]["verdict"] == "goal met" and "290 answered 200, 10 answered 503" in rows[3]["note"]
+    http = HttpServing(model="gpt", servers={}, open_loop=None, in_process=None, source="test", ray=ray)
+    table = http.ray_table()
+    assert [r["verdict"] for r in table.rows] == [r["verdict"] for r in rows]
+    assert table.rows[0]["measured"] == gl.present.ratio(0.85) and table.rows[3]["measured"] is None

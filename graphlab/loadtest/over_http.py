@@ -115,7 +115,11 @@ def ray_summary(model: dict[str, Any], run: str) -> dict[str, Any]:
 def ray_goals_rows(ray: dict[str, Any]) -> list[dict[str, Any]]:
     """Ray Serve against the plain service: per model and protocol, the capacity ratio (hey, closed loop), judged
     against `GOAL_RAY_RATIO` for the image model ("goal met" / "goal missed"), shown for the others ("no goal");
-    then a replica killed under load: every request answered or not."""
+    then a replica killed under load: every request answered or not. Ray that could not run: one row, "blocked",
+    saying what failed."""
+    if ray.get("error"):
+        return [{"goal": "Ray Serve on this machine", "measured": None, "bound": "it runs", "verdict": "blocked",
+                 "note": f"Ray Serve could not run: {ray['error']}"}]
     rows = []
     for name, model in ray.get("models", {}).items():
         for protocol in PROTOCOLS:

@@ -281,7 +281,11 @@ def measure(folder: Path, *, hey: str, plan: HttpServingPlan | None = None) -> d
         ray_plan = plan.ray_plan or RayPlan(device=device, image_model=plan.image_model or IMAGE_MODEL,
                                             setting=plan.batched_setting, rounds=plan.protocol_rounds,
                                             duration_s=duration_s)
-        ray_results = measure_ray(folder, hey=hey, plan=ray_plan, bodies=BODIES)
+        try:
+            ray_results = measure_ray(folder, hey=hey, plan=ray_plan, bodies=BODIES)
+        except Exception as exc:  # noqa: BLE001 - Ray that cannot start here is a finding, not the end of the study
+            ray_results = {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}", "raw": {}}
+            print(f"[record] serving_http ray: could not run: {ray_results['error'][:300]}", flush=True)
         raw.update(ray_results.pop("raw"))
         results["ray"] = ray_results
         for row in ray_goals_rows(ray_results):

@@ -89,7 +89,7 @@ class RayPlan:
     kill_model: str = "gpt"
     kill_rate: float = 100.0
     kill_after_s: float = 3.0
-    kill_seconds: float = 40.0
+    kill_seconds: float = 30.0
 
 
 def _free_port() -> int:
