@@ -137,6 +137,66 @@ def test_the_docs_snippet_runs(mlp):
     assert result.as_numpy("top_k_ids").shape == (2, 3)
 
 
+def test_the_docs_plain_http_binary_snippet_runs(mlp):
+    # docs/serving.md, "Open Inference Protocol (KServe v2)": binary data with no client library
+    import json
+    import httpx
+    import numpy as np
+
+    x = np.random.rand(2, 256).astype(np.float32)
+    head = json.dumps({"inputs": [{"name": "vectors", "shape": [2, 256], "datatype": "FP32",
+                                   "parameters": {"binary_data_size": x.nbytes}}],
+                       "outputs": [{"name": "top_k_ids", "parameters": {"binary_data": True}}],
+                       "parameters": {"top_k": 3}}).encode()
+    answer = httpx.post(f"http://127.0.0.1:{mlp.port}/v2/models/mlp/infer", content=head + x.tobytes(),
+                        headers={"Inference-Header-Content-Length": str(len(head))})
+    cut = int(answer.headers["Inference-Header-Content-Length"])          # the answer's JSON head, then its bytes
+    ids = np.frombuffer(answer.content[cut:], dtype=np.int64).reshape(json.loads(answer.content[:cut])["outputs"][0]["shape"])
+    assert ids.tolist() == [[r["id"] for r in row] for row in mlp.v1({"vectors": x.tolist(), "top_k": 3})["results"]]
+
+
+@pytest.mark.parametrize("named, version, status", [("mlp", None, 200), ("mlp", "1", 200), ("gpt", None, 400),
+                                                    ("mlp", "2", 400)])
+def test_a_body_that_names_its_model_as_kserves_sdk_does_is_held_to_the_path(mlp, named, version, status):
+    body = {"id": "k-1", "model_name": named, "inputs": [
+        {"name": "vectors", "shape": [1, 256], "datatype": "FP32", "data": _vectors(1).reshape(-1).tolist()}]}
+    if version is not None:
+        body["model_version"] = version
+    got, _, raw = mlp.request("POST", "/v2/models/mlp/infer", json.dumps(body).encode())
+    assert got == status, raw
+    if status == 400:
+        assert "this path and server serve 'mlp' version 1" in json.loads(raw)["error"]
+
+
+def test_kserves_sdk_json_and_binary():
+    """KServe's own REST client (`pip install kserve`; not in the test extra, its dependencies are many: tried with
+    kserve 0.21.0), JSON and binary tensors, answers equal /v1's."""
+    kserve = pytest.importorskip("kserve")
+    import asyncio
+
+    srv = Server("mlp")
+    try:
+        x = _vectors(2)
+        own = [[r["id"] for r in row] for row in srv.v1({"vectors": x.tolist(), "top_k": 3})["results"]]
+
+        async def go(binary: bool):
+            client = kserve.InferenceRESTClient(kserve.RESTConfig(protocol="v2"))
+            try:
+                inp = kserve.InferInput("vectors", [2, 256], "FP32")
+                inp.set_data_from_numpy(x, binary_data=binary)
+                request = kserve.InferRequest(model_name="mlp", infer_inputs=[inp], parameters={"top_k": 3})
+                return await client.infer(srv.process.base_url, request, model_name="mlp")
+            finally:
+                await client.close()
+
+        for binary in (False, True):
+            answer = asyncio.run(go(binary))
+            ids = next(o for o in answer.outputs if o.name == "top_k_ids")
+            assert ids.as_numpy().tolist() == own
+    finally:
+        srv.stop()
+
+
 def _mixed_inputs(rows: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(1)
     return {"half": rng.standard_normal((rows, 4)).astype(np.float16),

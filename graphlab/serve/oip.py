@@ -52,7 +52,8 @@ EXTENSIONS = ("binary_tensor_data",)
 #: the /metrics label of each route (the model's name and version as placeholders: bounded label values)
 ROUTES = ("/v2", "/v2/health/live", "/v2/health/ready", "/v2/models/{name}", "/v2/models/{name}/ready",
           "/v2/models/{name}/infer")
-_REQUEST_FIELDS = ("id", "inputs", "outputs", "parameters")
+#: a request's fields: the protocol's, and the model's name and version that KServe's SDK sends in the body too
+_REQUEST_FIELDS = ("id", "model_name", "model_version", "inputs", "outputs", "parameters")
 _INPUT_FIELDS = ("name", "shape", "datatype", "data", "parameters")
 
 
@@ -119,6 +120,8 @@ class InferRequest:
         outputs: the outputs asked for by name, in order, each with whether it comes back as binary data;
             empty: every output of the model.
         binary_outputs: the request's `parameters.binary_data_output`: outputs not named come back binary.
+        model_name, model_version: what the body says, when it says (KServe's SDK does): the app holds them to
+            the path's.
     """
 
     inputs: tuple[InputTensor, ...]
@@ -126,6 +129,8 @@ class InferRequest:
     outputs: tuple[tuple[str, bool], ...] = ()
     parameters: dict[str, Any] = field(default_factory=dict)
     binary_outputs: bool = False
+    model_name: str | None = None
+    model_version: str | None = None
 
     def wants(self, names: tuple[str, ...]) -> tuple[tuple[str, bool], ...]:
         """The outputs to answer with, of the model's `names`: (name, binary) each."""
@@ -175,6 +180,9 @@ def parse_request(head: Any, tail: bytes | memoryview = b"") -> InferRequest:
     request_id = head.get("id")
     if request_id is not None and not isinstance(request_id, str):
         raise BadRequestError(f"id must be a string, got {_json_type(request_id)}")
+    for key in ("model_name", "model_version"):
+        if head.get(key) is not None and not isinstance(head[key], str):
+            raise BadRequestError(f"{key} must be a string, got {_json_type(head[key])}")
     parameters = _parameters(head.get("parameters"), "parameters")
     binary_outputs = parameters.get("binary_data_output", False)
     if not isinstance(binary_outputs, bool):
@@ -194,7 +202,8 @@ def parse_request(head: Any, tail: bytes | memoryview = b"") -> InferRequest:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise BadRequestError(f"input {twice[0]!r} is given twice")
-    return InferRequest(tuple(inputs), request_id, _outputs(head.get("outputs")), parameters, binary_outputs)
+    return InferRequest(tuple(inputs), request_id, _outputs(head.get("outputs")), parameters, binary_outputs,
+                        head.get("model_name"), head.get("model_version"))
 
 
 def _known_fields(entry: dict[str, Any], known: tuple[str, ...], where: str, what: str) -> None:
