@@ -464,3 +464,49 @@ def test_metrics_count_the_protocol_routes_by_pattern(mlp):
     assert 'path="/v2/health/ready",status="200"' in text
     status, _, raw = mlp.request("GET", "/v2/models/mlp/infer")
     assert status == 405 and "POST" in json.loads(raw)["error"]
+
+
+# -- the answer as a person reads it, and the server on a thread (notebook 09) ---------------------------------------
+def test_a_protocol_answer_decodes_json_and_binary_outputs_of_each_datatype():
+    import graphlab as gl
+    from graphlab.serve import oip
+
+    outputs = [oip.OutputTensor("ids", "INT64", (2, 2), raw=struct.pack("<4q", 3, 1, 0, 2)),
+               oip.OutputTensor("probs", "FP32", (2, 2), data=[0.5, 0.25, 0.75, 0.125]),
+               oip.OutputTensor("words", "BYTES", (2,), raw=oip.join_bytes_elements([b"a", b"bc"])),
+               oip.OutputTensor("half", "BF16", (1,), raw=struct.pack("<f", 1.5)[2:])]
+    body, cut = oip.response_body("m", "r-1", outputs)
+    answer = gl.ProtocolAnswer.from_http(body, str(cut))
+    assert answer["model_name"] == "m" and answer["id"] == "r-1"
+    assert answer.values == {"ids": [3, 1, 0, 2], "probs": [0.5, 0.25, 0.75, 0.125], "words": [b"a", b"bc"],
+                             "half": [1.5]}
+    assert answer.rows("ids") == [[3, 1], [0, 2]]
+    shown = str(answer._parts()[0])
+    assert "INT64 2 x 2, binary data" in shown and "FP32 2 x 2, JSON data" in shown
+    only_json, _ = oip.response_body("m", None, [outputs[1]])
+    assert gl.ProtocolAnswer.from_http(only_json).rows("probs") == [[0.5, 0.25], [0.75, 0.125]]
+    with pytest.raises(gl.BadInputError):
+        oip.decode_tensor(b"\x00" * 7, "INT64", 1)
+
+
+def test_a_server_on_a_thread_answers_the_protocol_and_closes_with_a_drain():
+    import httpx
+
+    import graphlab as gl
+
+    with pytest.raises(gl.BadInputError, match="give port="):
+        gl.serve("mlp", device="cpu", background=True)
+    server = gl.serve("mlp", device="cpu", port=0, background=True)
+    try:
+        assert server.port > 0 and server.url == f"http://127.0.0.1:{server.port}"
+        client = httpclient.InferenceServerClient(url=server.address)
+        reply = client.infer("mlp", [_one("vectors", _vectors(2), "FP32", binary=True)], parameters={"top_k": 2})
+        answer = gl.ProtocolAnswer.from_triton(reply)
+        assert answer.rows("top_k_ids") == reply.as_numpy("top_k_ids").tolist()
+        assert "the k best of each row" in str(answer._parts()[1])
+        assert httpx.get(f"{server.url}/v2/health/ready").status_code == 200
+    finally:
+        server.close()
+    assert server.service.state == "closed"
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{server.url}/v2/health/live")

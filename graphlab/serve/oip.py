@@ -357,6 +357,24 @@ def encode_request(inputs: list[tuple[str, str, list[int], list[Any]]], *, binar
     return (b"".join([text, *tails]), len(text)) if binary else (text, None)
 
 
+def decode_tensor(raw: bytes | memoryview, datatype: str, count: int) -> list[Any]:
+    """Binary data as a flat list of `count` values (BYTES: bytes each; BF16: floats), for a client reading an
+    answer. BadRequestError when the byte count is not `count` values of `datatype`.
+
+        >>> decode_tensor(struct.pack("<2q", 7, -1), "INT64", 2)
+        [7, -1]
+    """
+    if datatype == "BYTES":
+        return split_bytes_elements(raw, count, "the output")
+    width = DATATYPES.get(datatype)
+    if not width or len(raw) != width * count:
+        raise BadRequestError(f"{len(raw)} bytes are not {count} values of {datatype}")
+    if datatype == "BF16":  # the top half of a float32
+        return [v[0] for v in struct.iter_unpack("<f", b"".join(b"\0\0" + bytes(raw[i: i + 2])
+                                                                    for i in range(0, len(raw), 2)))]
+    return list(struct.unpack(f"<{count}{STRUCT_FORMATS[datatype]}", raw))
+
+
 @dataclass(frozen=True)
 class OutputTensor:
     """One output of an answer: `data` (a flat list, JSON) or `raw` (binary bytes)."""
@@ -407,6 +425,6 @@ def _json_type(value: Any) -> str:
 
 
 __all__ = ["BINARY_ONLY", "DATATYPES", "EXTENSIONS", "FROM_TORCH", "HEADER_LENGTH", "InferRequest", "InputTensor",
-           "OutputTensor", "PREFIX", "ROUTES", "Route", "STRUCT_FORMATS", "encode_request", "error_body",
+           "OutputTensor", "PREFIX", "ROUTES", "Route", "STRUCT_FORMATS", "decode_tensor", "encode_request", "error_body",
            "join_bytes_elements", "parse_request",
            "response_body", "route", "split_body", "split_bytes_elements", "tensor_metadata"]
