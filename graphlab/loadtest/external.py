@@ -4,7 +4,7 @@ Pure: standard library only (subprocess, urllib, re). What the serving-over-HTTP
 (`graphlab record --models serving_http`) and `bench/bench_serve_http.py` share:
 
 - `ServerProcess`: start a command that serves HTTP on 127.0.0.1:`port`, wait until `/healthz` answers 200, and
-  stop it with SIGTERM (its exit code kept), whatever happens in between;
+  stop it with SIGTERM (its exit code kept), whatever happens in between; or signal it and wait, and read its log;
 - `run_hey`: one closed-loop run of `hey` (`-c` clients, each waiting for its answer; `-q` caps each client's
   rate), its summary parsed by `parse_hey`; `run_flood`: `hey -o csv`, per status how many and how fast;
 - `capacity_rps`: the highest throughput of a concurrency sweep with p99 <= 50 ms and >= 99.9 % answered 200;
@@ -133,6 +133,33 @@ class ServerProcess:
         """GET `path` of the server as JSON (e.g. "/v1/stats")."""
         with urllib.request.urlopen(f"{self.base_url}{path}", timeout=5) as answer:
             return dict(json.loads(answer.read()))
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id (None before it starts)."""
+        return None if self._proc is None else self._proc.pid
+
+    def send_signal(self, sig: int) -> None:
+        """Send `sig` to the server (SIGTERM: its drain) if it still runs; `wait` for its end."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(sig)
+
+    def wait(self, timeout_s: float) -> int | None:
+        """Wait up to `timeout_s` for the server to end; its exit code (kept in `exit_code`), None if it runs on."""
+        if self._proc is None:
+            return None
+        try:
+            self.exit_code = self._proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+        return self.exit_code
+
+    def log_text(self) -> str:
+        """What the server wrote (stdout and stderr) so far."""
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
 
     def stop(self) -> int | None:
         """SIGTERM, then SIGKILL after `stop_timeout_s`; the exit code (idempotent)."""
