@@ -109,8 +109,10 @@ def server(tmp_path_factory):
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_the_open_loop_over_http_in_each_protocol_is_answered_200(server, protocol):
-    result = gl.run_loadtest("mlp", rates=[40], duration_s=0.5, transport="http", url=server.base_url,
-                             protocol=protocol, config=gl.ServeConfig(device="cpu"), progress=False)
+    from graphlab.loadtest.api import run_plan
+
+    plan = LoadPlan("mlp", rates=(40,), duration_s=0.5, transport="http", url=server.base_url, protocol=protocol)
+    result = run_plan(plan, gl.ServeConfig(device="cpu"), progress=False)
     (point,) = result.points
     assert point.sent > 0 and point.ok == point.sent and point.failed == 0 and not point.refused, point
     assert result.conditions["protocol"] == protocol

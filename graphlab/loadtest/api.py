@@ -80,12 +80,13 @@ def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS,
                  duration_s: float = 2.0, *, seed: int = 0, transport: str = "direct", url: str | None = None,
                  rows: tuple[tuple[int, float], ...] = DEFAULT_ROWS, timeline_rates: Sequence[float] | None = None,
                  config: ServeConfig | None = None, progress: bool = True,
-                 on_point: Callable[[Any], None] | None = None, protocol: str = "graphlab") -> LoadTest:
+                 on_point: Callable[[Any], None] | None = None) -> LoadTest:
     """Sweep `rates` (req/s) over each of `settings` for `model`; return the `LoadTest`.
 
     Args:
-        model, settings, rates, duration_s, seed, transport, url, rows, timeline_rates, protocol: the load
-            (`LoadPlan`; `protocol` "oip_json" or "oip_binary" sends the Open Inference Protocol over "http").
+        model, settings, rates, duration_s, seed, transport, url, rows, timeline_rates: the load (`LoadPlan`; for
+            the Open Inference Protocol over "http", `run_plan(LoadPlan(..., protocol="oip_binary"))` or
+            `graphlab loadtest --protocol oip_binary`).
         config: the service under test (`ServeConfig`: max_batch_size, max_wait_us, buckets, device, ...; its
             model and setting are the plan's); default `ServeConfig()`.
         progress: show a progress bar.
@@ -93,7 +94,7 @@ def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS,
     """
     plan = LoadPlan(model, tuple(settings), None if rates is None else tuple(rates), duration_s, seed=seed,
                     transport=transport, url=url, rows=rows,
-                    timeline_rates=None if timeline_rates is None else tuple(timeline_rates), protocol=protocol)
+                    timeline_rates=None if timeline_rates is None else tuple(timeline_rates))
     return run_plan(plan, config, progress=progress, on_point=on_point)
 
 

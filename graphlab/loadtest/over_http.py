@@ -32,7 +32,7 @@ from graphlab.loadtest.external import OK_LIMIT
 from graphlab.loadtest.protocols import LABELS as PROTOCOL_LABELS
 from graphlab.loadtest.protocols import PROTOCOLS
 from graphlab.loadtest.report import LoadTest
-from graphlab.stats import percentile
+from graphlab.stats import median
 from graphlab.present import ShownAsTable
 from graphlab.results_types import recorded_result
 
@@ -49,17 +49,14 @@ GOAL_P50_OVER_MS = 1.0
 GOAL_RAY_RATIO = 0.8
 
 
-def _median(values: list[float]) -> float | None:
-    return percentile(sorted(values), 50) if values else None
-
-
 def protocol_summary(part: dict[str, Any], protocol: str) -> dict[str, Any]:
     """One protocol's rounds of one part ("latency" or "capacity") of the comparison: the medians over its rounds of
     req/s, p50 and p99 (ms), the rounds, and the requests not answered 200."""
     runs = part.get("runs", {}).get(protocol, [])
-    return {"rounds": len(runs), "rps": _median([r["rps"] for r in runs]),
-            "p50_ms": _median([r["latency_ms"]["p50"] for r in runs if "p50" in r.get("latency_ms", {})]),
-            "p99_ms": _median([r["latency_ms"]["p99"] for r in runs if "p99" in r.get("latency_ms", {})]),
+    p50 = [r["latency_ms"]["p50"] for r in runs if "p50" in r.get("latency_ms", {})]
+    p99 = [r["latency_ms"]["p99"] for r in runs if "p99" in r.get("latency_ms", {})]
+    return {"rounds": len(runs), "rps": median([r["rps"] for r in runs]) if runs else None,
+            "p50_ms": median(p50) if p50 else None, "p99_ms": median(p99) if p99 else None,
             "requests": sum(r.get("requests", 0) for r in runs),
             "not_ok": sum(r.get("requests", 0) - r.get("status", {}).get("200", 0) for r in runs),
             "ok": bool(runs) and all(r.get("ok_fraction", 0.0) >= OK_LIMIT for r in runs)}

@@ -100,11 +100,24 @@ def image_model() -> Any:
                        name="resnet18_32")
 
 
-def _protocol_part(hey: str, server: ServerProcess, folder: Path, body: dict[str, Any], part: str, *,
-                   protocols: Sequence[str], clients: int, qps: float | None, rounds: int, duration_s: float,
-                   raw: dict[str, str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Compare:
+    """What every part of the protocols' comparison shares: hey, the folder for the bodies, the protocols, the
+    rounds and seconds of each run, and where hey's own output goes."""
+
+    hey: str
+    folder: Path
+    protocols: tuple[str, ...]
+    rounds: int
+    duration_s: float
+    raw: dict[str, str]
+
+
+def _protocol_part(compare: _Compare, server: ServerProcess, body: dict[str, Any], part: str, clients: int,
+                   qps: float | None) -> dict[str, Any]:
     """hey against `server` with `body` in each protocol, `rounds` times, the protocols alternating (reversed every
     other round, so a drift of the host weighs on each alike)."""
+    hey, folder, protocols, raw = compare.hey, compare.folder, compare.protocols, compare.raw
     model = str(server.get_json("/healthz").get("model"))
     meta = server.get_json(f"/v2/models/{model}")
     requests = {p: http_request(body, p, meta) for p in protocols}
@@ -113,11 +126,12 @@ def _protocol_part(hey: str, server: ServerProcess, folder: Path, body: dict[str
         files[protocol] = folder / f"body_{part}_{protocol}.bin"
         files[protocol].write_bytes(request.content)
     runs: dict[str, list[dict[str, Any]]] = {p: [] for p in protocols}
-    for r in range(rounds):
+    for r in range(compare.rounds):
         for protocol in (protocols if r % 2 == 0 else tuple(reversed(protocols))):
             request = requests[protocol]
             run = run_hey(hey, server.base_url + request.path, files[protocol], concurrency=clients,
-                          duration_s=duration_s, qps=qps, content_type=request.content_type, headers=request.headers)
+                          duration_s=compare.duration_s, qps=qps, content_type=request.content_type,
+                          headers=request.headers)
             raw[f"protocols_{part}_{protocol}_r{r + 1}"] = run.pop("raw")
             runs[protocol].append(run)
     out = {"model": model, "clients": clients, "qps": qps, "command": " ".join(server.command[1:]),
@@ -223,7 +237,7 @@ def measure(folder: Path, *, hey: str, plan: HttpServingPlan | None = None) -> d
         servers_run.append(("flood", [*serve, "--model", model, "--setting", plan.batched_setting, "--max-pending",
                                       "64"]))
     protocols: dict[str, Any] = {}  # the protocols' comparison: "latency" (the model), "capacity" (the image model)
-    compare = {"protocols": plan.protocols, "rounds": plan.protocol_rounds, "duration_s": duration_s, "raw": raw}
+    compare = _Compare(hey, folder, tuple(plan.protocols), plan.protocol_rounds, duration_s, raw)
     open_loop: Any = None
     cpu_or_gpu = ServeConfig(device=device)
     for name, cmd in servers_run:
@@ -233,8 +247,7 @@ def measure(folder: Path, *, hey: str, plan: HttpServingPlan | None = None) -> d
             if name == "image":
                 meta = server.get_json(f"/v2/models/{server.get_json('/healthz').get('model')}")
                 image = tensor_body(meta["inputs"][0]["shape"][1:])
-                protocols["capacity"] = _protocol_part(hey, server, folder, image, "capacity",
-                                                       clients=plan.image_clients, qps=None, **compare)
+                protocols["capacity"] = _protocol_part(compare, server, image, "capacity", plan.image_clients, None)
                 protocols["capacity"]["service"] = _service(server)
                 entry = protocols["capacity"]
             elif name == "flood":
@@ -248,8 +261,7 @@ def measure(folder: Path, *, hey: str, plan: HttpServingPlan | None = None) -> d
                 entry.update(_runs(hey, server, own_body if name == "own" else body, duration_s,
                                    plan.concurrency if name in plan.capacity_for else None, raw, name))
             if name == plan.protocol_setting and plan.protocols:
-                protocols["latency"] = _protocol_part(hey, server, folder, BODIES[model], "latency", clients=1,
-                                                      qps=plan.protocol_qps, **compare)
+                protocols["latency"] = _protocol_part(compare, server, BODIES[model], "latency", 1, plan.protocol_qps)
             if name in settings and plan.open_loop_rates:
                 curve = run_loadtest(model, rates=list(plan.open_loop_rates), duration_s=1.0, transport="http",
                                      url=server.base_url, config=cpu_or_gpu, progress=False)

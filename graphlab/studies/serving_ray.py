@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from graphlab import present
+from graphlab.clock import Stopwatch, now_s
 from graphlab.loadtest.api import run_loadtest
 from graphlab.loadtest.external import ServerProcess, run_hey
 from graphlab.loadtest.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
@@ -132,9 +133,9 @@ def _answers(base_url: str, body: dict[str, Any], meta: dict[str, Any], binary: 
 def _describe(handle: Any, timeout_s: float = 60.0, exclude_pid: int | None = None) -> dict[str, Any]:
     """The replica's `describe` (its process, devices, runner); with `exclude_pid`, asked until another process
     answers (the replica Ray started in place of a killed one)."""
-    deadline = time.monotonic() + timeout_s
+    deadline = now_s() + timeout_s
     last = ""
-    while time.monotonic() < deadline:
+    while now_s() < deadline:
         try:
             info = dict(handle.options(method_name="describe").remote().result(timeout_s=10))
         except Exception as exc:  # noqa: BLE001 - a replica being replaced: ask again
@@ -216,9 +217,9 @@ def _model(name: str, plan: RayPlan, folder: Path, hey: str, serve: Any, url: st
         out["plain_command"] = " ".join(plain.command[1:])
         app = deployment(config, model=model_arg, ray=RayOptions(num_replicas=1, num_gpus=1.0 if cuda else 0.0,
                                                                  name=NAME, health_check_period_s=2.0))
-        clock = time.monotonic()
+        clock = Stopwatch().start()
         handle = serve.run(app, name=NAME, route_prefix="/")
-        out["ray_start_s"] = round(time.monotonic() - clock, 1)
+        out["ray_start_s"] = round(clock.stop(), 1)
         replica = _describe(handle)
         out["replica"] = replica
         meta = plain.get_json(f"/v2/models/{served.name}")
