@@ -78,8 +78,8 @@ def protocol_goals_rows(protocols: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append({"goal": what, "measured": ratio, "bound": f">= {GOAL_CAPACITY_RATIO:g}x",
                      "verdict": "goal met" if met else "goal missed",
                      "note": _ok_note((base, binary)) or f"{present.number(binary['rps'])} vs "
-                                                         f"{present.number(base['rps'])} req/s, medians of "
-                                                         f"{binary['rounds']} rounds"})
+                                                         f"{present.number(base['rps'])} req/s, "
+                                                         f"{_of_rounds(binary['rounds'])}"})
     else:
         rows.append({"goal": what, "measured": None, "bound": f">= {GOAL_CAPACITY_RATIO:g}x",
                      "verdict": "not measured", "note": "the recording holds no capacity runs of both protocols"})
@@ -98,8 +98,8 @@ def protocol_goals_rows(protocols: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append({"goal": what, "measured": over, "bound": f"<= {GOAL_P50_OVER_MS:g} ms",
                      "verdict": "goal met" if met else "goal missed",
                      "note": _ok_note((own, other)) or f"p50 {present.duration(other['p50_ms'] * 1000)} vs "
-                                                       f"{present.duration(own['p50_ms'] * 1000)}, medians of "
-                                                       f"{other['rounds']} rounds"})
+                                                       f"{present.duration(own['p50_ms'] * 1000)}, "
+                                                       f"{_of_rounds(other['rounds'])}"})
     return rows
 
 
@@ -132,8 +132,8 @@ def ray_goals_rows(ray: dict[str, Any]) -> list[dict[str, Any]]:
                          "measured": ratio, "bound": f">= {GOAL_RAY_RATIO:g}x" if judged else "none: the ratio",
                          "verdict": verdict,
                          "note": _ok_note((plain, on_ray)) or f"{present.number(on_ray['rps'])} vs "
-                                                               f"{present.number(plain['rps'])} req/s, medians of "
-                                                               f"{on_ray['rounds']} rounds"})
+                                                               f"{present.number(plain['rps'])} req/s, "
+                                                               f"{_of_rounds(on_ray['rounds'])}"})
         kill = model.get("kill")
         if kill:
             lost = kill.get("lost", 0)
@@ -145,6 +145,10 @@ def ray_goals_rows(ray: dict[str, Any]) -> list[dict[str, Any]]:
                          "note": f"{statuses}; {present.count(lost)} without an answer; the first 200 after the kill "
                                  f"at {kill.get('first_ok_after_kill_s')} s"})
     return rows
+
+
+def _of_rounds(rounds: int) -> str:
+    return "one round" if rounds == 1 else f"medians of {present.count(rounds)} rounds"
 
 
 def _ok_note(summaries: tuple[dict[str, Any], ...]) -> str:
@@ -354,7 +358,7 @@ class HttpServing(ShownAsTable):
                    present.Column("rounds", "rounds", kind="count"),
                    present.Column("not answered 200", "not answered 200", kind="count")]
         rounds = self.protocols.get("rounds")
-        notes = [f"each protocol's figures are the medians of {rounds} rounds; the protocols alternate within each "
+        notes = [f"each protocol's figures: {_of_rounds(rounds)}; the protocols alternate within each "
                  "round, on the same server process" if rounds else "no comparison of the protocols is recorded: "
                  "`graphlab record --models serving_http` on a GPU makes one", self.source]
         return present.Table(self.protocol_rows(), columns, title="graphlab's JSON vs the Open Inference Protocol",
