@@ -143,6 +143,7 @@ _LAZY: dict[str, str] = {
     "serve": "graphlab.serve.api",
     "ServedModel": "graphlab.serve.served_model",
     "InferenceService": "graphlab.serve.service",
+    "ProtocolAnswer": "graphlab.serve.answer",
     "ServeConfig": "graphlab.serve.config",
     "create_app": "graphlab.serve.app",
     "run_loadtest": "graphlab.loadtest.api",

@@ -54,3 +54,12 @@ class Brain(torch.nn.Module):
 def bf16() -> gl.ServedModel:
     """bfloat16 in, bfloat16 out: the protocol carries it as binary data only."""
     return gl.ServedModel(Brain(), torch.zeros(1, 3, dtype=torch.bfloat16), buckets=[1, 2], name="bf16")
+
+
+def tiny_image() -> gl.ServedModel:
+    """A small convolutional classifier on 3x32x32 float32 images (top-k, 10 classes): the serving_http study's image
+    model where torchvision's ResNet-18 is not installed (its tests on the CPU)."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.ReLU(),
+                              torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 10)).eval()
+    return gl.ServedModel(net, torch.randn(2, 3, 32, 32), buckets=[1, 2, 4, 8], answer="top_k", name="tiny_image")

@@ -234,8 +234,25 @@ def test_notebook_09_cells_call_views_and_format_nothing_by_hand():
                       "gl.readable(", "Sweep.from_dict"):
         assert hand_made not in code, hand_made
     for view in ("result.knee_table()", 'result.table("batches")', "over_http.summary()", "over_http.flood_table()",
-                 'over_http.open_loop.table("generator")'):
+                 'over_http.open_loop.table("generator")', "over_http.protocol_table()", "over_http.protocol_goals()",
+                 "over_http.ray_table()", "gl.ProtocolAnswer.from_triton(", "gl.ProtocolAnswer.from_http("):
         assert view in code, view
+
+
+def test_notebook_09_shows_the_protocols_and_ray_as_recorded_and_never_more():
+    """Section 9 and 8 read the serving_http recording: what it holds, or in words that it holds none (a recording
+    without the protocols' comparison has an empty table saying so and goals "not measured")."""
+    http = gl.load(gl.HttpServing, gpu="h200")
+    table, goals, ray = http.protocol_table(), http.protocol_goals(), http.ray_table()
+    for shown in (table, goals, ray):
+        assert _problems_of(shown) == []
+    if not http.protocols:
+        assert table.rows == [] and "no comparison of the protocols is recorded" in str(table)
+        assert {row["verdict"] for row in goals.rows} == {"not measured"}
+    else:
+        assert {row["verdict"] for row in goals.rows} <= {"goal met", "goal missed"}
+    if not http.ray:
+        assert ray.rows == [] and "Ray Serve has not run on a GPU in this recording" in str(ray)
 
 
 def test_notebook_09_text_has_no_project_history_and_the_exercise_is_no_noise():

@@ -38,7 +38,7 @@ def recorded(monkeypatch):
     (CacheFigures, FIGURE_PARTS, "cache", 1),
     (TrafficReplay, ("traffic",), "traffic", 1),
     (LoadTest, ("gpt",), "serving", 1),
-    (HttpServing, ("hey", "raw"), "serving_http", 1),
+    (HttpServing, ("hey", "raw", "protocols", "ray"), "serving_http", 1),
 ])
 def test_each_type_declares_its_entries_default_recording_and_schema(cls, entries, recording, schema):
     spec = results_type(cls)

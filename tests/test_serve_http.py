@@ -12,8 +12,8 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -23,16 +23,11 @@ import pytest
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
 
+from graphlab.loadtest.external import ServerProcess  # noqa: E402
 from graphlab.serve.__main__ import main  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ROW = [0.5] * 8
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rss_kb(pid: int) -> int:
@@ -43,28 +38,18 @@ def _rss_kb(pid: int) -> int:
 
 
 class Server:
-    """`python -m graphlab.serve --model serve_test_models:slow` on a free port, until stop()."""
+    """`python -m graphlab.serve --model serve_test_models:slow` on a free port (the load test's `ServerProcess`: it
+    starts the server, waits until it is ready, signals and stops it), with a raw HTTP helper."""
 
     def __init__(self, *extra: str, sleep_ms: int = 100):
-        self.port = _free_port()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")]),
                "SERVE_TEST_SLEEP_MS": str(sleep_ms), "PYTHONUNBUFFERED": "1"}
         args = [sys.executable, "-m", "graphlab.serve", "--model", "serve_test_models:slow", "--device", "cpu",
-                "--port", str(self.port), "--max-wait-us", "20000", "--preprocess-threads", "1", *extra]
-        self.proc = subprocess.Popen(args, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the server exited: {self.proc.stdout.read()}")
-            try:
-                if self.get("/healthz")[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise AssertionError("the server did not become ready")
+                "--max-wait-us", "20000", "--preprocess-threads", "1", *extra]
+        log = Path(tempfile.mkdtemp(prefix="graphlab-http-")) / "server.log"
+        self.process = ServerProcess(args, log, env=env, cwd=REPO, ready_timeout_s=90)
+        self.process.__enter__()
+        self.port = self.process.port
 
     def connection(self, timeout: float = 10.0) -> http.client.HTTPConnection:
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
@@ -79,14 +64,8 @@ class Server:
             conn.close()
 
     def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.stdout.read()
+        self.process.stop()
+        return self.process.log_text()
 
 
 def _post(conn: http.client.HTTPConnection, body: bytes | str, content_type: str = "application/json"):
@@ -246,9 +225,9 @@ def test_a_flood_at_many_times_capacity_is_answered_200_or_503_at_once_with_boun
     # 100 ms per batch, no batching: about 10 requests/s; flooded at 200 requests/s from 40 connections
     srv = Server("--setting", "graphs", "--max-pending", "8", sleep_ms=100)
     try:
-        before_kb = _rss_kb(srv.proc.pid)
+        before_kb = _rss_kb(srv.process.pid)
         results = _flood(srv.port, rate_rps=200, duration_s=3.0, connections=40)
-        after_kb = _rss_kb(srv.proc.pid)
+        after_kb = _rss_kb(srv.process.pid)
         codes = sorted({s for s, _ in results})
         refused = sorted(t for s, t in results if s == 503)
         ok = [t for s, t in results if s == 200]
@@ -315,19 +294,19 @@ def test_sigterm_answers_what_it_accepted_refuses_the_rest_and_ends_in_bounded_t
     kept = srv.connection(10)
     assert _post(kept, json.dumps({"inputs": [ROW]}))[0] in (200, 503)  # a keep-alive connection, open at SIGTERM
     start = time.monotonic()
-    srv.proc.send_signal(signal.SIGTERM)
+    srv.process.send_signal(signal.SIGTERM)
     time.sleep(0.1)
     status, _, data = _post(kept, json.dumps({"inputs": [ROW]}))  # a request on it while draining
     assert status == 503 and "shutting down" in data["detail"]
     for t in threads:
         t.join(30)
-    srv.proc.wait(30)
+    srv.process.wait(30)
     elapsed = time.monotonic() - start
     idle.close()
     kept.close()
     assert results == [200] * 12  # every accepted request answered
     assert elapsed < 4.0 + 2.0  # shutdown_timeout_ms bounds it, the idle client did not hold it
-    assert srv.proc.returncode == 0
+    assert srv.process.exit_code == 0
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", srv.port), timeout=2).close()  # new connections: refused
 
@@ -379,16 +358,16 @@ def test_sigterm_shorter_than_a_batch_answers_every_request_503_json_in_time_and
         assert sent.acquire(timeout=20)
     time.sleep(0.5)  # all twelve are sent, and inside: the first batch runs 3 s
     sigterm = time.monotonic()
-    srv.proc.send_signal(signal.SIGTERM)
+    srv.process.send_signal(signal.SIGTERM)
     for t in threads:
         t.join(30)
-    srv.proc.wait(30)
-    log = srv.proc.stdout.read()
+    srv.process.wait(30)
+    log = srv.process.log_text()
     assert sorted(s for s, _, _ in results) == [503] * 12, results
     assert {what for _, what, _ in results} == {"application/json overloaded"}
     assert max(at for _, _, at in results) - sigterm < 2.0 + 1.5  # within the timeout (a loaded machine's slack)
     assert "CancelledError" not in log and "Traceback" not in log, log
-    assert srv.proc.returncode == EXIT_DRAIN_CUT, (srv.proc.returncode, log)
+    assert srv.process.exit_code == EXIT_DRAIN_CUT, (srv.process.exit_code, log)
 
 
 def test_stats_and_metrics_during_a_long_batch_leave_the_event_loop_free():

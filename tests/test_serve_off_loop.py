@@ -54,3 +54,79 @@ def test_a_large_body_with_small_tensors_is_preprocessed_off_the_loop(monkeypatc
     finally:
         service.close()
     assert seen == ["loop", "pool"]
+
+
+# -- the Open Inference Protocol's binary bodies ---------------------------------------------------------------------
+def _image_service(**config):
+    """Your own model of image-sized rows (3 x 64 x 64 float32: 48 KiB a row as binary data), eager on the CPU."""
+    import torch
+
+    import graphlab as gl
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 64 * 64, 4))
+    served = gl.ServedModel(net, torch.randn(2, 3, 64, 64), buckets=[1, 2, 4], name="img")
+    return gl.serve(served, device="cpu", config=gl.ServeConfig(setting="eager", max_wait_us=0, **config))
+
+
+def _binary(rows: int, seed: int = 0) -> tuple[bytes, dict[str, str]]:
+    import json
+
+    import numpy as np
+
+    x = np.random.default_rng(seed).standard_normal((rows, 3, 64, 64)).astype(np.float32)
+    head = json.dumps({"inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32",
+                                   "parameters": {"binary_data_size": x.nbytes}}]}).encode()
+    return head + x.tobytes(), {"inference-header-content-length": str(len(head)),
+                                "content-type": "application/octet-stream"}
+
+
+async def _post_v2(app, content, headers):
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        return await client.post("/v2/models/img/infer", content=content, headers=headers)
+
+
+def test_a_large_binary_body_is_preprocessed_off_the_loop(monkeypatch):
+    seen = _threads_of(monkeypatch)
+    # every tensor counts as small, so only the body's size decides where its bytes become a tensor
+    service = _image_service(inline_preprocess_max=10**6)
+    try:
+        app = create_app(service)
+        (small, small_headers), (large, large_headers) = _binary(1), _binary(2)
+        assert len(small) < service.config.inline_body_bytes < len(large)
+        for content, headers in ((small, small_headers), (large, large_headers)):
+            response = asyncio.run(_post_v2(app, content, headers))
+            assert response.status_code == 200, response.text
+            assert response.json()["outputs"][0]["shape"] == [len(content) // (3 * 64 * 64 * 4), 4]
+    finally:
+        service.close()
+    assert seen == ["loop", "pool"]
+
+
+async def _chunks(content: bytes, size: int = 16384):
+    for at in range(0, len(content), size):
+        yield content[at: at + size]
+
+
+def test_the_body_limit_covers_binary_bodies_with_the_protocols_error_and_the_service_goes_on():
+    service = _image_service(max_body_bytes=150_000)
+    try:
+        app = create_app(service)
+        limit = app.max_body
+        assert limit == 150_000  # the ceiling: below this model's largest valid request as JSON
+        over, headers = _binary(4)  # 192 KiB of floats: over the limit, else a valid request
+        assert len(over) > limit
+        said = asyncio.run(_post_v2(app, over, headers))                                   # Content-Length says so
+        streamed = asyncio.run(_post_v2(app, _chunks(over), headers))                       # no length: cut as it comes
+        for response in (said, streamed):
+            assert response.status_code == 413, response.text
+            assert set(response.json()) == {"error"} and f"at most {limit}" in response.json()["error"]
+            assert response.headers["connection"] == "close"  # its body was not all read
+        assert service.stats()["counters"]["refused_too_large"] == 2
+        ok, headers = _binary(2)
+        response = asyncio.run(_post_v2(app, ok, headers))
+        assert response.status_code == 200, response.text                                  # and it serves on
+        counters = service.stats()["counters"]
+        assert counters["accepted"] == counters["answered_ok"] == 1
+    finally:
+        service.close()

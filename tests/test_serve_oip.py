@@ -32,11 +32,11 @@ class Server:
     """`python -m graphlab.serve --model <model> --device cpu` on a free port (the load test's `ServerProcess`: it
     starts the server, waits until it is ready and stops it), with a raw HTTP helper and Triton's client."""
 
-    def __init__(self, model: str):
+    def __init__(self, model: str, *flags: str):
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")]), "PYTHONUNBUFFERED": "1"}
         log = Path(tempfile.mkdtemp(prefix="graphlab-oip-")) / "server.log"
         self.process = ServerProcess([sys.executable, "-m", "graphlab.serve", "--model", model, "--device", "cpu",
-                                      "--max-wait-us", "2000"], log, env=env, cwd=REPO, ready_timeout_s=180)
+                                      "--max-wait-us", "2000", *flags], log, env=env, cwd=REPO, ready_timeout_s=180)
         self.process.__enter__()
         self.port = self.process.port
         self.client = httpclient.InferenceServerClient(url=f"127.0.0.1:{self.port}", network_timeout=60)
@@ -137,6 +137,66 @@ def test_the_docs_snippet_runs(mlp):
     assert result.as_numpy("top_k_ids").shape == (2, 3)
 
 
+def test_the_docs_plain_http_binary_snippet_runs(mlp):
+    # docs/serving.md, "Open Inference Protocol (KServe v2)": binary data with no client library
+    import json
+    import httpx
+    import numpy as np
+
+    x = np.random.rand(2, 256).astype(np.float32)
+    head = json.dumps({"inputs": [{"name": "vectors", "shape": [2, 256], "datatype": "FP32",
+                                   "parameters": {"binary_data_size": x.nbytes}}],
+                       "outputs": [{"name": "top_k_ids", "parameters": {"binary_data": True}}],
+                       "parameters": {"top_k": 3}}).encode()
+    answer = httpx.post(f"http://127.0.0.1:{mlp.port}/v2/models/mlp/infer", content=head + x.tobytes(),
+                        headers={"Inference-Header-Content-Length": str(len(head))})
+    cut = int(answer.headers["Inference-Header-Content-Length"])          # the answer's JSON head, then its bytes
+    ids = np.frombuffer(answer.content[cut:], dtype=np.int64).reshape(json.loads(answer.content[:cut])["outputs"][0]["shape"])
+    assert ids.tolist() == [[r["id"] for r in row] for row in mlp.v1({"vectors": x.tolist(), "top_k": 3})["results"]]
+
+
+@pytest.mark.parametrize("named, version, status", [("mlp", None, 200), ("mlp", "1", 200), ("gpt", None, 400),
+                                                    ("mlp", "2", 400)])
+def test_a_body_that_names_its_model_as_kserves_sdk_does_is_held_to_the_path(mlp, named, version, status):
+    body = {"id": "k-1", "model_name": named, "inputs": [
+        {"name": "vectors", "shape": [1, 256], "datatype": "FP32", "data": _vectors(1).reshape(-1).tolist()}]}
+    if version is not None:
+        body["model_version"] = version
+    got, _, raw = mlp.request("POST", "/v2/models/mlp/infer", json.dumps(body).encode())
+    assert got == status, raw
+    if status == 400:
+        assert "this path and server serve 'mlp' version 1" in json.loads(raw)["error"]
+
+
+def test_kserves_sdk_json_and_binary():
+    """KServe's own REST client (`pip install kserve`; not in the test extra, its dependencies are many: tried with
+    kserve 0.21.0), JSON and binary tensors, answers equal /v1's."""
+    kserve = pytest.importorskip("kserve")
+    import asyncio
+
+    srv = Server("mlp")
+    try:
+        x = _vectors(2)
+        own = [[r["id"] for r in row] for row in srv.v1({"vectors": x.tolist(), "top_k": 3})["results"]]
+
+        async def go(binary: bool):
+            client = kserve.InferenceRESTClient(kserve.RESTConfig(protocol="v2"))
+            try:
+                inp = kserve.InferInput("vectors", [2, 256], "FP32")
+                inp.set_data_from_numpy(x, binary_data=binary)
+                request = kserve.InferRequest(model_name="mlp", infer_inputs=[inp], parameters={"top_k": 3})
+                return await client.infer(srv.process.base_url, request, model_name="mlp")
+            finally:
+                await client.close()
+
+        for binary in (False, True):
+            answer = asyncio.run(go(binary))
+            ids = next(o for o in answer.outputs if o.name == "top_k_ids")
+            assert ids.as_numpy().tolist() == own
+    finally:
+        srv.stop()
+
+
 def _mixed_inputs(rows: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(1)
     return {"half": rng.standard_normal((rows, 4)).astype(np.float16),
@@ -204,6 +264,78 @@ def test_gpt_bytes_prompts_json_and_binary_equal_the_v1_json_path():
         with pytest.raises(InferenceServerException) as err:
             srv.client.infer("gpt", [too_long])
         assert err.value.status() == "400" and "64" in err.value.message()
+    finally:
+        srv.stop()
+
+
+# -- the zoo's image models: UINT8 images at the model's side ------------------------------------------------------
+def _images(rows: int, side: int, seed: int = 3) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, (rows, 3, side, side)).astype(np.uint8)
+
+
+def _v1_images(images: np.ndarray) -> list[dict]:
+    """The same pixels in graphlab's own JSON: height x width x RGB bytes, base64 (at the model's side: no resize)."""
+    import base64
+
+    return [{"height": int(im.shape[1]), "width": int(im.shape[2]),
+             "pixels_b64": base64.b64encode(im.transpose(1, 2, 0).tobytes()).decode()} for im in images]
+
+
+@pytest.mark.parametrize("model, side, classes", [("cnn", 32, 10), ("resnet18", 224, 1000)])
+def test_image_zoo_models_take_uint8_images_as_json_and_binary_and_refuse_what_is_wrong(model, side, classes):
+    if model == "resnet18":
+        pytest.importorskip("torchvision")
+    srv = Server(model, "--max-batch-size", "4")
+    try:
+        meta = srv.client.get_model_metadata(model)
+        assert meta["inputs"] == [{"name": "images", "datatype": "UINT8", "shape": [-1, 3, side, side]}]
+        images = _images(2, side)
+        own = srv.v1({"images": _v1_images(images), "top_k": 3})["results"]
+        for binary in (False, True):
+            result = srv.client.infer(model, [_one("images", images, "UINT8", binary=binary)],
+                                      parameters={"top_k": 3})
+            assert result.as_numpy("top_k_ids").tolist() == [[r["id"] for r in row] for row in own]
+            assert np.allclose(result.as_numpy("top_k_probs"), [[r["prob"] for r in row] for row in own], atol=1e-5)
+            assert result.as_numpy("scores").shape == (2, classes)
+        # a nested JSON body of the right shape, as a client without Triton's library writes it
+        body = {"inputs": [{"name": "images", "shape": [2, 3, side, side], "datatype": "UINT8",
+                            "data": images.tolist()}], "parameters": {"top_k": 3}}
+        status, _, raw = srv.request("POST", f"/v2/models/{model}/infer", json.dumps(body).encode())
+        assert status == 200, raw
+        ids = next(o for o in json.loads(raw)["outputs"] if o["name"] == "top_k_ids")
+        assert ids["shape"] == [2, 3] and ids["data"] == [r["id"] for row in own for r in row]
+
+        def refused(entry: dict, says: str, *, binary_tail: bytes | None = None) -> None:
+            head = json.dumps({"inputs": [{"name": "images", **entry}]}).encode()
+            if binary_tail is None:
+                status, headers, raw = srv.request("POST", f"/v2/models/{model}/infer", head)
+            else:
+                status, headers, raw = srv.request("POST", f"/v2/models/{model}/infer", head + binary_tail,
+                                                   {"Inference-Header-Content-Length": str(len(head))})
+            assert status == 400, raw
+            assert headers["content-type"] == "application/json" and set(json.loads(raw)) == {"error"}
+            assert says in json.loads(raw)["error"], raw
+
+        one = images[:1]
+        flat = one.reshape(-1).tolist()
+        refused({"shape": [1, 3, side, side], "datatype": "FP32", "data": (one / 255.0).reshape(-1).tolist()},
+                "takes UINT8")                                                            # the datatype
+        refused({"shape": [1, 3, side - 1, side], "datatype": "UINT8", "data": flat[: 3 * (side - 1) * side]},
+                f"takes [-1, 3, {side}, {side}]")                                          # the shape
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8", "data": flat[:-1]},
+                "values in data")                                                          # the count
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8",
+                 "parameters": {"binary_data_size": one.nbytes - 3}}, f"is {one.nbytes}",
+                binary_tail=one.tobytes()[:-3])                                            # the byte count
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8", "data": [256] + flat[1:]},
+                "is 256; this input takes integers from 0 to 255")                          # out of range
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8", "data": [float("nan")] + flat[1:]},
+                "must be integers")                                                        # not finite (NaN)
+        refused({"shape": [1, 3, side, side], "datatype": "UINT8", "data": [float("inf")] + flat[1:]},
+                "must be integers")                                                        # not finite (Infinity)
+        # nothing lost: the service serves on
+        result = srv.client.infer(model, [_one("images", images, "UINT8", binary=True)], parameters={"top_k": 3})
+        assert result.as_numpy("top_k_ids").tolist() == [[r["id"] for r in row] for row in own]
     finally:
         srv.stop()
 
@@ -332,3 +464,49 @@ def test_metrics_count_the_protocol_routes_by_pattern(mlp):
     assert 'path="/v2/health/ready",status="200"' in text
     status, _, raw = mlp.request("GET", "/v2/models/mlp/infer")
     assert status == 405 and "POST" in json.loads(raw)["error"]
+
+
+# -- the answer as a person reads it, and the server on a thread (notebook 09) ---------------------------------------
+def test_a_protocol_answer_decodes_json_and_binary_outputs_of_each_datatype():
+    import graphlab as gl
+    from graphlab.serve import oip
+
+    outputs = [oip.OutputTensor("ids", "INT64", (2, 2), raw=struct.pack("<4q", 3, 1, 0, 2)),
+               oip.OutputTensor("probs", "FP32", (2, 2), data=[0.5, 0.25, 0.75, 0.125]),
+               oip.OutputTensor("words", "BYTES", (2,), raw=oip.join_bytes_elements([b"a", b"bc"])),
+               oip.OutputTensor("half", "BF16", (1,), raw=struct.pack("<f", 1.5)[2:])]
+    body, cut = oip.response_body("m", "r-1", outputs)
+    answer = gl.ProtocolAnswer.from_http(body, str(cut))
+    assert answer["model_name"] == "m" and answer["id"] == "r-1"
+    assert answer.values == {"ids": [3, 1, 0, 2], "probs": [0.5, 0.25, 0.75, 0.125], "words": [b"a", b"bc"],
+                             "half": [1.5]}
+    assert answer.rows("ids") == [[3, 1], [0, 2]]
+    shown = str(answer._parts()[0])
+    assert "INT64 2 x 2, binary data" in shown and "FP32 2 x 2, JSON data" in shown
+    only_json, _ = oip.response_body("m", None, [outputs[1]])
+    assert gl.ProtocolAnswer.from_http(only_json).rows("probs") == [[0.5, 0.25], [0.75, 0.125]]
+    with pytest.raises(gl.BadInputError):
+        oip.decode_tensor(b"\x00" * 7, "INT64", 1)
+
+
+def test_a_server_on_a_thread_answers_the_protocol_and_closes_with_a_drain():
+    import httpx
+
+    import graphlab as gl
+
+    with pytest.raises(gl.BadInputError, match="give port="):
+        gl.serve("mlp", device="cpu", background=True)
+    server = gl.serve("mlp", device="cpu", port=0, background=True)
+    try:
+        assert server.port > 0 and server.url == f"http://127.0.0.1:{server.port}"
+        client = httpclient.InferenceServerClient(url=server.address)
+        reply = client.infer("mlp", [_one("vectors", _vectors(2), "FP32", binary=True)], parameters={"top_k": 2})
+        answer = gl.ProtocolAnswer.from_triton(reply)
+        assert answer.rows("top_k_ids") == reply.as_numpy("top_k_ids").tolist()
+        assert "the k best of each row" in str(answer._parts()[1])
+        assert httpx.get(f"{server.url}/v2/health/ready").status_code == 200
+    finally:
+        server.close()
+    assert server.service.state == "closed"
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{server.url}/v2/health/live")

@@ -5,8 +5,10 @@ The study runs for real here on the CPU (a bare app, the eager service, your own
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,10 +33,16 @@ def measured(tmp_path_factory):
     from graphlab.studies.serving_http import HttpServingPlan, measure
 
     folder = tmp_path_factory.mktemp("serving_http")
+    # the protocols' comparison at a tiny scale: the mlp's eager server at 50 req/s, a small image model of the
+    # tests' own (torchvision's ResNet-18 on the GPU) at 4 clients, one round each
     plan = HttpServingPlan(model="mlp", device="cpu", settings=("eager",), duration_s=0.5, concurrency=(4, 16),
                            capacity_for=("bare",), open_loop_rates=(20, 40), in_process_rates=(40,), flood_clients=64,
-                           batched_setting="eager+batching")
-    return measure(folder, hey=HEY, plan=plan), folder
+                           batched_setting="eager+batching", protocol_setting="eager",
+                           image_model="serve_test_models:tiny_image", image_clients=4, protocol_rounds=1)
+    tests = str(Path(__file__).resolve().parent)
+    with pytest.MonkeyPatch.context() as patch:  # the servers import the tests' image model
+        patch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])))
+        return measure(folder, hey=HEY, plan=plan), folder
 
 
 @needs_hey
@@ -58,6 +66,31 @@ def test_every_server_answers_every_hey_request_and_the_flood_loses_none(measure
     assert set(flood["kernel"]) == {"somaxconn", *TCP_COUNTERS}
     counters = servers["flood"]["service"]["counters"]
     assert counters["accepted"] == counters["answered_ok"] == flood["by_status"]["200"]["count"]
+
+
+@needs_hey
+def test_the_protocols_side_by_side_every_request_answered_200_in_each(measured):
+    results, _ = measured
+    protocols = results["protocols"]
+    assert protocols["rounds"] == 1 and protocols["protocols"] == ["graphlab", "oip_json", "oip_binary"]
+    latency, capacity = protocols["latency"], protocols["capacity"]
+    assert (latency["model"], latency["clients"], latency["qps"]) == ("mlp", 1, 50.0)
+    assert (capacity["model"], capacity["clients"], capacity["qps"]) == ("tiny_image", 4, None)
+    for part in (latency, capacity):
+        assert set(part["runs"]) == {"graphlab", "oip_json", "oip_binary"}
+        for protocol, runs in part["runs"].items():
+            (run,) = runs
+            assert run["requests"] > 0 and run["ok_fraction"] == 1.0 and run["errors"] == 0, (protocol, run)
+        bodies = part["bodies"]
+        assert bodies["graphlab"]["path"] == "/v1/infer"
+        assert bodies["oip_binary"]["path"] == f"/v2/models/{part['model']}/infer"
+        assert bodies["oip_binary"]["content_type"] == "application/octet-stream"
+        assert bodies["oip_binary"]["bytes"] < bodies["graphlab"]["bytes"]  # 4 bytes a number, not ~8 characters
+    assert capacity["bodies"]["graphlab"]["bytes"] > 3 * 32 * 32 * 6       # the nested JSON image: over 18 KB
+    assert capacity["service"]["counters"]["answered_ok"] == sum(
+        r["status"]["200"] for runs in capacity["runs"].values() for r in runs)
+    assert set(results["raw"]) >= {f"protocols_{part}_{p}_r1" for part in ("latency", "capacity")
+                                   for p in ("graphlab", "oip_json", "oip_binary")}
 
 
 @needs_hey
@@ -86,6 +119,19 @@ def test_the_recording_reads_back_as_tables_figures_and_load_curves(measured, tm
     fig = gl.plot_http_capacity(http)
     assert "recorded" in fig.layout.title.text.lower()
     assert "recorded" in gl.plot_load_curves(both).layout.title.text.lower()
+    # the protocols side by side, and the goals judged
+    rows = http.protocol_rows()
+    assert [(r["part"], r["protocol"]) for r in rows] == [
+        (part, label) for part in ("latency", "capacity") for label in (
+            "graphlab's JSON (/v1/infer)", "Open Inference Protocol, JSON tensors", "Open Inference Protocol, binary tensors")]
+    capacity = results["protocols"]["capacity"]["runs"]
+    assert rows[5]["req/s"] == capacity["oip_binary"][0]["rps"] and rows[5]["not answered 200"] == 0
+    assert "Open Inference Protocol, binary tensors" in str(http.protocol_table())
+    goals = http.protocol_goals().rows
+    assert len(goals) == 3 and {g["verdict"] for g in goals} <= {"goal met", "goal missed"}
+    ratio = capacity["oip_binary"][0]["rps"] / capacity["graphlab"][0]["rps"]
+    assert goals[0]["measured"] == gl.present.ratio(ratio)
+    assert goals[0]["verdict"] == ("goal met" if ratio >= 5 else "goal missed")
 
 
 def test_the_shipped_h200_recording_holds_the_floor_the_settings_and_the_flood():
@@ -232,3 +278,27 @@ def test_the_http_transport_refuses_a_bad_url_or_client():
         HTTPTransport("http://localhost", client="raw")
     with pytest.raises(gl.BadInputError, match="'auto', 'raw' or 'httpx'"):
         HTTPTransport("http://127.0.0.1:1", client="curl")
+
+
+def test_ray_serve_that_could_not_run_is_shown_blocked_and_one_that_did_is_judged():
+    from graphlab.loadtest.over_http import ray_goals_rows
+
+    (row,) = ray_goals_rows({"error": "RuntimeError: raylet did not start"})
+    assert row["verdict"] == "blocked" and "raylet did not start" in row["note"]
+    run = lambda rps: {"rps": rps, "latency_ms": {"p50": 1.0}, "requests": 100, "status": {"200": 100},  # noqa: E731
+                       "ok_fraction": 1.0}
+    ray = {"models": {
+        "image": {"model": "resnet18_32", "clients": 32, "runs": {
+            "plain_graphlab": [run(1000.0), run(1100.0), run(900.0)], "ray_graphlab": [run(850.0)] * 3,
+            "plain_oip_binary": [run(4000.0)], "ray_oip_binary": [run(2000.0)]}},
+        "gpt": {"model": "gpt", "clients": 32, "runs": {"plain_graphlab": [run(3000.0)], "ray_graphlab": [run(900.0)]},
+                "kill": {"rate_rps": 100.0, "by_status": {"200": 290, "503": 10}, "lost": 0,
+                         "first_ok_after_kill_s": 12.5}}}}
+    rows = ray_goals_rows(ray)
+    assert [(r["measured"], r["verdict"]) for r in rows[:3]] == [(0.85, "goal met"), (0.5, "goal missed"),
+                                                                 (0.3, "no goal")]
+    assert rows[3]["verdict"] == "goal met" and "290 answered 200, 10 answered 503" in rows[3]["note"]
+    http = HttpServing(model="gpt", servers={}, open_loop=None, in_process=None, source="test", ray=ray)
+    table = http.ray_table()
+    assert [r["verdict"] for r in table.rows] == [r["verdict"] for r in rows]
+    assert table.rows[0]["measured"] == gl.present.ratio(0.85) and table.rows[3]["measured"] is None

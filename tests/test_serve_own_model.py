@@ -176,3 +176,47 @@ def test_served_model_checks_its_arguments():
         gl.ServedModel(_net(), (torch.zeros(1, 2), torch.zeros(2, 2)))
     with pytest.raises(BadInputError, match="needs example="):
         gl.serve(_net(), device="cpu")
+
+
+class _Counting(torch.nn.Module):
+    """A linear layer that counts its forward calls (and, once served, says its output shape [rows, 3])."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Linear(5, 3)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.inner(x)
+
+
+@pytest.mark.parametrize("setting", ["eager", "graphs"])
+def test_the_output_metadata_comes_from_the_warm_up_with_no_forward_of_its_own(setting):
+    from graphlab.serve.runners import EagerRunner, make_cache_runner
+
+    buckets = [1, 2, 4]
+    # what the warm-up alone calls: the runner the service builds, warmed up on a module of its own
+    alone = _Counting().eval()
+    examples = lambda rows: (torch.randn(rows, 5),)  # noqa: E731 - the runner's example_inputs
+    if setting == "eager":
+        runner = EagerRunner(alone, examples, max_batch_size=4)
+    else:
+        runner = make_cache_runner(alone, examples, max_batch_size=4, buckets=buckets, device=torch.device("cpu"),
+                                   name="count")
+    with torch.no_grad():
+        runner.warm_up()
+    assert alone.calls > 0
+
+    module = _Counting()
+    served = gl.ServedModel(module, torch.randn(2, 5), buckets=buckets)
+    assert served.oip_outputs() == [{"name": "output", "datatype": "FP32", "shape": [-1]}]  # not warmed up: rank unknown
+    service = gl.serve(served, device="cpu", config=gl.ServeConfig(setting=setting, max_wait_us=0))
+    try:
+        assert module.calls == alone.calls, f"start-up called the model {module.calls} times, warm-up needs {alone.calls}"
+        assert served.oip_outputs() == [{"name": "output", "datatype": "FP32", "shape": [-1, 3]}]
+        service.infer_sync({"inputs": [[0.0] * 5]})
+        assert module.calls == alone.calls + 1  # the hook is gone: one request, one call
+        assert served.oip_outputs()[0]["shape"] == [-1, 3]
+    finally:
+        service.close()

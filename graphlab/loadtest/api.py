@@ -84,7 +84,9 @@ def run_loadtest(model: str = "gpt", settings: Sequence[str] = DEFAULT_SETTINGS,
     """Sweep `rates` (req/s) over each of `settings` for `model`; return the `LoadTest`.
 
     Args:
-        model, settings, rates, duration_s, seed, transport, url, rows, timeline_rates: the load (`LoadPlan`).
+        model, settings, rates, duration_s, seed, transport, url, rows, timeline_rates: the load (`LoadPlan`; for
+            the Open Inference Protocol over "http", `run_plan(LoadPlan(..., protocol="oip_binary"))` or
+            `graphlab loadtest --protocol oip_binary`).
         config: the service under test (`ServeConfig`: max_batch_size, max_wait_us, buckets, device, ...; its
             model and setting are the plan's); default `ServeConfig()`.
         progress: show a progress bar.
@@ -173,6 +175,7 @@ def _sweep_setting(sweep: _Sweep, config: ServeConfig, kind: str) -> None:
         result.conditions.setdefault("runners", {})[config.setting] = service.stats()["runner"]
         result.conditions.setdefault("warmup_s", {})[config.setting] = service.stats()["warmup_s"]
     setting = config.setting if service is not None else _remote_setting(plan.url, config.model)
+    metadata = _remote_metadata(plan.url, config.model) if plan.protocol != "graphlab" else None
     try:
         for index, rate in enumerate(rates):
             spec = LoadSpec(rate, plan.duration_s, seed=plan.seed * 1_000_003 + int(rate), rows=plan.rows)
@@ -184,7 +187,7 @@ def _sweep_setting(sweep: _Sweep, config: ServeConfig, kind: str) -> None:
                 service.reset_stats()
 
             async def go() -> tuple[int, list[Any]]:
-                send = _transport(plan.transport, service, plan.url)
+                send = _transport(plan.transport, service, plan.url, plan.protocol, metadata)
                 try:
                     return await run_open_loop(send, bodies, offsets, spec.drain_timeout_s)
                 finally:
@@ -218,12 +221,26 @@ def _sweep_setting(sweep: _Sweep, config: ServeConfig, kind: str) -> None:
             service.close()
 
 
-def _transport(name: str, service: Any, url: str | None) -> Any:
+def _transport(name: str, service: Any, url: str | None, protocol: str = "graphlab",
+               metadata: dict[str, Any] | None = None) -> Any:
     if name == "direct":
         return DirectTransport(service)
     if name == "asgi":
         return ASGITransport(create_app(service))
-    return HTTPTransport(str(url))
+    return HTTPTransport(str(url), protocol=protocol, model=metadata)
+
+
+def _remote_metadata(url: str | None, model: str) -> dict[str, Any]:
+    """The protocol's metadata of `model` at `url` (`GET /v2/models/{model}`: its inputs and outputs)."""
+    import httpx
+
+    try:
+        answer = httpx.get(f"{url}/v2/models/{model}", timeout=10)
+        answer.raise_for_status()
+        return dict(answer.json())
+    except (httpx.HTTPError, ValueError) as exc:
+        raise ConfigurationError(f"the service at {url} gave no Open Inference Protocol metadata for {model!r}: "
+                                 f"{exc}") from None
 
 
 def _remote_setting(url: str | None, model: str) -> str:
@@ -246,6 +263,7 @@ def _conditions(plan: LoadPlan, config: ServeConfig) -> dict[str, Any]:
     gpu = torch.cuda.get_device_name() if device.startswith("cuda") else None
     return {"gpu": gpu, "device": device, "torch": torch.__version__, "cuda": str(torch.version.cuda),
             "python": platform.python_version(), "cpu_count": os.cpu_count(), "transport": plan.transport,
+            "protocol": plan.protocol,
             "event_loop": loop_name(), "seed": plan.seed, "duration_s": plan.duration_s,
             "rows": [list(pair) for pair in plan.rows], "rates_rps": plan.rates_rps(), "graphlab_version": __version__,
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

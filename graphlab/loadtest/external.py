@@ -4,7 +4,7 @@ Pure: standard library only (subprocess, urllib, re). What the serving-over-HTTP
 (`graphlab record --models serving_http`) and `bench/bench_serve_http.py` share:
 
 - `ServerProcess`: start a command that serves HTTP on 127.0.0.1:`port`, wait until `/healthz` answers 200, and
-  stop it with SIGTERM (its exit code kept), whatever happens in between;
+  stop it with SIGTERM (its exit code kept), whatever happens in between; or signal it and wait, and read its log;
 - `run_hey`: one closed-loop run of `hey` (`-c` clients, each waiting for its answer; `-q` caps each client's
   rate), its summary parsed by `parse_hey`; `run_flood`: `hey -o csv`, per status how many and how fast;
 - `capacity_rps`: the highest throughput of a concurrency sweep with p99 <= 50 ms and >= 99.9 % answered 200;
@@ -134,6 +134,33 @@ class ServerProcess:
         with urllib.request.urlopen(f"{self.base_url}{path}", timeout=5) as answer:
             return dict(json.loads(answer.read()))
 
+    @property
+    def pid(self) -> int | None:
+        """The server's process id (None before it starts)."""
+        return None if self._proc is None else self._proc.pid
+
+    def send_signal(self, sig: int) -> None:
+        """Send `sig` to the server (SIGTERM: its drain) if it still runs; `wait` for its end."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(sig)
+
+    def wait(self, timeout_s: float) -> int | None:
+        """Wait up to `timeout_s` for the server to end; its exit code (kept in `exit_code`), None if it runs on."""
+        if self._proc is None:
+            return None
+        try:
+            self.exit_code = self._proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+        return self.exit_code
+
+    def log_text(self) -> str:
+        """What the server wrote (stdout and stderr) so far."""
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
     def stop(self) -> int | None:
         """SIGTERM, then SIGKILL after `stop_timeout_s`; the exit code (idempotent)."""
         if self._proc is None or self.exit_code is not None:
@@ -170,18 +197,25 @@ def parse_hey(text: str) -> dict[str, Any]:
     return out
 
 
-def _hey_command(binary: str, url: str, body_file: Path, concurrency: int, duration_s: float) -> list[str]:
+def _hey_command(binary: str, url: str, body_file: Path, concurrency: int, duration_s: float,
+                 content_type: str = "application/json", headers: Sequence[tuple[str, str]] = ()) -> list[str]:
     if concurrency < 1 or duration_s <= 0:
         raise BadInputError(f"hey needs at least 1 client and a positive duration, got {concurrency}, {duration_s}")
-    return [binary, "-z", f"{duration_s:g}s", "-c", str(concurrency), "-m", "POST", "-T", "application/json",
-            "-D", str(body_file), "-t", "20"]
+    cmd = [binary, "-z", f"{duration_s:g}s", "-c", str(concurrency), "-m", "POST", "-T", content_type,
+           "-D", str(body_file), "-t", "20"]
+    for name, value in headers:
+        cmd += ["-H", f"{name}: {value}"]
+    return cmd
 
 
 def run_hey(binary: str, url: str, body_file: Path, *, concurrency: int, duration_s: float,
-            qps: float | None = None) -> dict[str, Any]:
-    """One closed-loop run: `concurrency` clients for `duration_s`, each capped at `qps` requests/s if given. The
-    parsed summary with the command and hey's raw output ("raw")."""
-    cmd = _hey_command(binary, url, body_file, concurrency, duration_s)
+            qps: float | None = None, content_type: str = "application/json",
+            headers: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """One closed-loop run: `concurrency` clients for `duration_s`, each capped at `qps` requests/s if given, each
+    posting `body_file`'s bytes as they are (a binary body too) with `content_type` and `headers` (the protocol's
+    `Inference-Header-Content-Length`: `graphlab.loadtest.protocols.HttpRequest`). The parsed summary with the
+    command and hey's raw output ("raw")."""
+    cmd = _hey_command(binary, url, body_file, concurrency, duration_s, content_type, headers)
     if qps is not None:
         cmd += ["-q", f"{qps:g}"]
     cmd.append(url)

@@ -15,7 +15,8 @@ Transports (`send(body) -> (status, json)`):
 - `ASGITransport(app)`: the Starlette app in this process through httpx.ASGITransport: the same HTTP
   app and JSON, no sockets.
 - `HTTPTransport(url)`: real sockets to a uvicorn server (another process): keep-alive connections written by
-  hand and parsed by httptools where installed (a fraction of httpx's cost per request), else httpx.
+  hand and parsed by httptools where installed (a fraction of httpx's cost per request), else httpx. It speaks
+  graphlab's JSON or the Open Inference Protocol, JSON or binary tensors (`protocol=`; `graphlab.loadtest.protocols`).
 
     >>> from graphlab.loadtest.loadgen import LoadSpec, poisson_arrivals
     >>> import random
@@ -40,7 +41,7 @@ from graphlab.clock import timestamp_ns
 from graphlab.timing.schedulers import start_arrival_clock
 from graphlab.cache.traces import poisson_arrivals  # one copy: request traces use it too
 from graphlab.errors import BadInputError, ConfigurationError, ServeError
-from graphlab.serve.config import INFER_PATH
+from graphlab.loadtest.protocols import HttpRequest, check_protocol, http_request
 
 Send = Callable[[dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]]
 #: rows per request -> weight: mostly single rows, a tail of larger requests (mean 2.0 rows)
@@ -153,19 +154,50 @@ class DirectTransport:
         return None
 
 
+class _Encoder:
+    """Each body (graphlab's own JSON) as the transport's protocol sends it, encoded once per body object (the
+    generator reuses a few bodies per size: `BODIES_PER_SIZE`), so the client's cost per request stays a write."""
+
+    def __init__(self, protocol: str, model: dict[str, Any] | None) -> None:
+        self.protocol = check_protocol(protocol)
+        self.model = model
+        if protocol != "graphlab" and not model:
+            raise BadInputError(f"protocol {protocol!r} needs the model's metadata (GET /v2/models/{{name}})")
+        self._done: dict[int, tuple[dict[str, Any], HttpRequest]] = {}
+
+    def __call__(self, body: dict[str, Any]) -> HttpRequest:
+        kept = self._done.get(id(body))
+        if kept is None or kept[0] is not body:
+            kept = (body, http_request(body, self.protocol, self.model))
+            self._done[id(body)] = kept
+        return kept[1]
+
+    def read(self, status: int, raw: bytes) -> dict[str, Any]:
+        """The answer as the open loop keeps it: graphlab's JSON (its batch and timings), {} for a protocol answer
+        of 200 (binary data or tensors: nothing of the service's own timings), the error's JSON otherwise."""
+        if status == 200 and self.protocol != "graphlab":
+            return {}
+        try:
+            data = dict(json.loads(raw))
+        except (ValueError, TypeError):
+            return {"error": "not_json", "detail": bytes(raw[:200]).decode("utf-8", "replace")}
+        if self.protocol != "graphlab" and set(data) == {"error"}:  # the protocol's error: a message, no reason
+            return {"error": f"protocol_{status}", "detail": str(data["error"])}
+        return data
+
+
 class _HttpxTransport:
     name = "http"
 
-    def __init__(self, client: Any):
+    def __init__(self, client: Any, encoder: _Encoder | None = None):
         self.client = client
+        self.encoder = encoder or _Encoder("graphlab", None)
 
     async def __call__(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        response = await self.client.post(INFER_PATH, json=body)
-        try:
-            data = response.json()
-        except ValueError:
-            data = {"error": "not_json", "detail": response.text[:200]}
-        return response.status_code, data
+        request = self.encoder(body)
+        response = await self.client.post(request.path, content=request.content,
+                                          headers={"content-type": request.content_type, **dict(request.headers)})
+        return response.status_code, self.encoder.read(response.status_code, response.content)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -234,7 +266,7 @@ class _RawHTTPTransport:
 
     name = "http"
 
-    def __init__(self, url: str, max_connections: int, parser_class: Any) -> None:
+    def __init__(self, url: str, max_connections: int, parser_class: Any, encoder: _Encoder | None = None) -> None:
         rest = url.split("://", 1)[-1].rstrip("/")
         host, _, port = rest.partition(":")
         if not host or not port.isdigit():
@@ -245,8 +277,19 @@ class _RawHTTPTransport:
         self._idle: list[_Connection] = []
         self._open = 0
         self._freed: asyncio.Condition | None = None
-        self._head = (f"POST {INFER_PATH} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-                      "Content-Length: ").encode("ascii")
+        self.encoder = encoder or _Encoder("graphlab", None)
+        self._wire: dict[int, tuple[HttpRequest, bytes]] = {}
+
+    def _message(self, request: HttpRequest) -> bytes:
+        """The whole HTTP message of `request` (head and body), built once per request object."""
+        kept = self._wire.get(id(request))
+        if kept is None or kept[0] is not request:
+            extra = "".join(f"{name}: {value}\r\n" for name, value in request.headers)
+            head = (f"POST {request.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: "
+                    f"{request.content_type}\r\n{extra}Content-Length: {len(request.content)}\r\n\r\n")
+            kept = (request, head.encode("ascii") + request.content)
+            self._wire[id(request)] = kept
+        return kept[1]
 
     async def _connection(self) -> _Connection:
         if self._freed is None:
@@ -279,13 +322,13 @@ class _RawHTTPTransport:
                 self._freed.notify()
 
     async def __call__(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        payload = json.dumps(body).encode("utf-8")
+        message = self._message(self.encoder(body))
         try:
             conn = await self._connection()
         except OSError as exc:
             return 0, {"error": "connect_failed", "detail": str(exc)}
         conn.waiter = asyncio.get_running_loop().create_future()
-        conn.transport.write(self._head + str(len(payload)).encode("ascii") + b"\r\n\r\n" + payload)
+        conn.transport.write(message)
         try:
             status, raw = await conn.waiter
         except ConnectionError as exc:
@@ -293,10 +336,7 @@ class _RawHTTPTransport:
             await self._release(conn)
             return 0, {"error": "connection_lost", "detail": str(exc)}
         await self._release(conn)
-        try:
-            return status, json.loads(raw)
-        except ValueError:
-            return status, {"error": "not_json", "detail": raw[:200].decode("utf-8", "replace")}
+        return status, self.encoder.read(status, raw)
 
     async def aclose(self) -> None:
         for conn in self._idle:
@@ -304,13 +344,17 @@ class _RawHTTPTransport:
         self._idle.clear()
 
 
-def HTTPTransport(url: str, max_connections: int = 1024, client: str = "auto") -> Any:
+def HTTPTransport(url: str, max_connections: int = 1024, client: str = "auto", *, protocol: str = "graphlab",
+                  model: dict[str, Any] | None = None) -> Any:
     """Real sockets to `url`; enough connections that the client itself never queues.
 
     client: "raw" (keep-alive sockets parsed by httptools: fast), "httpx", or "auto" (raw where httptools is
-    installed, else httpx)."""
+    installed, else httpx). protocol: "graphlab" (its JSON to /v1/infer), "oip_json" or "oip_binary" (the Open
+    Inference Protocol, JSON tensors or binary data; `model`: the model's metadata, `GET /v2/models/{name}`), each
+    body encoded once (`graphlab.loadtest.protocols`)."""
     if client not in ("auto", "raw", "httpx"):
         raise BadInputError(f"client must be 'auto', 'raw' or 'httpx', got {client!r}")
+    encoder = _Encoder(protocol, model)
     if client != "httpx":
         try:
             from httptools import HttpResponseParser  # type: ignore[import-not-found]
@@ -318,11 +362,11 @@ def HTTPTransport(url: str, max_connections: int = 1024, client: str = "auto") -
             if client == "raw":
                 raise ConfigurationError("client='raw' needs httptools (the serve extra)") from None
         else:
-            return _RawHTTPTransport(url, max_connections, HttpResponseParser)
+            return _RawHTTPTransport(url, max_connections, HttpResponseParser, encoder)
     import httpx
 
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return _HttpxTransport(httpx.AsyncClient(base_url=url, limits=limits, timeout=60.0))
+    return _HttpxTransport(httpx.AsyncClient(base_url=url, limits=limits, timeout=60.0), encoder)
 
 
 # -- the open loop -------------------------------------------------------------------------------------

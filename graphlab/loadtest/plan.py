@@ -16,6 +16,7 @@ from typing import Any
 
 from graphlab.errors import BadInputError, ConfigurationError
 from graphlab.loadtest.loadgen import DEFAULT_ROWS
+from graphlab.loadtest.protocols import PROTOCOLS, check_protocol
 from graphlab.serve.config import DEFAULT_SETTINGS, SETTINGS, ServeConfig
 
 DEFAULT_RATES: dict[str, tuple[float, ...]] = {
@@ -46,6 +47,9 @@ class LoadPlan:
         rows: (rows, weight) pairs: the distribution of rows per request.
         timeline_rates: rates whose runs keep a timeline window per setting (default: the rate nearest the
             model's `DEFAULT_TIMELINE_RATE`).
+        protocol: with transport "http", how each request is sent: "graphlab" (its JSON to /v1/infer), "oip_json"
+            or "oip_binary" (the Open Inference Protocol, JSON tensors or binary data; `graphlab.loadtest.protocols`).
+            A protocol's answers carry none of the service's own timings: its points have no stage breakdown.
     """
 
     model: str = "gpt"
@@ -57,10 +61,15 @@ class LoadPlan:
     url: str | None = None
     rows: tuple[tuple[int, float], ...] = DEFAULT_ROWS
     timeline_rates: tuple[float, ...] | None = None
+    protocol: str = "graphlab"
 
     def __post_init__(self) -> None:
         if self.transport not in TRANSPORTS:
             raise BadInputError(f"transport must be one of {', '.join(TRANSPORTS)}, got {self.transport!r}")
+        check_protocol(self.protocol)
+        if self.protocol != "graphlab" and self.transport != "http":
+            raise BadInputError(f"protocol {self.protocol!r} is spoken over HTTP only: pass transport='http' and the "
+                                "server's url (the in-process transports call the service with graphlab's JSON)")
         unknown = [s for s in self.settings if s not in SETTINGS]
         if unknown:
             raise BadInputError(f"settings must be among {', '.join(SETTINGS)}, got {', '.join(map(repr, unknown))}")
@@ -104,6 +113,9 @@ class LoadPlan:
                             help="direct: the service in process; asgi: its HTTP app in process; http: a server at "
                                  "--url")
         parser.add_argument("--url", default=None, help="with --transport http: e.g. http://127.0.0.1:8000")
+        parser.add_argument("--protocol", choices=PROTOCOLS, default=default["protocol"],
+                            help="with --transport http: graphlab (its JSON, /v1/infer), oip_json or oip_binary (the "
+                                 "Open Inference Protocol, JSON tensors or binary data)")
         parser.add_argument("--out", default=None, help="folder for loadtest_<model>.json")
         parser.add_argument("--no-progress", action="store_true")
         ServeConfig.add_flags(parser, skip=("model", "setting"))

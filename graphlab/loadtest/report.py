@@ -4,7 +4,8 @@ What a point says, and where each number comes from:
 - throughput: answered-OK requests per second over the run's span (first arrival to last answer);
 - latency p50/p90/p99: from each request's *scheduled* arrival to its answer (open loop: the generator's
   own lag counts against the service, never for it), OK answers only;
-- refused: answers 503 (the bounded queue was full) and 413/422 by reason; failed: 5xx and timeouts;
+- refused: answers 503 (the bounded queue was full) and 413/422 (400 by the Open Inference Protocol) by reason;
+  failed: 5xx and timeouts;
 - stages: per request, pre-processing, queueing (queued -> its batch cut, batching window included),
   GPU (batch cut -> scores on the host: launch, copies, kernels, event), post-processing, and
   "outside" (the rest: event-loop hops, the HTTP app or transport, generator lag);
@@ -38,6 +39,9 @@ from graphlab.serve.answer import on_cpu, worker_words
 SUSTAINED_SHARE = 0.95
 SUSTAINED_REFUSED = 0.01
 STAGES = ("pre", "queue", "gpu", "post", "outside")
+#: the answers that refuse a request (the client asked too much, or the service was full): 413/422 for graphlab's JSON,
+#: 400 (and 413) for the Open Inference Protocol, 429/503 for back-pressure
+REFUSED_STATUSES = (400, 413, 422, 429, 503)
 REQUEST_COLUMNS = ("request_id", "rows", "accepted", "pre_start", "pre_end", "dispatched", "done", "post_end",
                    "batch_id")
 BATCH_COLUMNS = ("batch_id", "requests", "rows", "bucket", "wait_start", "first_ready", "formed", "launch_start",
@@ -136,8 +140,8 @@ def summarize_point(*, setting: str, offered_rps: float, duration_s: float, tran
     requests sent over `duration_s` (a Poisson count, so it differs a little from `offered_rps`).
     """
     ok = [c for c in clients if c.status == 200]
-    refused = Counter(c.reason or str(c.status) for c in clients if c.status in (413, 422, 429, 503))
-    failed = sum(1 for c in clients if c.status not in (200, 413, 422, 429, 503))
+    refused = Counter(c.reason or str(c.status) for c in clients if c.status in REFUSED_STATUSES)
+    failed = sum(1 for c in clients if c.status != 200 and c.status not in REFUSED_STATUSES)
     end = max((c.done_ns for c in clients if c.done_ns), default=start_ns)
     span_s = max((end - start_ns) / 1e9, duration_s)
     latency = [(c.done_ns - c.scheduled_ns) / 1000.0 for c in ok]
@@ -145,6 +149,8 @@ def summarize_point(*, setting: str, offered_rps: float, duration_s: float, tran
     stages: dict[str, list[float]] = {s: [] for s in STAGES}
     for c, total in zip(ok, latency):
         t = c.answer.get("timing_us", {})
+        if not t:  # an Open Inference Protocol answer carries none of the service's own timings: no stages
+            continue
         for s in ("pre", "queue", "gpu", "post"):
             stages[s].append(float(t.get(f"{s}_us", 0.0)))
         stages["outside"].append(max(0.0, total - float(t.get("in_service_us", 0.0))))

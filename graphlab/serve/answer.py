@@ -1,13 +1,17 @@
 """One answer of the service as a person reads it: `ServiceAnswer`, the JSON dict of `InferenceService.infer`, shown
-in a notebook as tables; and the words for what the worker ran on (a GPU, or the model eagerly on a CPU).
+in a notebook as tables; `ProtocolAnswer`, an answer of the Open Inference Protocol (from its HTTP body, or from
+Triton's client), the same way; and the words for what the worker ran on (a GPU, or the model eagerly on a CPU).
 
 Pure Python (graphlab.present): no torch here.
 """
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from graphlab import present
+from graphlab.serve import oip
 
 
 def on_cpu(conditions: dict[str, Any]) -> bool:
@@ -89,4 +93,79 @@ class ServiceAnswer(dict):
         printer.text("\n\n".join(str(part) for part in self._parts()))
 
 
-__all__ = ["ServiceAnswer", "on_cpu", "worker_words"]
+class ProtocolAnswer(dict):
+    """An answer of the Open Inference Protocol (`POST /v2/models/{name}/infer`): its JSON head (`model_name`, `id`,
+    `outputs`), a plain dict to code, and each output's values decoded (`values[name]`: flat, row-major; `rows(name)`:
+    nested by its shape), whether they came as JSON data or as binary data after the head. Shown in a notebook as the
+    k best of each row (a top-k model: `top_k_ids`, `top_k_probs`) or as each output's datatype, shape and size.
+
+        >>> head = b'{"model_name":"m","outputs":[{"name":"y","datatype":"INT32","shape":[2],"parameters":{"binary_data_size":8}}]}'
+        >>> ProtocolAnswer.from_http(head + bytes([1, 0, 0, 0, 2, 0, 0, 0]), len(head)).values["y"]
+        [1, 2]
+    """
+
+    def __init__(self, head: Any = (), values: dict[str, list[Any]] | None = None):
+        super().__init__(head)
+        self.values = dict(values or {})
+
+    @classmethod
+    def from_http(cls, content: bytes, header_length: str | bytes | int | None = None) -> ProtocolAnswer:
+        """From an answer's body and its `Inference-Header-Content-Length` header (None: all JSON)."""
+        cut = len(content) if header_length is None else int(header_length)
+        head = json.loads(content[:cut])
+        tail, at, values = memoryview(content)[cut:], 0, {}
+        for out in head.get("outputs", []):
+            count = math.prod(out.get("shape", []))
+            size = (out.get("parameters") or {}).get("binary_data_size")
+            if size is None:
+                values[out["name"]] = _flat(out.get("data", []))
+            else:
+                values[out["name"]] = oip.decode_tensor(tail[at: at + size], out["datatype"], count)
+                at += size
+        return cls(head, values)
+
+    @classmethod
+    def from_triton(cls, result: Any) -> ProtocolAnswer:
+        """From tritonclient's `InferResult` (its `get_response()` and `as_numpy(name)`)."""
+        head = result.get_response()
+        return cls(head, {o["name"]: result.as_numpy(o["name"]).reshape(-1).tolist() for o in head.get("outputs", [])})
+
+    def rows(self, name: str) -> list[Any]:
+        """Output `name`'s values nested by its shape."""
+        shape = next(o.get("shape", []) for o in self.get("outputs", []) if o["name"] == name)
+        values = self.values[name]
+        for width in reversed(shape[1:]):
+            values = [values[i: i + width] for i in range(0, len(values), width)]
+        return values
+
+    def _parts(self) -> list[present.Table]:
+        names = [o["name"] for o in self.get("outputs", [])]
+        title = f"{self.get('model_name', '?')}: request {self.get('id', 'without an id')}"
+        parts = [present.facts([(o["name"], f"{o['datatype']} {present.shape(o.get('shape', []))}, "
+                                 f"{'binary data' if 'parameters' in o else 'JSON data'}")
+                                for o in self.get("outputs", [])], title=title)]
+        if "top_k_ids" in names and "top_k_probs" in names:
+            rows = [{"row": r + 1, "rank": k + 1, "id": i, "probability": p}
+                    for r, (ids, probs) in enumerate(zip(self.rows("top_k_ids"), self.rows("top_k_probs")))
+                    for k, (i, p) in enumerate(zip(ids, probs))]
+            parts.append(present.Table(rows, [present.Column("row", "row", kind="count"),
+                                              present.Column("rank", "rank", kind="count"),
+                                              present.Column("id", "class id", kind="count"),
+                                              present.Column("probability", "probability", kind="number")],
+                                       title="the k best of each row"))
+        return parts
+
+    def _repr_html_(self) -> str:
+        return "".join(part._repr_html_() for part in self._parts())
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text("\n\n".join(str(part) for part in self._parts()))
+
+
+def _flat(data: Any) -> list[Any]:
+    if not isinstance(data, list):
+        return [data]
+    return [v for item in data for v in _flat(item)]
+
+
+__all__ = ["ProtocolAnswer", "ServiceAnswer", "on_cpu", "worker_words"]

@@ -5,6 +5,7 @@
     >>> service = gl.serve(net, torch.randn(1, 16), buckets=[1, 2, 4, 8], device="cpu")   # doctest: +SKIP
     >>> service.infer_sync({"inputs": [[0.0] * 16]})["outputs"]                           # doctest: +SKIP
     >>> gl.serve(net, torch.randn(1, 16), port=8000)     # the same over HTTP (blocks)     # doctest: +SKIP
+    >>> server = gl.serve("mlp", port=0, background=True)   # on a thread: server.url, server.close()  # doctest: +SKIP
 
 It builds a `ServedModel` (module + example input + buckets, see `graphlab.serve.served_model`), a
 `ServeConfig` from its buckets, and starts an `InferenceService`: every bucket captured and its padding
@@ -26,8 +27,10 @@ from graphlab.serve.service import InferenceService
 
 
 def serve(model: Any, example: Any = None, *, buckets: Any = None, device: str = "auto", port: int | None = None,
-          config: ServeConfig | None = None) -> Any:
-    """Serve `model`: a started `InferenceService`, or (with `port`) an HTTP server that runs until stopped.
+          config: ServeConfig | None = None, background: bool = False) -> Any:
+    """Serve `model`: a started `InferenceService`, or (with `port`) an HTTP server that runs until stopped, or (with
+    `port` and `background=True`) one on a thread of this process, returned at once (`BackgroundServer`: its `url`,
+    `close()`; port 0: a free one).
 
     Args:
         model: an `nn.Module` (with `example`), a `ServedModel`, or a zoo name ("gpt").
@@ -35,6 +38,7 @@ def serve(model: Any, example: Any = None, *, buckets: Any = None, device: str =
         buckets: the batch sizes captured (default: the ServedModel's; "pow2" up to 32 for a module).
         device: "auto" (a GPU if there is one, else the CPU), "cuda", "cuda:1" or "cpu".
         port: serve over HTTP on this port (at `config.host`; blocks; returns the exit code).
+        background: with `port`, serve on a thread and return the `graphlab.serve.http.BackgroundServer` at once.
         config: the service's other settings (`ServeConfig`: setting, max_wait_us, max_pending, ...); its
             model, buckets and max batch size come from `model` and `buckets`. For a module's request protocol
             (input names, labels, ...) build a `ServedModel` and pass it.
@@ -55,13 +59,17 @@ def serve(model: Any, example: Any = None, *, buckets: Any = None, device: str =
     if buckets is not None:
         given["buckets"] = list(buckets) if isinstance(buckets, tuple) else buckets
     given["device"] = resolve_device(device)
+    if background and port is None:
+        raise BadInputError("background=True serves over HTTP: give port= too (0: a free one)")
     if port is not None:
         given["port"] = port
     service = InferenceService(ServeConfig.for_model(served, **given), model=served)
     if port is None:
         return service.start()
-    from graphlab.serve.http import run_server
+    from graphlab.serve.http import BackgroundServer, run_server
 
+    if background:
+        return BackgroundServer(service)
     return run_server(service)
 
 

@@ -278,6 +278,10 @@ class GuardedApp:
                 head, tail = oip.split_body(raw, head_length)
                 obj = decode_body(head) if len(head) <= self.inline_body else await asyncio.to_thread(decode_body, head)
                 request = oip.parse_request(obj, tail)
+                if request.model_name not in (None, svc.model.name) or request.model_version not in (None, "", "1"):
+                    said = f"{request.model_name or svc.model.name!r} version {request.model_version or '1'}"
+                    raise BadRequestError(f"the body names model {said}; this path and server serve "
+                                          f"{svc.model.name!r} version 1")
             except BadRequestError:
                 svc.count("refused_malformed")
                 raise

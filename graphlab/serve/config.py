@@ -138,7 +138,7 @@ class ServeConfig:
                                     "on its way gets a 503 (with Connection: close) rather than a closed socket",
                                     parse=int)
     host: str = _setting("127.0.0.1", "the address the HTTP server listens on")
-    port: int = _setting(8000, "the port the HTTP server listens on", parse=int)
+    port: int = _setting(8000, "the port the HTTP server listens on (0: a free one the OS picks)", parse=int)
     backlog: int = _setting(2048, "the kernel's accept queue of the listening socket", parse=int)
 
     def __post_init__(self) -> None:
@@ -159,10 +159,12 @@ class ServeConfig:
         for name in ("max_batch_size", "max_pending", "request_timeout_ms", "max_in_flight", "postprocess_threads",
                      "max_body_bytes", "inline_body_bytes", "max_head_bytes", "max_headers", "max_url_bytes",
                      "max_top_k", "trace_capacity", "header_timeout_ms", "body_timeout_ms", "idle_timeout_ms",
-                     "shutdown_timeout_ms", "port", "backlog"):
+                     "shutdown_timeout_ms", "backlog"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise BadInputError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.port, int) or isinstance(self.port, bool) or not 0 <= self.port <= 65535:
+            raise BadInputError(f"port must be an integer from 0 (a free one) to 65535, got {self.port!r}")
         if self.max_url_bytes >= self.max_head_bytes:
             raise ConfigurationError(f"max_url_bytes ({self.max_url_bytes}) must be below max_head_bytes "
                                      f"({self.max_head_bytes}): the URL is part of the head")

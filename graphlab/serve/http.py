@@ -332,5 +332,57 @@ def run_server(service: InferenceService, *, log_level: str = "warning") -> int:
     return 0 if service.state == "closed" else 1
 
 
-__all__ = ["EXIT_DRAIN_CUT", "HeadMeter", "RESPONSE_400", "RESPONSE_408", "describe_stack", "guarded_protocol",
-           "make_server", "raw_answer", "run_server"]
+class BackgroundServer:
+    """The service over HTTP on a thread of this process, for a notebook or a script that goes on running:
+    `gl.serve(model, port=0, background=True)`. The same server as `run_server` (deadlines, admission, drain);
+    `close()` drains it as SIGTERM would, and it is a context manager.
+
+    Attributes:
+        service: the started `InferenceService`.
+        port: the port it listens on (the one the OS chose for port 0).
+        url: "http://HOST:PORT"; address: "HOST:PORT" (what tritonclient's `url=` takes).
+    """
+
+    def __init__(self, service: InferenceService, *, log_level: str = "warning", ready_timeout_s: float = 60.0):
+        import threading
+
+        if service.state == "new":
+            service.start()
+        self.service = service
+        self._server = make_server(service, log_level=log_level)
+        self._thread = threading.Thread(target=self._server.run, name="graphlab-http", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + ready_timeout_s
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self._server.should_exit = True
+                raise UnsupportedError(f"the HTTP server did not start on {service.config.host}:{service.config.port} "
+                                       f"within {ready_timeout_s:g} s (is the port taken?)")
+            time.sleep(0.01)
+        host = service.config.host
+        self.port = int(self._server.servers[0].sockets[0].getsockname()[1])
+        self.address = f"{host}:{self.port}"
+        self.url = f"http://{self.address}"
+
+    def close(self, timeout_s: float | None = None) -> None:
+        """Drain and stop (as SIGTERM: every accepted request answered, within `shutdown_timeout_ms`)."""
+        self._server.should_exit = True
+        wait_s = timeout_s if timeout_s is not None else self.service.config.shutdown_timeout_ms / 1000.0 + 5.0
+        self._thread.join(wait_s)
+
+    def __enter__(self) -> BackgroundServer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(f"graphlab serving {self.service.model.name} ({self.service.config.setting}, "
+                     f"{self.service.config.device}) at {self.url}")
+
+    def __repr__(self) -> str:
+        return f"BackgroundServer({self.service.model.name!r} at {self.url})"
+
+
+__all__ = ["BackgroundServer", "EXIT_DRAIN_CUT", "HeadMeter", "RESPONSE_400", "RESPONSE_408", "describe_stack",
+           "guarded_protocol", "make_server", "raw_answer", "run_server"]

@@ -34,7 +34,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphlab.errors import BadRequestError
+from graphlab.errors import BadInputError, BadRequestError
 
 PREFIX = "/v2"
 #: the request and response header that says how many bytes of the body are the JSON head
@@ -52,7 +52,8 @@ EXTENSIONS = ("binary_tensor_data",)
 #: the /metrics label of each route (the model's name and version as placeholders: bounded label values)
 ROUTES = ("/v2", "/v2/health/live", "/v2/health/ready", "/v2/models/{name}", "/v2/models/{name}/ready",
           "/v2/models/{name}/infer")
-_REQUEST_FIELDS = ("id", "inputs", "outputs", "parameters")
+#: a request's fields: the protocol's, and the model's name and version that KServe's SDK sends in the body too
+_REQUEST_FIELDS = ("id", "model_name", "model_version", "inputs", "outputs", "parameters")
 _INPUT_FIELDS = ("name", "shape", "datatype", "data", "parameters")
 
 
@@ -104,7 +105,7 @@ class InputTensor:
     datatype: str
     shape: tuple[int, ...]
     data: Any = None
-    raw: bytes | None = None
+    raw: bytes | memoryview | None = None
 
     @property
     def elements(self) -> int:
@@ -119,6 +120,8 @@ class InferRequest:
         outputs: the outputs asked for by name, in order, each with whether it comes back as binary data;
             empty: every output of the model.
         binary_outputs: the request's `parameters.binary_data_output`: outputs not named come back binary.
+        model_name, model_version: what the body says, when it says (KServe's SDK does): the app holds them to
+            the path's.
     """
 
     inputs: tuple[InputTensor, ...]
@@ -126,6 +129,8 @@ class InferRequest:
     outputs: tuple[tuple[str, bool], ...] = ()
     parameters: dict[str, Any] = field(default_factory=dict)
     binary_outputs: bool = False
+    model_name: str | None = None
+    model_version: str | None = None
 
     def wants(self, names: tuple[str, ...]) -> tuple[tuple[str, bool], ...]:
         """The outputs to answer with, of the model's `names`: (name, binary) each."""
@@ -134,8 +139,11 @@ class InferRequest:
         return tuple((name, self.binary_outputs) for name in names)
 
 
-def split_body(raw: bytes, header_length: bytes | None) -> tuple[bytes, bytes]:
+def split_body(raw: bytes, header_length: bytes | None) -> tuple[bytes, bytes | memoryview]:
     """(JSON head, binary tail) of a request body, by its `Inference-Header-Content-Length` header (None: all JSON).
+
+    The tail is a view of `raw`, not a copy (nor are the inputs' bytes `parse_request` cuts from it): the event loop
+    reads the head only, and the tensors are made from the body's own bytes on a pre-processing thread.
 
     Raises:
         BadRequestError: the header is not a whole number of bytes, or past the body's end.
@@ -150,10 +158,10 @@ def split_body(raw: bytes, header_length: bytes | None) -> tuple[bytes, bytes]:
     if size > len(raw):
         raise BadRequestError(f"{HEADER_LENGTH} is {size} bytes but the body is {len(raw)}: the JSON head cannot "
                               "end past the body")
-    return raw[:size], raw[size:]
+    return raw[:size], memoryview(raw)[size:]
 
 
-def parse_request(head: Any, tail: bytes = b"") -> InferRequest:
+def parse_request(head: Any, tail: bytes | memoryview = b"") -> InferRequest:
     """Check a request's decoded JSON head and cut the binary `tail` into its inputs' bytes.
 
     `head` may be bytes (decoded here) or the decoded object. Raises BadRequestError naming what is wrong: not an
@@ -172,6 +180,9 @@ def parse_request(head: Any, tail: bytes = b"") -> InferRequest:
     request_id = head.get("id")
     if request_id is not None and not isinstance(request_id, str):
         raise BadRequestError(f"id must be a string, got {_json_type(request_id)}")
+    for key in ("model_name", "model_version"):
+        if head.get(key) is not None and not isinstance(head[key], str):
+            raise BadRequestError(f"{key} must be a string, got {_json_type(head[key])}")
     parameters = _parameters(head.get("parameters"), "parameters")
     binary_outputs = parameters.get("binary_data_output", False)
     if not isinstance(binary_outputs, bool):
@@ -191,7 +202,8 @@ def parse_request(head: Any, tail: bytes = b"") -> InferRequest:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise BadRequestError(f"input {twice[0]!r} is given twice")
-    return InferRequest(tuple(inputs), request_id, _outputs(head.get("outputs")), parameters, binary_outputs)
+    return InferRequest(tuple(inputs), request_id, _outputs(head.get("outputs")), parameters, binary_outputs,
+                        head.get("model_name"), head.get("model_version"))
 
 
 def _known_fields(entry: dict[str, Any], known: tuple[str, ...], where: str, what: str) -> None:
@@ -201,7 +213,7 @@ def _known_fields(entry: dict[str, Any], known: tuple[str, ...], where: str, wha
         raise BadRequestError(f"{where}unknown field {unknown[0]!r}; {what} has {', '.join(known)}")
 
 
-def _input(entry: Any, i: int, tail: bytes, offset: int) -> tuple[InputTensor, int]:
+def _input(entry: Any, i: int, tail: bytes | memoryview, offset: int) -> tuple[InputTensor, int]:
     where = f"inputs[{i}]"
     if not isinstance(entry, dict):
         raise BadRequestError(f"{where} must be an object with name, shape, datatype, data")
@@ -267,7 +279,7 @@ def _parameters(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def split_bytes_elements(raw: bytes, count: int, where: str) -> list[bytes]:
+def split_bytes_elements(raw: bytes | memoryview, count: int, where: str) -> list[bytes]:
     """BYTES binary data: `count` elements, each a 4-byte little-endian length then its bytes, filling `raw`."""
     out, at = [], 0
     for i in range(count):
@@ -288,6 +300,79 @@ def split_bytes_elements(raw: bytes, count: int, where: str) -> list[bytes]:
 def join_bytes_elements(items: list[bytes]) -> bytes:
     """BYTES elements as binary data: each a 4-byte little-endian length then its bytes."""
     return b"".join(struct.pack("<I", len(item)) + item for item in items)
+
+
+#: struct's little-endian format letter of each fixed-size datatype (BF16 has none: encode it yourself)
+STRUCT_FORMATS = {"BOOL": "?", "UINT8": "B", "UINT16": "H", "UINT32": "I", "UINT64": "Q", "INT8": "b", "INT16": "h",
+                  "INT32": "i", "INT64": "q", "FP16": "e", "FP32": "f", "FP64": "d"}
+
+
+def encode_request(inputs: list[tuple[str, str, list[int], list[Any]]], *, binary: bool = False,
+                   outputs: tuple[str, ...] = (), parameters: dict[str, Any] | None = None,
+                   request_id: str | None = None) -> tuple[bytes, int | None]:
+    """A request body as a client sends it, and the length of its JSON head (the request's
+    `Inference-Header-Content-Length`; None: all JSON).
+
+    `inputs`: (name, datatype, shape, values) each, values flat in row-major order (BYTES: str or bytes).
+    `binary`: every input as binary data after the head, and every output named in `outputs` asked back as binary
+    (else as JSON). For load generators and tests; a client of its own uses its library (tritonclient).
+
+        >>> body, head = encode_request([("x", "FP32", [1, 2], [0.5, 1.0])], binary=True)
+        >>> head, body[head:] == struct.pack("<2f", 0.5, 1.0)
+        (93, True)
+    """
+    entries: list[dict[str, Any]] = []
+    tails: list[bytes] = []
+    for name, datatype, shape, values in inputs:
+        entry: dict[str, Any] = {"name": name, "shape": list(shape), "datatype": datatype}
+        if datatype not in DATATYPES:
+            raise BadInputError(f"input {name!r}: datatype {datatype!r} is not one of {', '.join(DATATYPES)}")
+        if len(values) != math.prod(shape):
+            raise BadInputError(f"input {name!r} has {len(values)} values; shape {list(shape)} holds "
+                                  f"{math.prod(shape)}")
+        if not binary:
+            if datatype in BINARY_ONLY:
+                raise BadInputError(f"input {name!r}: {datatype} travels only as binary data")
+            entry["data"] = [v.decode("utf-8") if isinstance(v, bytes) else v for v in values] \
+                if datatype == "BYTES" else list(values)
+        else:
+            if datatype == "BYTES":
+                raw = join_bytes_elements([v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values])
+            elif datatype in STRUCT_FORMATS:
+                raw = struct.pack(f"<{len(values)}{STRUCT_FORMATS[datatype]}", *values)
+            else:
+                raise BadInputError(f"input {name!r}: encode {datatype} yourself (no struct format for it)")
+            entry["parameters"] = {"binary_data_size": len(raw)}
+            tails.append(raw)
+        entries.append(entry)
+    head: dict[str, Any] = {}
+    if request_id is not None:
+        head["id"] = request_id
+    head["inputs"] = entries
+    if outputs:
+        head["outputs"] = [{"name": o, "parameters": {"binary_data": binary}} for o in outputs]
+    if parameters:
+        head["parameters"] = dict(parameters)
+    text = json.dumps(head, allow_nan=False, separators=(",", ":")).encode()
+    return (b"".join([text, *tails]), len(text)) if binary else (text, None)
+
+
+def decode_tensor(raw: bytes | memoryview, datatype: str, count: int) -> list[Any]:
+    """Binary data as a flat list of `count` values (BYTES: bytes each; BF16: floats), for a client reading an
+    answer. BadRequestError when the byte count is not `count` values of `datatype`.
+
+        >>> decode_tensor(struct.pack("<2q", 7, -1), "INT64", 2)
+        [7, -1]
+    """
+    if datatype == "BYTES":
+        return split_bytes_elements(raw, count, "the output")
+    width = DATATYPES.get(datatype)
+    if not width or len(raw) != width * count:
+        raise BadRequestError(f"{len(raw)} bytes are not {count} values of {datatype}")
+    if datatype == "BF16":  # the top half of a float32
+        return [v[0] for v in struct.iter_unpack("<f", b"".join(b"\0\0" + bytes(raw[i: i + 2])
+                                                                    for i in range(0, len(raw), 2)))]
+    return list(struct.unpack(f"<{count}{STRUCT_FORMATS[datatype]}", raw))
 
 
 @dataclass(frozen=True)
@@ -340,5 +425,6 @@ def _json_type(value: Any) -> str:
 
 
 __all__ = ["BINARY_ONLY", "DATATYPES", "EXTENSIONS", "FROM_TORCH", "HEADER_LENGTH", "InferRequest", "InputTensor",
-           "OutputTensor", "PREFIX", "ROUTES", "Route", "error_body", "join_bytes_elements", "parse_request",
+           "OutputTensor", "PREFIX", "ROUTES", "Route", "STRUCT_FORMATS", "decode_tensor", "encode_request", "error_body",
+           "join_bytes_elements", "parse_request",
            "response_body", "route", "split_body", "split_bytes_elements", "tensor_metadata"]

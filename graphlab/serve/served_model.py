@@ -228,17 +228,21 @@ class ServedModel:
 
     # -- what the service calls ------------------------------------------------------------------------------
     def build(self, device: str = "cuda") -> nn.Module:
-        """The module on `device`, in eval mode (with `output` picked inside it, so it is in the graph); one call on
-        a row of the example says the output's dtype and row shape (the protocol's model metadata)."""
+        """The module on `device`, in eval mode (with `output` picked inside it, so it is in the graph).
+
+        The output's dtype and row shape (the protocol's model metadata) are read off the first call the service
+        makes, its warm-up (a forward hook that removes itself after that call): no forward runs only for them."""
         module = self.module.to(device).eval()
         built = (_Pick(module, self.output) if self.output is not None else module).eval()
-        try:
-            with torch.no_grad():
-                out = built(*self.example_inputs(1, device=device))
+        handle = None
+
+        def note_output(_module: nn.Module, _inputs: Any, out: Any) -> None:
             if isinstance(out, torch.Tensor) and out.dim() >= 1:
                 self._output_spec = (_dtype_name(out.dtype), tuple(int(d) for d in out.shape[1:]))
-        except Exception:  # noqa: BLE001 - warm-up reports a module that cannot run; metadata then says less
-            pass
+            if handle is not None:
+                handle.remove()
+
+        handle = built.register_forward_hook(note_output)
         return built
 
     def example_inputs(self, rows: int, device: str = "cuda", seed: int = 0) -> tuple[torch.Tensor, ...]:
@@ -266,7 +270,7 @@ class ServedModel:
     def oip_outputs(self) -> list[dict[str, Any]]:
         """The outputs as the protocol's model metadata: the output tensor ("output"), or for `answer="top_k"`
         the scores and the k best ("top_k_ids", "top_k_probs"; k is the request's `parameters.top_k`)."""
-        dtype, shape = getattr(self, "_output_spec", None) or ("float32", None)  # not built here: rank unknown
+        dtype, shape = getattr(self, "_output_spec", None) or ("float32", None)  # not warmed up yet: rank unknown
         tensor = oip.tensor_metadata("scores" if self.answer_kind == "top_k" else OUTPUT_NAME,
                                      oip.FROM_TORCH.get(dtype, "FP32"), [-1, *shape] if shape is not None else [-1])
         return [tensor, *TOP_K_METADATA] if self.answer_kind == "top_k" else [tensor]
