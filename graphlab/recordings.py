@@ -250,7 +250,7 @@ class Recording:
     def dot(self, key: str | None = None, *, limits: DotLimits | None = None) -> str:
         """The raw DOT text of a graph, exactly as the driver wrote it (its size checked against `limits`,
         default: the current `gl.DotLimits`, before it is read)."""
-        from graphlab.graph.dot_parser import read_dot_text
+        from graphlab.graph.dot_file import read_dot_text
 
         path = self.dot_path(key)
         try:

@@ -194,6 +194,30 @@ def test_write_json_streams_the_same_text_as_to_json(indent, monkeypatch) -> Non
     assert out.getvalue() == empty.to_json()
 
 
+def test_compact_json_made_from_cached_pieces_is_json_dumps_text(monkeypatch) -> None:
+    """`write_json(indent=None)` joins each node's text from cached pieces (`graphlab.graph.node_json`): the text is
+    `json.dumps`'s, with the CLI's kernel fields, for parsed nodes and for nodes made by `Node(...)` (every field
+    set, None included), with the cache emptied as it fills."""
+    import json
+
+    from graphlab.graph import node_json
+    from graphlab.graph.model import node_field_names
+
+    monkeypatch.setattr(node_json, "PIECES_MAX", 5)
+    kernel_fields = node_field_names(kind="kernel", census=True)
+    for path in sorted(H200.glob("kinds/*__all.dot")) + sorted(H200.glob("models/*.dot")):
+        for graph in (read_dot(path), gl.CudaGraph.from_json(read_dot(path).to_json())):
+            expected = graph.to_dict()
+            for entry in expected["graphs"]:
+                for node in entry["nodes"]:
+                    if node["kind"] == "kernel":
+                        for key in kernel_fields:
+                            node.setdefault(key, None)
+            out = io.StringIO()
+            graph.write_json(out, indent=None, kernel_fields=kernel_fields)
+            assert out.getvalue() == json.dumps(expected), path
+
+
 def test_a_big_dump_reads_in_chunks_the_same_as_in_one_piece(monkeypatch) -> None:
     text = nodes_dump(3000)
     whole = parse_dot(text, limits=NO_LIMITS)

@@ -27,12 +27,16 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from graphlab.errors import BadInputError, DotLimitError
 
 #: the largest real dump graphlab has (see the module docstring), from which the defaults are set
 LARGEST_REAL_BYTES, LARGEST_REAL_NODES, LARGEST_REAL_LABEL_CHARS = 150_451, 280, 563
+
+#: the pre-scan counts node labels by this text, less the cluster and edge labels (`PRESCAN_NOT_NODES`)
+PRESCAN_LABEL = 'label="'
+PRESCAN_NOT_NODES = ("subgraph", 'xlabel="', 'headlabel="', 'taillabel="')
 
 #: what each limit is called by the CLI (`graphlab parse --max-dot-bytes ...`)
 CLI_FLAGS = {"max_bytes": "--max-dot-bytes", "max_nodes": "--max-dot-nodes", "max_label_chars": "--max-label-chars"}
@@ -84,13 +88,17 @@ class DotLimits:
         if self.max_nodes is None:
             return
         raw = isinstance(text, bytes)
-        labels = text.count(b'label="' if raw else 'label="')  # type: ignore[arg-type]
-        if labels <= self.max_nodes:  # the common case: one count
+        labels = text.count(PRESCAN_LABEL.encode() if raw else PRESCAN_LABEL)  # type: ignore[arg-type]
+        self.check_prescan(labels, lambda: sum(text.count(s.encode() if raw else s)  # type: ignore[arg-type]
+                                               for s in PRESCAN_NOT_NODES), source)
+
+    def check_prescan(self, labels: int, not_nodes: Callable[[], int], source: str) -> None:
+        """The pre-scan's verdict from its count of `PRESCAN_LABEL`; `not_nodes()` counts the labels that are
+        no node's (`PRESCAN_NOT_NODES`), asked only when there are more labels than `max_nodes` (the common
+        case is one count)."""
+        if self.max_nodes is None or labels <= self.max_nodes:
             return
-        # cluster labels (one per subgraph) and edge labels are not nodes
-        others = sum(text.count(s.encode() if raw else s)  # type: ignore[arg-type]
-                     for s in ("subgraph", 'xlabel="', 'headlabel="', 'taillabel="'))
-        self.check_nodes(labels - others, source, estimate=True)
+        self.check_nodes(labels - not_nodes(), source, estimate=True)
 
 
 #: no limit at all (graphs this process captured itself)
@@ -151,5 +159,5 @@ def limits_from_flags(max_bytes: Any = None, max_nodes: Any = None, max_label_ch
     return DEFAULT_LIMITS.raised(**values)
 
 
-__all__ = ["CLI_FLAGS", "DEFAULT_LIMITS", "DotLimits", "NO_LIMITS", "current_limits", "dot_limits", "limit_error",
-           "limits_from_flags", "resolve_limits"]
+__all__ = ["CLI_FLAGS", "DEFAULT_LIMITS", "DotLimits", "NO_LIMITS", "PRESCAN_LABEL", "PRESCAN_NOT_NODES", "current_limits",
+           "dot_limits", "limit_error", "limits_from_flags", "resolve_limits"]
