@@ -2,16 +2,32 @@
 
 Pure (no torch): standard library only.
 
-A dump attached to a bug report or sent by a colleague is untrusted input: a 1 GB file, a million nodes
+A dump attached to a bug report or sent by a colleague is untrusted input: a 2 GB file, a million nodes
 or a 200 MB label would take minutes and gigabytes before anything is shown. Every path that reads DOT
 (`gl.read_dot`, `gl.parse_dot`, `graphlab parse` / `render`, recordings, watched graphs) checks these
 limits, cheapest first: the file's size before a byte is read, then a pre-scan that counts node labels
 with `str.count` (no tokenising), then the exact count and each label's length while reading. Past a
 limit it stops and raises one `DotLimitError` naming the limit, the value found and how to raise it.
 
-The defaults are the largest real dump graphlab has (`data/recordings` and `tests/fixtures`, 406 dumps:
-150,451 bytes and 280 nodes in `h200/profile/resnet50_b64.dot`, a 563-character label in
-`h200/decode/llama-b1.dot`) times ten, rounded up.
+The defaults are sized so that the graphs this tool is for read with them: the decode step of an 80-layer
+decoder (Llama-3-70B's depth) dumped with the verbose flags (the largest dumps: in `tests/fixtures/h200` a dump
+with every flag set is the verbose one, byte for byte), twice over:
+
+    one layer, recorded (`data/recordings/h200/decode/llama-b1.dot`, 4 identical layers,
+        the repeated block of `graph.structure`):           44 nodes, 25,123 bytes  ->  571 bytes a node
+    one layer of a bf16 Llama-shaped decoder on the H200
+        (issue 40: 3,256 nodes at 64 layers; not recorded): 51 nodes (casts the fp32 one has not)
+    outside the layers, recorded (`llama-compiled-b1.dot`): 43 nodes at most (embedding, rotary, norm, head)
+    80 layers:    80 x 51 + 43 = 4,123 nodes;  x 571 bytes = 2,354,233 bytes
+    x 2 headroom (longer bf16 and CUTLASS kernel names, norms or biases a layer more):
+                  8,246 nodes, 4,708,466 bytes
+    rounded up:  10,000 nodes, 6,000,000 bytes (10,000 nodes of 600 bytes)
+
+A label is at most 5,700 characters: the longest real one (563, in `llama-b1.dot`) times ten, rounded up. A dump
+at the limits costs little: `graphlab parse` of a 10,000-node verbose decoder dump (5.8 MB) takes 0.6 s and 49 MB
+in all on the project's 2-core machine (bench/README.md). A 1M-node or 2 GB file is refused by its size before a
+byte is read; with the size limit lifted, the node pre-scan refuses the 1M nodes reading the file a piece at a
+time (`graphlab.graph.dot_file`), before a node is made.
 
 Raise them for one call, or for a block (watched graphs, recordings, anything that parses on its own):
 
@@ -31,8 +47,12 @@ from typing import Any, Callable, Iterator
 
 from graphlab.errors import BadInputError, DotLimitError
 
-#: the largest real dump graphlab has (see the module docstring), from which the defaults are set
-LARGEST_REAL_BYTES, LARGEST_REAL_NODES, LARGEST_REAL_LABEL_CHARS = 150_451, 280, 563
+#: what the defaults are sized from (the module docstring gives the arithmetic): a recorded decoder layer's nodes
+#: and bytes, the nodes outside its layers, a bf16 layer's nodes (issue 40), the depth sized for, the headroom
+RECORDED_LAYER_NODES, RECORDED_LAYER_BYTES, OUTSIDE_LAYERS_NODES = 44, 25_123, 43
+LAYER_NODES, SIZED_FOR_LAYERS, HEADROOM = 51, 80, 2
+#: the longest real label (`data/recordings/h200/decode/llama-b1.dot`), from which the label limit is set
+LARGEST_REAL_LABEL_CHARS = 563
 
 #: the pre-scan counts node labels by this text, less the cluster and edge labels (`PRESCAN_NOT_NODES`)
 PRESCAN_LABEL = 'label="'
@@ -52,8 +72,8 @@ class DotLimits:
         max_label_chars: characters in one node's label (and in any other quoted string of the dump).
     """
 
-    max_bytes: int | None = 1_510_000
-    max_nodes: int | None = 2_800
+    max_bytes: int | None = 6_000_000
+    max_nodes: int | None = 10_000
     max_label_chars: int | None = 5_700
 
     def __post_init__(self) -> None:
