@@ -118,3 +118,36 @@ def decoder_dump(*, layers: int | None = None, nodes: int | None = None, source:
     out = io.StringIO()
     write_decoder_dump(out, layers=layers, nodes=nodes, source=source)
     return out.getvalue()
+
+
+def synthetic_profile(graph, replays: int = 3, seed: int = 0):  # type: ignore[no-untyped-def]
+    """TEST DATA: a `gl.profile` result for a decoder graph with made-up GPU times (each kernel 1-9 µs, random,
+    replays one after the other on one stream) and module names by layer: the nodes of repeat k of the graph's
+    repeated block are `model.layers.k`, the others `model` (what `DecodeGraphs` records at capture on a GPU)."""
+    import random
+
+    from graphlab.graph.structure import find_repeated_blocks, topological_order
+    from graphlab.profile.results import build_profile
+    from graphlab.timing.chrome_trace import GpuEvent
+
+    modules = {node.id: ["model"] for node in graph.nodes()}
+    for block in find_repeated_blocks(graph, min_saved_nodes=4):
+        for layer, ids in enumerate(block.node_ids):
+            modules.update({nid: [f"model.layers.{layer}"] for nid in ids})
+    rng = random.Random(seed)
+    runs = []
+    for _ in range(replays):
+        t, events = 0.0, []
+        for nid in topological_order(graph):
+            node = graph.node(nid)
+            if node.kind.value == "kernel":
+                events.append(GpuEvent(node.demangled_name or "", "kernel", t, rng.uniform(1, 9), grid=node.grid,
+                                       block=node.block))
+            elif node.kind.value in ("memcpy", "memset"):
+                events.append(GpuEvent(node.kind.value, node.kind.value, t, 1.0,
+                                       bytes=node.copy_bytes or node.memset_bytes))
+            else:
+                continue
+            t = events[-1].end_us + 0.1
+        runs.append(events)
+    return build_profile(graph, runs, name="synthetic decoder", node_modules=modules)
