@@ -85,7 +85,7 @@ def test_a_click_on_a_folded_node_or_the_block_says_what_it_stands_for(decoder: 
     w.selected = folded
     assert w.details["id"] == folded
     whole = w.details_for(block.id)
-    assert whole["note"].startswith("32 repeats of 44 nodes (1408 in all)")
+    assert whole["note"].startswith("32 repeats of 44 nodes (1,408 in all)")
     assert [m["id"] for m in whole["members"]] == list(block.representative)
 
 

@@ -45,10 +45,10 @@ class Cut(DotText):
         return self.whole.line_of(pos)
 
 
-def outcome(read) -> str:
-    """The graph's JSON, or the error's message (with its line)."""
+def outcome(read, *args, **kwargs) -> str:
+    """What `read(*args, **kwargs)` made: the graph's JSON, or the error's message (with its line)."""
     try:
-        return read().to_json()
+        return read(*args, **kwargs).to_json()
     except DotParseError as exc:
         return f"error: {exc}"
 
@@ -72,15 +72,15 @@ def test_every_dump_reads_the_same_in_pieces(piece_bytes: int, monkeypatch) -> N
     for path in DUMPS:
         if piece_bytes < 100 and path.stat().st_size > 50_000:
             continue  # a few thousand pieces each: the small dumps cover the tiny pieces
-        assert outcome(lambda: read_dot(path, limits=NO_LIMITS)) == outcome(lambda: whole_file(path, NO_LIMITS)), path
+        assert outcome(read_dot, path, limits=NO_LIMITS) == outcome(whole_file, path, NO_LIMITS), path
 
 
 def test_every_dump_reads_the_same_with_and_without_label_templates() -> None:
     copied = 0
     for path in DUMPS + [None]:
         text = decoder_dump(layers=32) if path is None else path.read_text(encoding="utf-8")
-        with_templates = outcome(lambda: read_text(text))
-        assert with_templates == outcome(lambda: read_text(text, templates=False)), path
+        with_templates = outcome(read_text, text)
+        assert with_templates == outcome(read_text, text, templates=False), path
         copied += with_templates.count('"kind"')
     assert copied > 5000
 
@@ -122,8 +122,8 @@ def test_a_token_cut_at_every_place_reads_as_whole() -> None:
     whole = outcome(lambda: read_text(text))
     assert whole.count('"kind"') == 2
     for cut in range(len(text)):
-        assert outcome(lambda: read_text(Cut(text, [cut]))) == whole, cut
-        assert outcome(lambda: read_text(Cut(text, [cut, cut + 1, cut + 2]))) == whole, cut
+        assert outcome(read_text, Cut(text, [cut])) == whole, cut
+        assert outcome(read_text, Cut(text, [cut, cut + 1, cut + 2])) == whole, cut
 
 
 def test_a_string_longer_than_the_pieces_is_read_in_a_few_steps() -> None:

@@ -23,7 +23,12 @@ from typing import BinaryIO, Iterator
 
 from graphlab.errors import DotFileError, DotParseError
 from graphlab.files import open_regular
-from graphlab.graph.dot_limits import PRESCAN_LABEL, PRESCAN_NOT_NODES, DotLimits, resolve_limits
+from graphlab.graph.dot_limits import (
+    PRESCAN_LABEL,
+    PRESCAN_NOT_NODES,
+    DotLimits,
+    resolve_limits,
+)
 from graphlab.graph.dot_syntax import DotText
 
 #: bytes read at a time

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import enum
 import json
-from json.encoder import encode_basestring_ascii  # what json.dumps (ensure_ascii, the default) quotes strings with
+from json.encoder import (
+    encode_basestring_ascii,  # what json.dumps (ensure_ascii, the default) quotes strings with
+)
 from typing import Any, Callable, Sequence
 
 #: values kept encoded; a table this full is emptied and starts again (ids and handles never repeat)

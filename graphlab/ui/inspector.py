@@ -145,11 +145,11 @@ class _GraphFacts:
         first = [self.brief(nid) for nid in (block.node_ids[repeat] if repeat is not None else block.representative)]
         words = self.block_words(block_id)
         if collapsed:
-            note = (f"{block.count} repeats of {block.period} nodes ({block.count * block.period} in all), e.g. one "
+            note = (f"{block.count} repeats of {block.period} nodes ({count(block.count * block.period)} in all), e.g. one "
                     "per transformer layer, drawn once. Expand it to see every node.")
         else:
             where = f"Repeat {repeat + 1} of {block.count}: " if repeat is not None else ""
-            note = (f"{where}{block.count} repeats of {block.period} nodes ({block.count * block.period} in all), "
+            note = (f"{where}{block.count} repeats of {block.period} nodes ({count(block.count * block.period)} in all), "
                     "every repeat drawn.")
         return {
             "id": block_id,
