@@ -24,8 +24,8 @@ with every flag set is the verbose one, byte for byte), twice over:
     rounded up:  10,000 nodes, 6,000,000 bytes (10,000 nodes of 600 bytes)
 
 A label is at most 5,700 characters: the longest real one (563, in `llama-b1.dot`) times ten, rounded up. A dump
-at the limits costs little: `graphlab parse` of a 10,000-node verbose decoder dump (5.8 MB) takes 0.6 s and 49 MB
-in all on the project's 2-core machine (bench/README.md). A 1M-node or 2 GB file is refused by its size before a
+at the limits costs little: `graphlab parse` of a 10,000-node verbose decoder dump (5.8 MB) takes 0.6 s and 48 MiB
+in all on the project's 2-core machine (bench/README.md, `bench_parse.py --cli --nodes 10000`). A 1M-node or 2 GB file is refused by its size before a
 byte is read; with the size limit lifted, the node pre-scan refuses the 1M nodes reading the file a piece at a
 time (`graphlab.graph.dot_file`), before a node is made.
 
