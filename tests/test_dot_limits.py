@@ -82,7 +82,7 @@ def test_the_recorded_8b_decode_graph_reads_with_the_defaults() -> None:
     defaults; until they are recorded, the synthetic 80-layer graph above stands for them."""
     recorded = sorted((REPO / "data" / "recordings").glob("*/decode_scale/*.dot"))
     for path in recorded:
-        assert len(read_dot(path)) > 32 * 40, path
+        assert len(read_dot(path)) >= 32, path  # no DotLimitError: compiled steps included
     if not recorded:
         assert len(parse_dot(decoder_dump(layers=32))) == 32 * 44 + 27
 

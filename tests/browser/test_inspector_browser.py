@@ -550,7 +550,8 @@ def _decoder_graph(root: Path) -> tuple[str, str]:
     """Issue 40's graph at the size its users work at, written into the lab's root as decoder.dot: the recorded
     8B-class decode graph once a GPU run has made it (`data/recordings/*/decode_scale/`), else a synthetic 32-layer
     one made from the recorded small Llama's layer (`tests/decoder_dump.py`). Returns (file name, what it is)."""
-    recorded = sorted((REPO / "data" / "recordings").glob("*/decode_scale/*.dot"))
+    recorded = [p for p in sorted((REPO / "data" / "recordings").glob("*/decode_scale/*.dot"))
+                if "compiled" not in p.stem]  # the eager step's graph: its layers launch the same kernels
     if recorded:
         shutil.copy(recorded[0], root / "decoder.dot")
         return "decoder.dot", str(recorded[0].relative_to(REPO))
