@@ -23,7 +23,8 @@ with every flag set is the verbose one, byte for byte), twice over:
                   8,246 nodes, 4,708,466 bytes
     rounded up:  10,000 nodes, 6,000,000 bytes (10,000 nodes of 600 bytes)
 
-A label is at most 5,700 characters: the longest real one (563, in `llama-b1.dot`) times ten, rounded up. A dump
+A label is at most 5,700 characters: the longest of the recorded decode steps (563, in `llama-b1.dot`) times ten,
+rounded up; every recorded label stays under half of it (a test holds it). A dump
 at the limits costs little: `graphlab parse` of a 10,000-node verbose decoder dump (5.8 MB) takes 0.6 s and 48 MiB
 in all on the project's 2-core machine (bench/README.md, `bench_parse.py --cli --nodes 10000`). A 1M-node or 2 GB file is refused by its size before a
 byte is read; with the size limit lifted, the node pre-scan refuses the 1M nodes reading the file a piece at a
@@ -51,7 +52,7 @@ from graphlab.errors import BadInputError, DotLimitError
 #: and bytes, the nodes outside its layers, a bf16 layer's nodes (issue 40), the depth sized for, the headroom
 RECORDED_LAYER_NODES, RECORDED_LAYER_BYTES, OUTSIDE_LAYERS_NODES = 44, 25_123, 43
 LAYER_NODES, SIZED_FOR_LAYERS, HEADROOM = 51, 80, 2
-#: the longest real label (`data/recordings/h200/decode/llama-b1.dot`), from which the label limit is set
+#: the longest label of the recorded decode steps (`data/recordings/h200/decode/llama-b1.dot`): the label limit's base
 LARGEST_REAL_LABEL_CHARS = 563
 
 #: the pre-scan counts node labels by this text, less the cluster and edge labels (`PRESCAN_NOT_NODES`)
