@@ -47,9 +47,9 @@ def _limits(args: argparse.Namespace) -> object:
 def _add_limit_flags(p: argparse.ArgumentParser) -> None:
     # graphlab.graph.dot_limits.DEFAULT_LIMITS (not imported: `graphlab --help` stays light)
     p.add_argument("--max-dot-bytes", type=int, default=None, metavar="N",
-                   help="refuse a file larger than N bytes (default 1,510,000; 0: no limit)")
+                   help="refuse a file larger than N bytes (default 6,000,000; 0: no limit)")
     p.add_argument("--max-dot-nodes", type=int, default=None, metavar="N",
-                   help="refuse a dump of more than N nodes (default 2,800; 0: no limit)")
+                   help="refuse a dump of more than N nodes (default 10,000; 0: no limit)")
     p.add_argument("--max-label-chars", type=int, default=None, metavar="N",
                    help="refuse a node label longer than N characters (default 5,700; 0: no limit)")
 

@@ -21,6 +21,7 @@ meta.json:
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import json
@@ -30,7 +31,7 @@ import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from graphlab import present
 from graphlab.graph.model import CudaGraph
@@ -182,6 +183,20 @@ def _check_regular(path: Path) -> None:
         raise RecordingError(f"{path}: it is {kind_of(mode)}, not a regular file: refused")
 
 
+
+@contextlib.contextmanager
+def _reading_dot(path: Path) -> Iterator[None]:
+    """A recording's DOT file that cannot be read or parsed is a broken recording: `RecordingError`, naming the file
+    (and for a parse, its line and any limit passed, how to raise it; the `DotParseError` its `__cause__`)."""
+    try:
+        yield
+    except DotParseError as exc:
+        raise RecordingError(str(exc)) from exc
+    except OSError as exc:  # DotFileError: also the OSError, its errno set
+        if exc.errno == errno.ENOENT:
+            raise RecordingError(f"{path}: file missing from the recording") from None
+        raise RecordingError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
 @dataclass(frozen=True)
 class Recording:
     """One recording folder, validated on load. Files are read lazily."""
@@ -250,17 +265,11 @@ class Recording:
     def dot(self, key: str | None = None, *, limits: DotLimits | None = None) -> str:
         """The raw DOT text of a graph, exactly as the driver wrote it (its size checked against `limits`,
         default: the current `gl.DotLimits`, before it is read)."""
-        from graphlab.graph.dot_parser import read_dot_text
+        from graphlab.graph.dot_file import read_dot_text
 
         path = self.dot_path(key)
-        try:
+        with _reading_dot(path):
             return read_dot_text(path, limits=limits)
-        except DotParseError as exc:  # past a limit, or not UTF-8: a broken recording, the file named
-            raise RecordingError(str(exc)) from exc
-        except OSError as exc:  # DotFileError: also the OSError, its errno set
-            if exc.errno == errno.ENOENT:
-                raise RecordingError(f"{path}: file missing from the recording") from None
-            raise RecordingError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
     def dot_path(self, key: str | None = None) -> Path:
         return self._file(self.meta["graphs"][self._graph_key(key)]["dot"])
@@ -275,13 +284,12 @@ class Recording:
             RecordingError: the DOT is missing, outside the recording, past a limit or not a dump; the message
                 names the file (the `DotParseError` is its `__cause__`).
         """
-        from graphlab.graph.dot_parser import parse_dot
+        from graphlab.graph.dot_parser import read_dot
 
         k = self._graph_key(key)
-        try:
-            parsed = parse_dot(self.dot(k, limits=limits), source=str(self.dot_path(k)), limits=limits)
-        except DotParseError as exc:  # the message names the file and line (and a limit, how to raise it)
-            raise RecordingError(str(exc)) from exc
+        path = self.dot_path(k)
+        with _reading_dot(path):  # read in pieces: the text is never held whole
+            parsed = read_dot(path, limits=limits)
         gpu = self.gpu.replace("NVIDIA ", "")
         entry = self.meta["graphs"][k]
         origin = {field: entry[field] for field in GRAPH_ORIGIN_FIELDS if field in entry}  # e.g. a rank's graph

@@ -57,7 +57,7 @@ def hostile_dots() -> dict[str, bytes]:
         "node_declared_twice.dot": kernel_dump("k").replace("graph_1_node_1", "graph_1_node_0").encode(),
         "self_body.dot": (b'digraph dot {\nsubgraph cluster_1 {\nlabel="graph_1";\n"graph_1_node_0"'
                           b'[shape="rectangle" label="0\ngraph_1\n"];\n}\n}\n'),
-        "many_nodes.dot": kernel_dump("k", 4000).encode(),  # past the node limit
+        "many_nodes.dot": kernel_dump("k", 12_000).encode(),  # past the node limit (10,000)
         "long_label.dot": kernel_dump("k" * 10_000).encode(),  # past the label limit
     }
 

@@ -3,4 +3,5 @@ Pure modules read, query, compare and name graphs anywhere; `export` and `census
 """
 
 #: the modules of this package that import no torch, plotly, graphviz or widget library
-PURE = ("model", "dot_syntax", "dot_limits", "dot_labels", "dot_parser", "kernel_names", "demangle", "structure", "diff")
+PURE = ("model", "node_json", "dot_syntax", "dot_limits", "dot_file", "dot_labels", "dot_templates", "dot_parser", "kernel_names",
+        "demangle", "structure", "diff")

@@ -2,16 +2,33 @@
 
 Pure (no torch): standard library only.
 
-A dump attached to a bug report or sent by a colleague is untrusted input: a 1 GB file, a million nodes
+A dump attached to a bug report or sent by a colleague is untrusted input: a 2 GB file, a million nodes
 or a 200 MB label would take minutes and gigabytes before anything is shown. Every path that reads DOT
 (`gl.read_dot`, `gl.parse_dot`, `graphlab parse` / `render`, recordings, watched graphs) checks these
 limits, cheapest first: the file's size before a byte is read, then a pre-scan that counts node labels
 with `str.count` (no tokenising), then the exact count and each label's length while reading. Past a
 limit it stops and raises one `DotLimitError` naming the limit, the value found and how to raise it.
 
-The defaults are the largest real dump graphlab has (`data/recordings` and `tests/fixtures`, 406 dumps:
-150,451 bytes and 280 nodes in `h200/profile/resnet50_b64.dot`, a 563-character label in
-`h200/decode/llama-b1.dot`) times ten, rounded up.
+The defaults are sized so that the graphs this tool is for read with them: the decode step of an 80-layer
+decoder (Llama-3-70B's depth) dumped with the verbose flags (the largest dumps: in `tests/fixtures/h200` a dump
+with every flag set is the verbose one, byte for byte), twice over:
+
+    one layer, recorded (`data/recordings/h200/decode/llama-b1.dot`, 4 identical layers,
+        the repeated block of `graph.structure`):           44 nodes, 25,123 bytes  ->  571 bytes a node
+    one layer of a bf16 Llama-shaped decoder on the H200
+        (issue 40: 3,256 nodes at 64 layers; not recorded): 51 nodes (casts the fp32 one has not)
+    outside the layers, recorded (`llama-compiled-b1.dot`): 43 nodes at most (embedding, rotary, norm, head)
+    80 layers:    80 x 51 + 43 = 4,123 nodes;  x 571 bytes = 2,354,233 bytes
+    x 2 headroom (longer bf16 and CUTLASS kernel names, norms or biases a layer more):
+                  8,246 nodes, 4,708,466 bytes
+    rounded up:  10,000 nodes, 6,000,000 bytes (10,000 nodes of 600 bytes)
+
+A label is at most 5,700 characters: the longest of the recorded decode steps (563, in `llama-b1.dot`) times ten,
+rounded up; every recorded label stays under half of it (a test holds it). A dump
+at the limits costs little: `graphlab parse` of a 10,000-node verbose decoder dump (5.8 MB) takes 0.6 s and 48 MiB
+in all on the project's 2-core machine (bench/README.md, `bench_parse.py --cli --nodes 10000`). A 1M-node or 2 GB file is refused by its size before a
+byte is read; with the size limit lifted, the node pre-scan refuses the 1M nodes reading the file a piece at a
+time (`graphlab.graph.dot_file`), before a node is made.
 
 Raise them for one call, or for a block (watched graphs, recordings, anything that parses on its own):
 
@@ -27,12 +44,20 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from graphlab.errors import BadInputError, DotLimitError
 
-#: the largest real dump graphlab has (see the module docstring), from which the defaults are set
-LARGEST_REAL_BYTES, LARGEST_REAL_NODES, LARGEST_REAL_LABEL_CHARS = 150_451, 280, 563
+#: what the defaults are sized from (the module docstring gives the arithmetic): a recorded decoder layer's nodes
+#: and bytes, the nodes outside its layers, a bf16 layer's nodes (issue 40), the depth sized for, the headroom
+RECORDED_LAYER_NODES, RECORDED_LAYER_BYTES, OUTSIDE_LAYERS_NODES = 44, 25_123, 43
+LAYER_NODES, SIZED_FOR_LAYERS, HEADROOM = 51, 80, 2
+#: the longest label of the recorded decode steps (`data/recordings/h200/decode/llama-b1.dot`): the label limit's base
+LARGEST_REAL_LABEL_CHARS = 563
+
+#: the pre-scan counts node labels by this text, less the cluster and edge labels (`PRESCAN_NOT_NODES`)
+PRESCAN_LABEL = 'label="'
+PRESCAN_NOT_NODES = ("subgraph", 'xlabel="', 'headlabel="', 'taillabel="')
 
 #: what each limit is called by the CLI (`graphlab parse --max-dot-bytes ...`)
 CLI_FLAGS = {"max_bytes": "--max-dot-bytes", "max_nodes": "--max-dot-nodes", "max_label_chars": "--max-label-chars"}
@@ -48,8 +73,8 @@ class DotLimits:
         max_label_chars: characters in one node's label (and in any other quoted string of the dump).
     """
 
-    max_bytes: int | None = 1_510_000
-    max_nodes: int | None = 2_800
+    max_bytes: int | None = 6_000_000
+    max_nodes: int | None = 10_000
     max_label_chars: int | None = 5_700
 
     def __post_init__(self) -> None:
@@ -84,13 +109,17 @@ class DotLimits:
         if self.max_nodes is None:
             return
         raw = isinstance(text, bytes)
-        labels = text.count(b'label="' if raw else 'label="')  # type: ignore[arg-type]
-        if labels <= self.max_nodes:  # the common case: one count
+        labels = text.count(PRESCAN_LABEL.encode() if raw else PRESCAN_LABEL)  # type: ignore[arg-type]
+        self.check_prescan(labels, lambda: sum(text.count(s.encode() if raw else s)  # type: ignore[arg-type]
+                                               for s in PRESCAN_NOT_NODES), source)
+
+    def check_prescan(self, labels: int, not_nodes: Callable[[], int], source: str) -> None:
+        """The pre-scan's verdict from its count of `PRESCAN_LABEL`; `not_nodes()` counts the labels that are
+        no node's (`PRESCAN_NOT_NODES`), asked only when there are more labels than `max_nodes` (the common
+        case is one count)."""
+        if self.max_nodes is None or labels <= self.max_nodes:
             return
-        # cluster labels (one per subgraph) and edge labels are not nodes
-        others = sum(text.count(s.encode() if raw else s)  # type: ignore[arg-type]
-                     for s in ("subgraph", 'xlabel="', 'headlabel="', 'taillabel="'))
-        self.check_nodes(labels - others, source, estimate=True)
+        self.check_nodes(labels - not_nodes(), source, estimate=True)
 
 
 #: no limit at all (graphs this process captured itself)
@@ -151,5 +180,5 @@ def limits_from_flags(max_bytes: Any = None, max_nodes: Any = None, max_label_ch
     return DEFAULT_LIMITS.raised(**values)
 
 
-__all__ = ["CLI_FLAGS", "DEFAULT_LIMITS", "DotLimits", "NO_LIMITS", "current_limits", "dot_limits", "limit_error",
-           "limits_from_flags", "resolve_limits"]
+__all__ = ["CLI_FLAGS", "DEFAULT_LIMITS", "DotLimits", "NO_LIMITS", "PRESCAN_LABEL", "PRESCAN_NOT_NODES", "current_limits",
+           "dot_limits", "limit_error", "limits_from_flags", "resolve_limits"]

@@ -25,22 +25,21 @@ Example:
 """
 from __future__ import annotations
 
-import errno
 import gc
 import os
 import re
-from typing import BinaryIO
 
+from graphlab.graph.dot_file import DotFile
 from graphlab.graph.dot_labels import read_label
 from graphlab.graph.dot_limits import DotLimits, resolve_limits
-from graphlab.graph.dot_syntax import Cluster, DotReader
+from graphlab.graph.dot_templates import LabelTemplates
+from graphlab.graph.dot_syntax import Cluster, DotReader, DotText, RawNode, WholeText
 from graphlab.graph.model import CudaGraph, Edge, Graph, Node
-from graphlab.errors import DotFileError, DotParseError
-from graphlab.files import open_regular
+from graphlab.errors import DotParseError
 
-__all__ = ["parse_dot", "read_dot", "read_dot_text"]
+__all__ = ["parse_dot", "read_dot"]
 
-_NO_GC_ABOVE_CHARS = 1_000_000  # texts longer than this parse with the cyclic garbage collector paused
+_NO_GC_ABOVE_CHARS = 1_000_000  # texts (files: bytes) longer than this parse with the cyclic garbage collector paused
 _GRAPH_LABEL = re.compile(r"^graph_\d+$")
 _NODE_NAME = re.compile(r"^(graph_\d+)_node_(\d+)$")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
@@ -52,6 +51,54 @@ def _graph_id(cluster: Cluster) -> str:
         return cluster.label.strip()
     suffix = cluster.name[len("cluster") :].lstrip("_")
     return f"graph_{suffix}" if suffix.isdigit() else (cluster.label or cluster.name).strip() or cluster.name
+
+
+class _NodeMaker:
+    """Makes each node's `Node` from its label as the reader reads it (`DotReader(on_node=...)`), so that no label is
+    held longer than its statement; `_build` makes those the reader did not (a reader without the hook)."""
+
+    def __init__(self, *, templates: bool = True) -> None:
+        """`templates`: copy a node whose label repeats another's but for its own values (`dot_templates`); the tests
+        read every dump with and without."""
+        self.kernel_names: dict[str, str] = {}  # one string per kernel name: a big dump repeats a few names many times
+        self.templates = LabelTemplates() if templates else None
+        # cluster -> (it, its label, its graph id then): one graph id string for all its nodes
+        self.graph_ids: dict[int, tuple[Cluster, str | None, str]] = {}
+
+    def __call__(self, raw: RawNode) -> None:
+        cluster = raw.cluster
+        known = self.graph_ids.get(id(cluster))
+        if known is None or known[0] is not cluster or known[1] != cluster.label:
+            known = self.graph_ids[id(cluster)] = (cluster, cluster.label, _graph_id(cluster))
+        raw.made = self.make(raw, known[2], len(cluster.node_names))
+
+    def make(self, raw: RawNode, gid: str, position: int) -> Node | str:
+        """The node, or (a str) why its label did not read; its attributes are dropped either way."""
+        name = raw.name
+        match = _NODE_NAME.match(name)
+        index = int(match.group(2)) if match else position
+        attrs = raw.attrs or {}
+        templates = self.templates
+        found = templates.key_of(attrs) if templates is not None else None
+        if found is not None:
+            node = templates.node(*found, name, gid, index)  # type: ignore[union-attr]
+            if node is not None:
+                raw.attrs = None
+                return node
+        try:
+            fields = read_label(attrs)
+        except ValueError as exc:  # dot_labels' own _LabelError, or a value in the label that did not convert
+            return f"node {name!r}: {exc}"
+        except (IndexError, KeyError, TypeError, AttributeError) as exc:  # a label layout no rule foresaw
+            return f"node {name!r}: cannot read its label (internal error {type(exc).__name__}: please report this dump)"
+        finally:
+            raw.attrs = None
+        if fields.name is not None:
+            fields.name = self.kernel_names.setdefault(fields.name, fields.name)
+        node = fields.to_node(name, gid, index)
+        if found is not None:
+            templates.learn(*found, node)  # type: ignore[union-attr]
+        return node
 
 
 def _build(reader: DotReader) -> CudaGraph:
@@ -69,26 +116,22 @@ def _build(reader: DotReader) -> CudaGraph:
     nodes: dict[str, Node] = {}
     raw_nodes = reader.nodes
     owner_pos: dict[str, int] = {}  # where each node with a body was declared (the checks below name it)
-    kernel_names: dict[str, str] = {}  # one string per kernel name: a big dump repeats a few names many times
+    maker = reader.on_node if isinstance(reader.on_node, _NodeMaker) else _NodeMaker()
     for name in list(raw_nodes):
-        raw = raw_nodes.pop(name)  # each raw node (its attributes and label) goes once read: less held at once
+        raw = raw_nodes.pop(name)  # each raw node goes once its Node is taken: less held at once
         gid = cluster_gid[id(raw.cluster)]
-        match = _NODE_NAME.match(name)
-        index = int(match.group(2)) if match else raw.cluster.node_names.index(name)
-        try:
-            fields = read_label(raw.attrs)
-        except ValueError as exc:  # dot_labels' own _LabelError, or a value in the label that did not convert
-            raise reader.error(f"node {name!r}: {exc}", raw.pos) from None
-        except (IndexError, KeyError, TypeError, AttributeError) as exc:  # a label layout no rule foresaw
-            message = f"node {name!r}: cannot read its label (internal error {type(exc).__name__}: please report this dump)"
-            raise reader.error(message, raw.pos) from None
-        if fields.name is not None:
-            fields.name = kernel_names.setdefault(fields.name, fields.name)
-        node = nodes[name] = fields.to_node(name, gid, index)
+        made = raw.made
+        if made is None:  # not made while reading
+            made = maker.make(raw, gid, raw.cluster.node_names.index(name))
+        if isinstance(made, str):
+            raise reader.error(made, raw.pos)
+        if made.graph_id is not gid and made.graph_id != gid:  # the cluster's label came after this node
+            made.__dict__["graph_id"] = gid
+        node = nodes[name] = made
         if node.body_graph_ids:
             owner_pos[name] = raw.pos
     raw_nodes.clear()  # popping left the table its full size
-    del kernel_names
+    del maker
 
     owner_of: dict[str, str] = {}
     for name, node in nodes.items():
@@ -171,14 +214,19 @@ def parse_dot(text: str, *, source: str = "<string>", limits: DotLimits | None =
     if bad is not None:
         line = text.count("\n", 0, bad.start()) + 1
         raise DotParseError("binary data, not a DOT text dump (control character found)", source=source, line=line)
+    return _parse(WholeText(text), source, limits, big=len(text) > _NO_GC_ABOVE_CHARS)
+
+
+def _parse(text: DotText, source: str, limits: DotLimits, *, big: bool) -> CudaGraph:
+    """Read a checked text into the model, each node made as it is read."""
     # The parse makes millions of small objects and no reference cycles: the cyclic collector would only
     # walk them again and again (about a quarter of a big dump's parse time), so it waits until the end.
-    collecting = gc.isenabled() and len(text) > _NO_GC_ABOVE_CHARS
+    collecting = gc.isenabled() and big
     if collecting:
         gc.disable()
     reader = None
     try:
-        reader = DotReader(text, source, limits=limits)
+        reader = DotReader(text, source, limits=limits, on_node=_NodeMaker())
         reader.read()
         return _build(reader)
     except RecursionError:
@@ -191,7 +239,8 @@ def parse_dot(text: str, *, source: str = "<string>", limits: DotLimits | None =
 
 
 def read_dot(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -> CudaGraph:
-    """Read and parse a DOT file written by `cudaGraphDebugDotPrint`.
+    """Read and parse a DOT file written by `cudaGraphDebugDotPrint`, in pieces (`graphlab.graph.dot_file`): the
+    whole text is never in memory at once.
 
     Args:
         limits: the most the file may hold (`gl.DotLimits`; None: the current ones): its size is checked
@@ -207,50 +256,6 @@ def read_dot(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -
         >>> [n.short_name for n in graph.kernels()][:3]  # doctest: +SKIP
         ['gemv (cuBLAS)', 'gelu (elementwise)', 'gemv (cuBLAS)']
     """
-    source = str(path)
-    text = read_dot_text(path, limits=limits)
-    return parse_dot(text, source=source, limits=limits)
-
-
-def _open_dot(path: str | os.PathLike[str]) -> BinaryIO:
-    """Open a DOT file for reading, or raise `DotFileError` (which is also the OSError Python raised) saying what
-    is wrong with the path and where a dump comes from."""
-    try:
-        return open_regular(path)  # never waits on a FIFO
-    except OSError as exc:
-        why = {errno.ENOENT: "no such file", errno.EISDIR: "it is a folder, not a file",
-               errno.EACCES: "no permission to read it"}.get(exc.errno, exc.strerror or "it cannot be opened")
-        where = os.path.abspath(path)
-        error = DotFileError(
-            f"cannot read the DOT file {str(path)!r} ({why}; looked at {where}). Give the path to a file written by "
-            "cudaGraphDebugDotPrint: a captured graph's .dot() text saved to a file, or a .dot file of a recording "
-            "(gl.list_recordings())")
-        error.errno, error.strerror, error.filename = exc.errno, exc.strerror, str(path)
-        raise error from None
-
-
-def read_dot_text(path: str | os.PathLike[str], *, limits: DotLimits | None = None) -> str:
-    """The text of a DOT file, its size checked against `limits` before it is read (a UTF-8 BOM dropped).
-
-    Raises:
-        DotFileError: the file cannot be opened (also the OSError Python raised).
-        DotLimitError: the file is larger than `limits.max_bytes`.
-        DotParseError: the file is not UTF-8 text.
-    """
     limits = resolve_limits(limits)
-    source = str(path)
-    with _open_dot(path) as file:
-        size = os.fstat(file.fileno()).st_size  # the file opened, so the size is the one read
-        limits.check_bytes(size, source)
-        data = file.read() if limits.max_bytes is None else file.read(limits.max_bytes + 1)
-    limits.check_bytes(len(data), source)  # a file that grew, or one whose size the system does not know
-    limits.prescan_nodes(data, source)  # before decoding: the bytes and the text are never held together then
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise DotParseError("binary data, not a UTF-8 DOT text dump", source=source, line=line) from None
-    del data  # the bytes and the text would otherwise be held together through the parse
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text
+    with DotFile.open(path, limits) as text:
+        return _parse(text, str(path), limits, big=text.size > _NO_GC_ABOVE_CHARS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from graphlab.errors import DotParseError
 from graphlab.graph.dot_limits import NO_LIMITS, DotLimits
@@ -103,39 +103,84 @@ class Cluster:
 
 @dataclass(slots=True)
 class RawNode:
+    """A node statement as read: its name, cluster, attributes and where it starts. `made`: what the reader's
+    `on_node` made of it (the parser's `Node`, or why its label did not read), its attributes then dropped."""
+
     name: str
     cluster: Cluster
-    attrs: dict[str, str]
+    attrs: dict[str, str] | None
     pos: int
+    made: Any = None
+
+
+class DotText:
+    """A DOT text as the reader takes it: `pieces()` yields it in order, from the start each time it is called (the
+    reader starts over on a rare out-of-place statement), and `line_of(pos)` is the line of a character position.
+
+    The reader holds one piece and what is left of the one before at a time, so a text read in pieces (a file:
+    `graphlab.graph.dot_parser`) is never in memory whole. Pieces may be cut anywhere; cut just after a `;` that
+    ends a line, they hold whole driver statements (a statement cut in two is read token by token).
+    """
+
+    def pieces(self) -> Iterator[str]:
+        raise NotImplementedError
+
+    def line_of(self, pos: int) -> int:
+        raise NotImplementedError
+
+
+class WholeText(DotText):
+    """A text already in memory: one piece."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._newlines: list[int] | None = None
+
+    def pieces(self) -> Iterator[str]:
+        yield self.text
+
+    def line_of(self, pos: int) -> int:
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        return bisect.bisect_left(self._newlines, pos) + 1
 
 
 class DotReader:
     """A recursive-descent reader for the DOT language subset the CUDA driver writes
     (plus the general statement forms, so hand-edited dumps still read)."""
 
-    def __init__(self, text: str, source: str, *, fast: bool = True, limits: DotLimits = NO_LIMITS):
-        """`fast=False` reads every statement with the general tokens (the tests compare both ways).
-        `limits`: the node count and label length are checked while reading (`graphlab.graph.dot_limits`)."""
-        self.text = text
+    def __init__(self, text: str | DotText, source: str, *, fast: bool = True, limits: DotLimits = NO_LIMITS,
+                 on_node: Callable[[RawNode], None] | None = None):
+        """`text`: the whole text, or a `DotText` read in pieces. `fast=False` reads every statement with the
+        general tokens (the tests compare both ways). `limits`: the node count and label length are checked while
+        reading (`graphlab.graph.dot_limits`). `on_node`: called with each node as it is read (the parser makes its
+        `Node` there, so that no label is held longer than its statement)."""
+        self.text = text if isinstance(text, DotText) else WholeText(text)
         self.source = source
         self.limits = limits
-        self._newlines: list[int] | None = None
+        self.on_node = on_node
+        self.length = 0  # characters of the text read so far: all of it once the tokens are at its end
         self.clusters: list[Cluster] = []
         self.nodes: dict[str, RawNode] = {}
         self.loose_edges: list[tuple[str, str, int]] = []
-        self._chunks: Iterator[list[tuple[str, Any, int]]] | None = self._token_chunks(text, fast=fast)
+        self._fast = fast
+        self._chunks: Iterator[list[tuple[str, Any, int]]] | None = self._token_chunks(self.text.pieces(), fast=fast)
         self.tokens: list[tuple[str, Any, int]] = next(self._chunks)
         self.i = 0
 
     # -- errors and positions -----------------------------------------------------------
     def line_of(self, pos: int) -> int:
-        if self._newlines is None:
-            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
-        return bisect.bisect_left(self._newlines, pos) + 1
+        return self.text.line_of(pos)
 
     def error(self, message: str, pos: int | None) -> DotParseError:
-        line = None if pos is None else self.line_of(min(pos, len(self.text)))
+        line = None if pos is None else self.line_of(min(pos, self.length))
         return DotParseError(message, source=self.source, line=line)
+
+    def _end_of_text(self) -> int:
+        """The position of the text's end (every token read to get there)."""
+        while self._more():
+            pass
+        return self.length
 
     # -- tokens -------------------------------------------------------------------------
     def _more(self) -> bool:
@@ -149,7 +194,7 @@ class DotReader:
         self.tokens.extend(chunk)
         return True
 
-    def _token_chunks(self, text: str, *, fast: bool) -> Iterator[list[tuple[str, Any, int]]]:
+    def _token_chunks(self, pieces: Iterator[str], *, fast: bool) -> Iterator[list[tuple[str, Any, int]]]:
         """(kind, value, position) tokens, in chunks; with `fast`, whole driver-style statements become one
         "node" token (value: name, attributes) or "edge" token (value: source, destination).
 
@@ -159,6 +204,12 @@ class DotReader:
         statement starts (`read_statements`, `peek`). A dump of fewer statements is one chunk: read exactly as
         before (a problem in the text is found by the tokeniser before the grammar starts); in a bigger one, a
         problem of DOT syntax and one of the grammar are met in the order they stand in the text.
+
+        The text comes in `pieces` (`DotText`); positions count from the start of the whole text. A token that
+        reaches the end of what is held, an unterminated string or comment, may go on in the next piece: the
+        next piece is read and the token read again (the carried text and at least as much again, so a long
+        string is read in a number of steps that grows with the log of its length). One character before the
+        token is carried with it: a `#` comment needs to see a line start before it.
         """
         tokens: list[tuple[str, Any, int]] = []
         append = tokens.append
@@ -166,52 +217,80 @@ class DotReader:
         limits = self.limits
         max_label, max_nodes = limits.max_label_chars, limits.max_nodes
         node_tokens = 0
-        pos, end = 0, len(text)
-        while pos < end:
-            if text[pos] == '"':
-                if fast:
-                    statement = _driver_statement(text, pos, max_label)
-                    if statement is not None:
-                        token, pos = statement
-                        if pos < 0:  # a label past the limit: stop here
-                            limits.check_label(token[1], self.source, line=self.line_of(token[2]), at_least=True)
-                        append(token)
-                        if len(tokens) >= TOKEN_CHUNK:
-                            yield tokens
-                            tokens = []
-                            append = tokens.append
-                        if token[0] == "node":
-                            node_tokens += 1
-                            if max_nodes is not None and node_tokens > max_nodes:  # stop before reading further
-                                limits.check_nodes(node_tokens, self.source, line=self.line_of(token[2]))
+        feed = iter(pieces)
+        text = next(feed, "")
+        pending = next(feed, None)  # the next piece: None at the end of the text
+        base, pos, end = 0, 0, len(text)  # text[0] is character `base` of the whole text
+        self.length = end
+        while True:
+            if pos >= end:
+                if pending is None:
+                    break
+                carry = True
+            else:
+                carry = False
+                if text[pos] == '"':
+                    if fast:
+                        statement = _driver_statement(text, pos, max_label)
+                        if statement is not None:
+                            token, after = statement
+                            if after < 0:  # a label past the limit: stop here
+                                limits.check_label(token[1], self.source, line=self.line_of(base + token[2]), at_least=True)
+                            pos = after
+                            append((token[0], token[1], base + token[2]))
+                            if len(tokens) >= TOKEN_CHUNK:
+                                yield tokens
+                                tokens = []
+                                append = tokens.append
+                            if token[0] == "node":
+                                node_tokens += 1
+                                if max_nodes is not None and node_tokens > max_nodes:  # stop before reading further
+                                    limits.check_nodes(node_tokens, self.source, line=self.line_of(base + token[2]))
+                            continue
+                    if max_label is not None:  # a string at least this long (its end is at or after the next quote)
+                        nxt = text.find('"', pos + 1)
+                        if nxt - pos - 1 > max_label or (nxt < 0 and end - pos - 1 > max_label):
+                            length = (nxt if nxt >= 0 else end) - pos - 1
+                            limits.check_label(length, self.source, line=self.line_of(base + pos), at_least=True)
+                match = token_at(text, pos)
+                if match is None:  # cannot happen while `bad` matches any one character; said as DOT would say it
+                    raise self.error(f"unexpected character {text[pos]!r} (not DOT syntax)", base + pos)
+                kind = match.lastgroup
+                if pending is not None and (match.end() == end or kind == "bad" and (
+                        text[pos] == '"' or text.startswith("/*", pos))):
+                    carry = True  # it may go on in the next piece
+                else:
+                    pos = match.end()
+                    if kind == "ws" or kind == "comment":
                         continue
-                if max_label is not None:  # a string at least this long (its end is at or after the next quote)
-                    nxt = text.find('"', pos + 1)
-                    if nxt - pos - 1 > max_label or (nxt < 0 and end - pos - 1 > max_label):
-                        length = (nxt if nxt >= 0 else end) - pos - 1
-                        limits.check_label(length, self.source, line=self.line_of(pos), at_least=True)
-            match = token_at(text, pos)
-            if match is None:  # cannot happen while `bad` matches any one character; said as DOT would say it
-                raise self.error(f"unexpected character {text[pos]!r} (not DOT syntax)", pos)
-            kind = match.lastgroup
-            pos = match.end()
-            if kind == "ws" or kind == "comment":
-                continue
-            value = match.group()
-            start = match.start()
-            if kind == "bad":
-                if value == '"':
-                    raise self.error("unterminated string: a quote opened here is never closed (truncated dump?)", start)
-                if value == "/" and text.startswith("/*", start):
-                    raise self.error("unterminated /* comment", start)
-                raise self.error(f"unexpected character {value!r} (not DOT syntax)", start)
-            if kind == "string":
-                value = _unescape_string(value[1:-1])
-            elif kind == "id":
-                lowered = value.lower()
-                if lowered in _KEYWORDS:
-                    kind, value = "kw", lowered
-            append((kind, value, start))
+                    value = match.group()
+                    start = base + match.start()
+                    if kind == "bad":
+                        if value == '"':
+                            raise self.error("unterminated string: a quote opened here is never closed (truncated dump?)",
+                                             start)
+                        if value == "/" and text.startswith("/*", match.start()):
+                            raise self.error("unterminated /* comment", start)
+                        raise self.error(f"unexpected character {value!r} (not DOT syntax)", start)
+                    if kind == "string":
+                        value = _unescape_string(value[1:-1])
+                    elif kind == "id":
+                        lowered = value.lower()
+                        if lowered in _KEYWORDS:
+                            kind, value = "kw", lowered
+                    append((kind, value, start))
+                    continue
+            # read on: what is left of this piece (and the character before it), then at least as much again
+            keep = min(pos, 1)
+            parts, wanted, got = [text[pos - keep:]], end - pos, 0
+            while pending is not None and (got == 0 or got < wanted):
+                parts.append(pending)
+                got += len(pending)
+                pending = next(feed, None)
+            base += pos - keep
+            text = "".join(parts)
+            pos, end = keep, len(text)
+            self.length = base + end
         yield tokens
 
     def peek(self, offset: int = 0) -> tuple[str, str, int] | None:
@@ -233,7 +312,7 @@ class DotReader:
         token = self.peek()
         if token is None:
             hint = f" for the '{{' on line {self.line_of(opened_at)}" if opened_at is not None else ""
-            raise self.error(f"unexpected end of text: expected {what}{hint} (truncated dump?)", len(self.text))
+            raise self.error(f"unexpected end of text: expected {what}{hint} (truncated dump?)", self._end_of_text())
         if token[0] != "op" or token[1] != value:
             raise self.error(f"expected {what}, found {token[1]!r}", token[2])
         self.i += 1
@@ -242,7 +321,7 @@ class DotReader:
     def read_id(self, what: str) -> tuple[str, int]:
         token = self.peek()
         if token is None:
-            raise self.error(f"unexpected end of text: expected {what} (truncated dump?)", len(self.text))
+            raise self.error(f"unexpected end of text: expected {what} (truncated dump?)", self._end_of_text())
         if token[0] not in ("id", "string"):
             raise self.error(f"expected {what}, found {token[1]!r}", token[2])
         self.i += 1
@@ -263,7 +342,7 @@ class DotReader:
             self._read_graph()
         except _StartOver:
             self.clusters, self.nodes, self.loose_edges = [], {}, []
-            self._chunks = self._token_chunks(self.text, fast=False)
+            self._chunks = self._token_chunks(self.text.pieces(), fast=False)
             self.tokens, self.i = next(self._chunks), 0
             self._read_graph()
         self.tokens, self.i = [], 0  # read: what they said is in clusters and nodes now
@@ -314,7 +393,7 @@ class DotReader:
             if token is None:
                 raise self.error(
                     f"unexpected end of text: missing '}}' for the '{{' on line {self.line_of(opened)} (truncated dump?)",
-                    len(self.text),
+                    self._end_of_text(),
                 )
             kind, value, pos = token
             if kind == "op" and value == "}":
@@ -388,7 +467,9 @@ class DotReader:
             limits.check_nodes(len(self.nodes) + 1, self.source, line=self.line_of(pos))
         if limits.max_label_chars is not None and len(attrs.get("label", "")) > limits.max_label_chars:
             limits.check_label(len(attrs["label"]), self.source, line=self.line_of(pos))
-        self.nodes[name] = RawNode(name, cluster, attrs, pos)
+        raw = self.nodes[name] = RawNode(name, cluster, attrs, pos)
+        if self.on_node is not None:
+            self.on_node(raw)
         cluster.node_names.append(name)
 
     def skip_port(self) -> None:
@@ -401,7 +482,7 @@ class DotReader:
         attrs: dict[str, str] = {}
         if required and not self.at_op("["):
             token = self.peek()
-            raise self.error("expected '[' to start an attribute list", token[2] if token else len(self.text))
+            raise self.error("expected '[' to start an attribute list", token[2] if token else self._end_of_text())
         tokens, count = self.tokens, len(self.tokens)
         while self.at_op("["):
             opened = self.expect_op("[", "'['")
@@ -409,7 +490,7 @@ class DotReader:
                 i = self.i
                 if i >= count:
                     raise self.error(
-                        f"unexpected end of text: missing ']' for the '[' on line {self.line_of(opened)}", len(self.text)
+                        f"unexpected end of text: missing ']' for the '[' on line {self.line_of(opened)}", self._end_of_text()
                     )
                 token = tokens[i]
                 if token[0] == "op" and token[1] == "]":
@@ -435,4 +516,4 @@ class DotReader:
         return attrs
 
 
-__all__ = ["Cluster", "DotReader", "RawNode"]
+__all__ = ["Cluster", "DotReader", "DotText", "RawNode", "WholeText"]

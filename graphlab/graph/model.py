@@ -18,6 +18,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Callable, Iterator, Union, get_args, get_origin, get_type_hints
 
 from graphlab import present
+from graphlab.graph.node_json import node_writer
 
 
 class NodeKind(str, enum.Enum):
@@ -231,9 +232,10 @@ class _Stream:
 
     CHUNK = 2000  # items encoded by one json.dumps call
 
-    def __init__(self, items: Iterator[Any], count: int, *, nested: bool = False):
-        """`nested`: the items hold `_Stream`s themselves (written one by one)."""
-        self.items, self.count, self.nested = items, count, nested
+    def __init__(self, items: Iterator[Any], count: int, *, nested: bool = False, encoded: bool = False):
+        """`nested`: the items hold `_Stream`s themselves (written one by one). `encoded`: the items are JSON text
+        already (compact: written only with no indent)."""
+        self.items, self.count, self.nested, self.encoded = items, count, nested, encoded
 
 
 def _write_stream(obj: Any, write: Callable[[str], Any], indent: int | None, depth: int) -> None:
@@ -264,7 +266,7 @@ def _write_stream(obj: Any, write: Callable[[str], Any], indent: int | None, dep
                     continue
             if not chunk:
                 break
-            text = json.dumps(chunk, indent=indent)
+            text = "[" + ", ".join(chunk) + "]" if obj.encoded else json.dumps(chunk, indent=indent)
             if indent is None:
                 write(("" if first else ", ") + text[1:-1])
             else:  # "[\n" + items at one indent + "\n]": move them to depth + 1
@@ -538,8 +540,17 @@ class CudaGraph:
                         entry.setdefault(key, None)
                 yield entry
 
+        if indent is None:  # each node's text made from cached pieces: the same text, 2-3x sooner
+            node_json = node_writer(_ENCODERS, kernel_fields)
+
+            def node_stream(graph: Graph) -> _Stream:
+                return _Stream(map(node_json, graph.nodes), len(graph.nodes), encoded=True)
+        else:
+            def node_stream(graph: Graph) -> _Stream:
+                return _Stream(nodes(graph), len(graph.nodes))
+
         def graph_entry(graph: Graph) -> dict[str, Any]:
-            entry: dict[str, Any] = {"id": graph.id, "nodes": _Stream(nodes(graph), len(graph.nodes)),
+            entry: dict[str, Any] = {"id": graph.id, "nodes": node_stream(graph),
                                      "edges": _Stream(([e.src, e.dst] for e in graph.edges), len(graph.edges))}
             if graph.parent_node_id is not None:
                 entry["parent_node_id"] = graph.parent_node_id

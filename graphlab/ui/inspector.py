@@ -145,11 +145,11 @@ class _GraphFacts:
         first = [self.brief(nid) for nid in (block.node_ids[repeat] if repeat is not None else block.representative)]
         words = self.block_words(block_id)
         if collapsed:
-            note = (f"{block.count} repeats of {block.period} nodes ({block.count * block.period} in all), e.g. one "
+            note = (f"{block.count} repeats of {block.period} nodes ({count(block.count * block.period)} in all), e.g. one "
                     "per transformer layer, drawn once. Expand it to see every node.")
         else:
             where = f"Repeat {repeat + 1} of {block.count}: " if repeat is not None else ""
-            note = (f"{where}{block.count} repeats of {block.period} nodes ({block.count * block.period} in all), "
+            note = (f"{where}{block.count} repeats of {block.period} nodes ({count(block.count * block.period)} in all), "
                     "every repeat drawn.")
         return {
             "id": block_id,
@@ -189,6 +189,17 @@ def _origin_rows(metadata: dict[str, Any]) -> list[list[Any]]:
     if "device" in metadata:
         rows.append(["device", metadata["device"]])
     return rows
+
+
+def _main_module(modules: list[tuple[str, ...] | list[str]]) -> str:
+    """The deepest dotted module path that more than half of these nodes (each with its modules) lie in:
+    "blocks.1" for a repeat of blocks.1.ln1, blocks.1.qkv, ... and one add of blocks.0; "" if there is none."""
+    counts: Counter[str] = Counter()
+    for names in modules:
+        counts.update({".".join(name.split(".")[:depth]) for name in names
+                       for depth in range(1, name.count(".") + 2)})
+    most = [path for path, n in counts.items() if 2 * n > len(modules)]
+    return max(most, key=lambda path: (path.count("."), path), default="")
 
 
 def _kernel_text(node: Node) -> str:
@@ -304,6 +315,7 @@ class Inspector(_DrawingWidget):
             block = self._facts.blocks[node_id]
             total = sum(self._times[n].median_us or 0.0 for n in block.all_node_ids() if n in self._times)
             details["gpu_time"] = f"{duration(total)} in all {block.count} repeats"
+            details["module"] = self._repeat_modules(block)
         details["expanded"] = details.get("block_id") in self.expanded
         # the expand/collapse button: only while repeats are collapsed (collapse on)
         details["can_toggle"] = self.collapse and "block_id" in details
@@ -312,6 +324,22 @@ class Inspector(_DrawingWidget):
         details["rows"] = display_rows(details)
         details["code"] = node_id  # what code selects it by (w.selected = ...), shown under "for code"
         return details
+
+    def _repeat_modules(self, block: structure.RepeatedBlock) -> str:
+        """The modules a block's repeats ran in, as the profile recorded them at capture: "model.layers.0 to
+        model.layers.31, one per repeat" when most of each repeat's nodes lie in a module of its own ("" when they
+        do not, or none is known). The block itself is found from the kernels alone
+        (`graph.structure.find_repeated_blocks`): every graph has them, a DOT dump no module names. So a repeat
+        may start a node or two before its layer's module (the residual add that ends the layer before it)."""
+        owners = []
+        for repeat in block.node_ids:
+            owner = _main_module([self._times[n].modules for n in repeat if n in self._times])
+            if not owner:
+                return ""
+            owners.append(owner)
+        if len(set(owners)) != len(owners):
+            return ""
+        return f"{owners[0]} to {owners[-1]}, one per repeat" if len(owners) > 1 else owners[0]
 
     def details_table(self, node_id: str | None = None) -> Table:
         """What the details panel shows for `node_id` (default: the selected node), as a table for a notebook: the

@@ -50,6 +50,8 @@ async function readHeat(inspector, ids) {
         .find((t) => t === "GPU time per replay") || null,
       block_labels: [...svg.querySelectorAll("g.cluster.repeated-block text")].map((t) => t.textContent.trim())
         .filter((t) => t.includes("µs")),
+      block_titles: [...svg.querySelectorAll("g.cluster.repeated-block")] // each block's whole label: "x32 (44 nodes, ...)"
+        .map((g) => [...g.querySelectorAll("text")].map((t) => t.textContent.trim()).join(" ")),
     };
   }, ids);
 }
@@ -120,6 +122,20 @@ try { run: {
     : inspector.locator("svg.gl-svg g.node.kind-kernel").first();
   await node.waitFor({ state: "visible" });
   result.clicked = await node.getAttribute("id");
+  // a node outside the drawing's view (a tall graph opens at its top): drag the drawing, as a user pans, until it
+  // is in view, half a view at a time
+  for (let step = 0; step < 40; step += 1) {
+    const [view, box] = [await inspector.locator(".gl-canvas").boundingBox(), await node.boundingBox()];
+    const [cx, cy] = [view.x + view.width / 2, view.y + view.height / 2];
+    const [dx, dy] = [cx - (box.x + box.width / 2), cy - (box.y + box.height / 2)];
+    if (Math.abs(dx) < view.width / 2 - 20 && Math.abs(dy) < view.height / 2 - 20) break;
+    const clamp = (v, half) => Math.max(-half, Math.min(half, v));
+    await page.mouse.move(cx, cy);
+    await page.mouse.down();
+    await page.mouse.move(cx + clamp(dx, view.width / 2 - 10), cy + clamp(dy, view.height / 2 - 10), { steps: 4 });
+    await page.mouse.up();
+    result.panned_to_pick = step + 1;
+  }
   t = Date.now();
   await node.click();
   const kname = inspector.locator(".gl-details .gl-kname");
