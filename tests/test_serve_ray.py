@@ -124,7 +124,20 @@ def _replicas(handle, want: int, timeout_s: float = 60.0, exclude: frozenset[str
             seen[info["replica"]] = info
         if len(seen) >= want:
             return seen
-    raise AssertionError(f"only {len(seen)} of {want} replicas answered within {timeout_s:g} s: {sorted(seen)}")
+    raise AssertionError(f"only {len(seen)} of {want} replicas answered within {timeout_s:g} s: {sorted(seen)}; "
+                         f"Serve says: {_serve_status()}")
+
+
+def _serve_status() -> str:
+    """What Serve says of the application and its deployments (for a failure's message: why a replica is missing)."""
+    try:
+        apps = serve.status().applications
+    except Exception as exc:  # noqa: BLE001 - the controller itself may be the trouble
+        return f"serve.status() failed: {type(exc).__name__}: {exc}"
+    return "; ".join(f"{name}: {app.status} {app.message!r} "
+                     + ", ".join(f"{d}: {ds.status} {ds.message!r} {dict(ds.replica_states)}"
+                                 for d, ds in app.deployments.items())
+                     for name, app in apps.items()) or "no application"
 
 
 async def _burst(url: str, bodies: list[dict]) -> list[httpx.Response]:
@@ -262,7 +275,7 @@ def test_a_replica_killed_mid_load_is_replaced_and_every_request_is_answered(clu
 def test_shutdown_answers_what_it_accepted_and_stops_every_replica(cluster):
     """Last in the module: deleting the application lets each replica finish its requests, then stops it."""
     handle, url = cluster["handle"], cluster["url"]
-    pids = {r["pid"] for r in _replicas(handle, 2).values()}
+    pids = {r["pid"] for r in _replicas(handle, 2, timeout_s=240).values()}  # a replacement may still be starting
 
     async def during_shutdown() -> list[int]:
         # a long client timeout: the test is that every request gets an answer, however slow a loaded machine is
