@@ -140,7 +140,8 @@ class ProtocolAnswer(dict):
 
     def _parts(self) -> list[present.Table]:
         names = [o["name"] for o in self.get("outputs", [])]
-        title = f"{self.get('model_name', '?')}: request {self.get('id', 'without an id')}"
+        request = f"request {self['id']}" if "id" in self else "the request gave no id"
+        title = f"{self.get('model_name', '?')}'s answer ({request})"
         parts = [present.facts([(o["name"], f"{o['datatype']} {present.shape(o.get('shape', []))}, "
                                  f"{'binary data' if 'parameters' in o else 'JSON data'}")
                                 for o in self.get("outputs", [])], title=title)]
