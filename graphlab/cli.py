@@ -127,7 +127,16 @@ def _cmd_tour(args: argparse.Namespace) -> int:
     return run_tour(out_dir=Path(args.out), notebooks=args.notebooks, timeout_s=args.timeout, check=args.check)
 
 
-def build_parser() -> argparse.ArgumentParser:
+LOADTEST_HELP = "(GPU) serve a zoo model and sweep open-loop load over its settings"
+#: the commands whose flags need modules of their own (the studies' catalog, the load test's plan): declared in
+#: full only when the command line names them, so `graphlab parse` does not import them
+_HEAVY_FLAGS = ("record", "loadtest")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. `command`: the one the command line names (None: unknown, declare every command's
+    flags); another command's `record` and `loadtest` are declared without their flags (never parsed)."""
+    full = command is None or command in _HEAVY_FLAGS
     parser = _Parser(prog="graphlab", description="Capture, draw and time CUDA Graphs for PyTorch inference.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -152,31 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_about)
 
-    # the experiments are read from the studies' source, not imported: `graphlab record --help` needs no torch
-    from graphlab.studies.catalog import record_help
-
-    p = sub.add_parser("record", help="(GPU) record the model zoo, the pitfalls and named experiments",
-                       description="Capture and measure on this GPU; write each recording, with its provenance, "
-                                   "to OUT/<gpu>/<name>.",
-                       epilog=record_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default="data/recordings", help="root folder (default data/recordings)")
-    p.add_argument("--models", nargs="+", default=None, metavar="NAME",
-                   help="recordings to make (default: every zoo model and the pitfalls; listed below)")
-    p.add_argument("--batch-sizes", "--buckets", nargs="+", type=int, default=None,
-                   help="batch sizes (default per model; decode_scale: its buckets)")
-    p.add_argument("--ways", nargs="+", default=None, metavar="WAY",
-                   help="decode_scale: the ways to run in this call (default all: eager, reduce-overhead, graphlab, "
-                        "graphlab+compile)")
-    p.add_argument("--no-sweep", action="store_true", help="graphs only, skip the latency sweeps")
-    p.add_argument("--repeats", type=int, default=None, help="timed repetitions per point (default per sweep)")
-    p.set_defaults(func=_cmd_record)
-
-    # the load test's flags are declared with its plan, the service's by ServeConfig (neither imports torch)
-    from graphlab.loadtest.plan import LoadPlan
-
-    p = sub.add_parser("loadtest", help="(GPU) serve a zoo model and sweep open-loop load over its settings")
-    LoadPlan.add_flags(p)
-    p.set_defaults(func=_cmd_loadtest)
+    record_help_text = "(GPU) record the model zoo, the pitfalls and named experiments"
+    if not full:
+        sub.add_parser("record", help=record_help_text)
+        sub.add_parser("loadtest", help=LOADTEST_HELP)
+    else:
+        _add_record(sub, record_help_text)
+        _add_loadtest(sub)
 
     p = sub.add_parser("repro", help="(GPU) re-run a recording's latency sweep here and compare, point by point")
     p.add_argument("name", help="a recording with a sweep, e.g. gpt (see graphlab about / gl.list_recordings())")
@@ -203,10 +194,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_record(sub: argparse._SubParsersAction, help_text: str) -> None:
+    # the experiments are read from the studies' source, not imported: `graphlab record --help` needs no torch
+    from graphlab.studies.catalog import record_help
+
+    p = sub.add_parser("record", help=help_text,
+                       description="Capture and measure on this GPU; write each recording, with its provenance, "
+                                   "to OUT/<gpu>/<name>.",
+                       epilog=record_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="data/recordings", help="root folder (default data/recordings)")
+    p.add_argument("--models", nargs="+", default=None, metavar="NAME",
+                   help="recordings to make (default: every zoo model and the pitfalls; listed below)")
+    p.add_argument("--batch-sizes", "--buckets", nargs="+", type=int, default=None,
+                   help="batch sizes (default per model; decode_scale: its buckets)")
+    p.add_argument("--ways", nargs="+", default=None, metavar="WAY",
+                   help="decode_scale: the ways to run in this call (default all: eager, reduce-overhead, graphlab, "
+                        "graphlab+compile)")
+    p.add_argument("--no-sweep", action="store_true", help="graphs only, skip the latency sweeps")
+    p.add_argument("--repeats", type=int, default=None, help="timed repetitions per point (default per sweep)")
+    p.set_defaults(func=_cmd_record)
+
+
+def _add_loadtest(sub: argparse._SubParsersAction) -> None:
+    # the load test's flags are declared with its plan, the service's by ServeConfig (neither imports torch)
+    from graphlab.loadtest.plan import LoadPlan
+
+    p = sub.add_parser("loadtest", help=LOADTEST_HELP)
+    LoadPlan.add_flags(p)
+    p.set_defaults(func=_cmd_loadtest)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     speak_as(cli=True)  # errors now give flags (`--device cpu`), not Python calls (`device='cpu'`)
     try:
-        args = build_parser().parse_args(argv)
+        words = list(sys.argv[1:] if argv is None else argv)
+        args = build_parser(words[0] if words and not words[0].startswith("-") else None).parse_args(words)
         func: Callable[[argparse.Namespace], int] = args.func
         return func(args)
     except _UsageError as exc:

@@ -197,3 +197,17 @@ def test_the_cli_repro_wait_is_the_libraries() -> None:
     from graphlab.timing import repro_report
 
     assert cli.REPRO_MAX_EXTRA_S == repro_report.REPRO_MAX_EXTRA_S
+
+
+@pytest.mark.skipif(not PUBLIC_SAMPLES.is_dir(), reason="public samples are not there")
+def test_parse_imports_neither_the_studies_nor_the_load_test() -> None:
+    """`graphlab parse` declares `record` and `loadtest` without their flags, so it never imports the modules those
+    flags come from; `record` and `loadtest` still get theirs (their --help names them)."""
+    sample = str(PUBLIC_SAMPLES / "candle_mlp34_69kernels_67a48c5.dot")
+    code = ("import sys, io, contextlib\nfrom graphlab.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()): rc = main(['parse', '--compact', {sample!r}])\n"
+            "print(rc, sorted(m for m in sys.modules if m.startswith(('graphlab.studies', 'graphlab.loadtest'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout
+    assert out.strip() == "0 []", out
+    assert "--ways" in graphlab("record", "--help").stdout
+    assert "--transport" in graphlab("loadtest", "--help").stdout
