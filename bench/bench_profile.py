@@ -11,42 +11,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))
 
 from bench_parse import build_dump  # noqa: E402
+from decoder_dump import synthetic_replays  # noqa: E402  (test data: made-up GPU times)
 
 import graphlab as gl  # noqa: E402
 from graphlab.clock import Stopwatch  # noqa: E402
-from graphlab.profile.events import GpuEvent  # noqa: E402
-from graphlab.profile.match import Dag  # noqa: E402
 from graphlab.profile.results import build_profile  # noqa: E402
-
-
-def synthetic_replays(graph, replays: int, seed: int = 0) -> list[list[GpuEvent]]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(replays):
-        t, events = 0.0, []
-        for nid in Dag(graph).order:
-            node = graph.node(nid)
-            if node.kind.value == "kernel":
-                events.append(GpuEvent(node.demangled_name or "", "kernel", t, rng.uniform(1, 9), grid=node.grid,
-                                       block=node.block))
-            elif node.kind.value in ("memcpy", "memset"):
-                events.append(GpuEvent(node.kind.value, node.kind.value, t, 1.0,
-                                       bytes=node.copy_bytes or node.memset_bytes))
-            else:
-                continue
-            t = events[-1].end_us + 0.1
-        out.append(events)
-    return out
 
 
 def _time(fn, repeats: int) -> list[float]:

@@ -120,25 +120,20 @@ def decoder_dump(*, layers: int | None = None, nodes: int | None = None, source:
     return out.getvalue()
 
 
-def synthetic_profile(graph, replays: int = 3, seed: int = 0):  # type: ignore[no-untyped-def]
-    """TEST DATA: a `gl.profile` result for a decoder graph with made-up GPU times (each kernel 1-9 µs, random,
-    replays one after the other on one stream) and module names by layer: the nodes of repeat k of the graph's
-    repeated block are `model.layers.k`, the others `model` (what `DecodeGraphs` records at capture on a GPU)."""
+def synthetic_replays(graph, replays: int, seed: int = 0):  # type: ignore[no-untyped-def]
+    """TEST DATA: made-up GPU events of `replays` replays of `graph` (each kernel 1-9 µs, random; copies and sets
+    1 µs; one after the other on one stream, in the order the profiler's matcher walks the graph, bodies included).
+    Also what `bench/bench_profile.py` profiles."""
     import random
 
-    from graphlab.graph.structure import find_repeated_blocks, topological_order
-    from graphlab.profile.results import build_profile
-    from graphlab.timing.chrome_trace import GpuEvent
+    from graphlab.profile.events import GpuEvent
+    from graphlab.profile.match import Dag
 
-    modules = {node.id: ["model"] for node in graph.nodes()}
-    for block in find_repeated_blocks(graph, min_saved_nodes=4):
-        for layer, ids in enumerate(block.node_ids):
-            modules.update({nid: [f"model.layers.{layer}"] for nid in ids})
     rng = random.Random(seed)
-    runs = []
+    out = []
     for _ in range(replays):
         t, events = 0.0, []
-        for nid in topological_order(graph):
+        for nid in Dag(graph).order:
             node = graph.node(nid)
             if node.kind.value == "kernel":
                 events.append(GpuEvent(node.demangled_name or "", "kernel", t, rng.uniform(1, 9), grid=node.grid,
@@ -149,5 +144,20 @@ def synthetic_profile(graph, replays: int = 3, seed: int = 0):  # type: ignore[n
             else:
                 continue
             t = events[-1].end_us + 0.1
-        runs.append(events)
-    return build_profile(graph, runs, name="synthetic decoder", node_modules=modules)
+        out.append(events)
+    return out
+
+
+def synthetic_profile(graph, replays: int = 3, seed: int = 0):  # type: ignore[no-untyped-def]
+    """TEST DATA: a `gl.profile` result for a decoder graph with made-up GPU times (`synthetic_replays`) and module
+    names by layer: the nodes of repeat k of the graph's repeated block are `model.layers.k`, the others `model`
+    (what `DecodeGraphs` records at capture on a GPU)."""
+    from graphlab.graph.structure import find_repeated_blocks
+    from graphlab.profile.results import build_profile
+
+    modules = {node.id: ["model"] for node in graph.nodes()}
+    for block in find_repeated_blocks(graph, min_saved_nodes=4):
+        for layer, ids in enumerate(block.node_ids):
+            modules.update({nid: [f"model.layers.{layer}"] for nid in ids})
+    return build_profile(graph, synthetic_replays(graph, replays, seed), name="synthetic decoder",
+                         node_modules=modules)
