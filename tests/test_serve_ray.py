@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import time
 from pathlib import Path
 
@@ -25,7 +24,8 @@ pytest.importorskip("starlette")
 import graphlab  # noqa: E402
 from graphlab.serve.app import create_app  # noqa: E402
 from graphlab.serve.config import ServeConfig  # noqa: E402
-from graphlab.serve.ray_deployment import RayOptions, deployment  # noqa: E402
+from graphlab.loadtest.external import free_port  # noqa: E402
+from graphlab.serve.ray_deployment import PROXY_ENV, RayOptions, deployment, local_ray  # noqa: E402
 from graphlab.serve.ray_proxy import REPLICA_HEADER  # noqa: E402
 from graphlab.serve.service import InferenceService  # noqa: E402
 
@@ -52,19 +52,13 @@ def _rows(n, seed=0):
     return [[round(0.1 * (seed + i + j), 3) for j in range(8)] for i in range(n)]
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _start(attempts: int) -> dict:
     """Ray, Serve's proxy on a free port and the deployment, all started again (after a clean shutdown) when any
     step fails: Ray gives its raylet a fixed 30 s to register and Serve its controller and proxy fixed times to
     come up, which a loaded 2-core machine can miss (seen for ray.init and serve.start beside two busy loops)."""
     failures = []
     for attempt in range(1, attempts + 1):
-        port = _free_port()
+        port = free_port()
         try:
             ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False)
             # request_timeout_s: a request Ray's proxy cannot place (its application being deleted) gets a 408
@@ -92,22 +86,9 @@ def cluster():
     # Serve kills a proxy that is not ready within 5 s or misses health checks of 10 s: on a shared 2-core machine
     # beside two busy loops it missed them in every attempt (ActorDiedError: killed by ray.kill), so allow more
     slow_machine = {"RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S": "60", "RAY_SERVE_PROXY_HEALTH_CHECK_TIMEOUT_S": "30"}
-    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH", *slow_machine)}
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "tests"), *filter(None, [saved["PYTHONPATH"]])])
-    os.environ["RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH"] = "graphlab.serve.ray_proxy:proxy_middlewares"
-    os.environ.update(slow_machine)
-    try:
+    path = os.pathsep.join([str(root), str(root / "tests"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    with local_ray({"PYTHONPATH": path, **PROXY_ENV, **slow_machine}):
         yield _start(attempts=3)
-    finally:
-        try:
-            serve.shutdown()
-        finally:
-            ray.shutdown()
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
 
 
 def _replicas(handle, want: int, timeout_s: float = 60.0, exclude: frozenset[str] = frozenset()) -> dict[str, dict]:

@@ -34,10 +34,11 @@ module imports without it, and nothing else in graphlab imports this module.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from graphlab.env import error_line, speak_as
 from graphlab.errors import BadInputError, GraphlabError, OverloadedError, UnsupportedError
@@ -51,6 +52,8 @@ from graphlab.serve.service import InferenceService
 #: Ray Serve's deployment name (and the application name of `run`)
 DEFAULT_NAME = "graphlab"
 PROG = "python -m graphlab.serve.ray_deployment"
+#: what Ray's proxies need in their environment to answer in graphlab's JSON (docs/ray-serve.md)
+PROXY_ENV = {"RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH": "graphlab.serve.ray_proxy:proxy_middlewares"}
 
 
 def _ray_serve() -> Any:
@@ -237,6 +240,29 @@ def shutdown() -> None:
     _ray_serve().shutdown()
 
 
+@contextlib.contextmanager
+def local_ray(env: dict[str, str]) -> Iterator[None]:
+    """Run the block with `env` in this process's environment, which the Ray processes started in it inherit
+    (PYTHONPATH, `PROXY_ENV`); on the way out, however the block ends: Serve shut down (`shutdown`), then Ray, then
+    the environment put back as it was."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        try:
+            shutdown()
+        finally:
+            import ray
+
+            ray.shutdown()
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
 # -- command line ----------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     """`python -m graphlab.serve.ray_deployment`: the deployment on the Ray cluster at RAY_ADDRESS (or a new
@@ -272,4 +298,5 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["DEFAULT_NAME", "GraphlabReplica", "RayOptions", "deployment", "main", "run", "shutdown"]
+__all__ = ["DEFAULT_NAME", "PROXY_ENV", "GraphlabReplica", "RayOptions", "deployment", "local_ray", "main", "run",
+           "shutdown"]

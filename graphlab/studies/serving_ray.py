@@ -32,7 +32,6 @@ import importlib.util
 import json
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -45,7 +44,7 @@ from typing import Any, Sequence
 from graphlab import present
 from graphlab.clock import Stopwatch, now_s
 from graphlab.loadtest.api import run_loadtest
-from graphlab.loadtest.external import ServerProcess, run_hey
+from graphlab.loadtest.external import ServerProcess, free_port, run_hey
 from graphlab.loadtest.loadgen import HTTPTransport, poisson_arrivals, run_in_fresh_loop, run_open_loop
 from graphlab.loadtest.protocols import http_request
 from graphlab.serve.config import ServeConfig
@@ -53,7 +52,6 @@ from graphlab.serve.models import resolve_model
 from graphlab.serve.ray_proxy import REPLICA_HEADER
 
 #: Ray's proxy makes its own refusals graphlab's JSON when started with this (docs/ray-serve.md)
-PROXY_CALLBACK = ("RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH", "graphlab.serve.ray_proxy:proxy_middlewares")
 NAME = "graphlab-serving-http"
 
 
@@ -91,12 +89,6 @@ class RayPlan:
     kill_rate: float = 100.0
     kill_after_s: float = 3.0
     kill_seconds: float = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _post(url: str, content: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
@@ -278,15 +270,15 @@ def measure_ray(folder: Path, *, hey: str, bodies: dict[str, dict[str, Any]],
     import ray
     from ray import serve
 
+    from graphlab.serve.ray_deployment import PROXY_ENV, local_ray
+
     plan = plan or RayPlan()
     root = str(Path(__file__).resolve().parents[2])  # the graphlab measured, in every Ray process
-    saved = {k: os.environ.get(k) for k in ("PYTHONPATH", PROXY_CALLBACK[0])}
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, saved["PYTHONPATH"]]))
-    os.environ[PROXY_CALLBACK[0]] = PROXY_CALLBACK[1]
-    port = _free_port()
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])), **PROXY_ENV}
+    port = free_port()
     out: dict[str, Any] = {"plan": {k: getattr(plan, k) for k in plan.__dataclass_fields__}, "models": {}}
     raw: dict[str, str] = {}
-    try:
+    with local_ray(env):
         ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
         out["ray_version"] = ray.__version__
         out["cluster"] = {k: v for k, v in ray.cluster_resources().items() if k in ("CPU", "GPU", "memory")}
@@ -296,16 +288,6 @@ def measure_ray(folder: Path, *, hey: str, bodies: dict[str, dict[str, Any]],
             result = _model(name, plan, folder, hey, serve, url, bodies)
             raw.update(result.pop("raw"))
             out["models"][name] = result
-    finally:
-        try:
-            serve.shutdown()
-        finally:
-            ray.shutdown()
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
     out["raw"] = raw
     return out
 
