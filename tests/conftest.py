@@ -92,3 +92,18 @@ def recorded() -> None:
 def run_threads() -> Callable[[Callable[[Any], None], Iterable[Any], float], list[BaseException]]:
     """`run_threads(work, args, timeout_s)`: see `_run_threads`."""
     return _run_threads
+
+
+@pytest.fixture(scope="module")
+def eager_mlp_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """`python -m graphlab.serve` of the zoo MLP, eager, on the CPU: a process of its own on a free port, for one
+    test module (a `graphlab.loadtest.external.ServerProcess`: `base_url`, `get_json`, its log)."""
+    pytest.importorskip("uvicorn")
+    import sys
+
+    from graphlab.loadtest.external import ServerProcess
+
+    folder = tmp_path_factory.mktemp("eager_mlp_server")
+    cmd = [sys.executable, "-m", "graphlab.serve", "--device", "cpu", "--model", "mlp", "--setting", "eager"]
+    with ServerProcess(cmd, folder / "server.log") as server:
+        yield server

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import struct
-import sys
 
 import pytest
 
@@ -96,22 +95,12 @@ def test_a_plan_speaks_the_protocol_over_http_only():
 
 
 # -- over real sockets -------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    pytest.importorskip("uvicorn")
-    from graphlab.loadtest.external import ServerProcess
-
-    folder = tmp_path_factory.mktemp("protocol_server")
-    cmd = [sys.executable, "-m", "graphlab.serve", "--device", "cpu", "--model", "mlp", "--setting", "eager"]
-    with ServerProcess(cmd, folder / "server.log") as srv:
-        yield srv
-
-
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_the_open_loop_over_http_in_each_protocol_is_answered_200(server, protocol):
+def test_the_open_loop_over_http_in_each_protocol_is_answered_200(eager_mlp_server, protocol):
     from graphlab.loadtest.api import run_plan
 
-    plan = LoadPlan("mlp", rates=(40,), duration_s=0.5, transport="http", url=server.base_url, protocol=protocol)
+    plan = LoadPlan("mlp", rates=(40,), duration_s=0.5, transport="http", url=eager_mlp_server.base_url,
+                    protocol=protocol)
     result = run_plan(plan, gl.ServeConfig(device="cpu"), progress=False)
     (point,) = result.points
     assert point.sent > 0 and point.ok == point.sent and point.failed == 0 and not point.refused, point
@@ -123,15 +112,15 @@ def test_the_open_loop_over_http_in_each_protocol_is_answered_200(server, protoc
 
 
 @pytest.mark.parametrize("client", ["raw", "httpx"])
-def test_a_protocol_refusal_is_counted_by_its_status(server, client):
+def test_a_protocol_refusal_is_counted_by_its_status(eager_mlp_server, client):
     if client == "raw":
         pytest.importorskip("httptools")
     from graphlab.loadtest.loadgen import HTTPTransport, run_in_fresh_loop
 
-    meta = server.get_json("/v2/models/mlp")
+    meta = eager_mlp_server.get_json("/v2/models/mlp")
 
     async def go():
-        send = HTTPTransport(server.base_url, client=client, protocol="oip_binary", model=meta)
+        send = HTTPTransport(eager_mlp_server.base_url, client=client, protocol="oip_binary", model=meta)
         try:
             return [await send(b) for b in ({"vectors": [[0.5] * 256]}, {"vectors": [[0.5] * 255]})]
         finally:

@@ -212,15 +212,6 @@ def test_a_recording_without_the_load_tests_reads_the_hey_runs_alone(tmp_path):
 
 
 # -- the open-loop generator's own HTTP client ---------------------------------------------------------------
-@pytest.fixture(scope="module")
-def eager_server(tmp_path_factory):
-    pytest.importorskip("uvicorn")
-    folder = tmp_path_factory.mktemp("eager_server")
-    cmd = [sys.executable, "-m", "graphlab.serve", "--device", "cpu", "--model", "mlp", "--setting", "eager"]
-    with ServerProcess(cmd, folder / "server.log") as server:
-        yield server
-
-
 def _send(url, client, bodies):
     from graphlab.loadtest.loadgen import HTTPTransport, run_in_fresh_loop
 
@@ -234,15 +225,16 @@ def _send(url, client, bodies):
     return run_in_fresh_loop(go)
 
 
-def test_the_raw_client_and_httpx_get_the_same_answers(eager_server):
+def test_the_raw_client_and_httpx_get_the_same_answers(eager_mlp_server):
     pytest.importorskip("httptools")
     bodies = [{"vectors": [[0.5] * 256], "top_k": 2}, {"vectors": "not a list"}, {"vectors": [[0.5] * 256]}]
-    raw, httpx_ = _send(eager_server.base_url, "raw", bodies), _send(eager_server.base_url, "httpx", bodies)
+    url = eager_mlp_server.base_url
+    raw, httpx_ = _send(url, "raw", bodies), _send(url, "httpx", bodies)
     assert [s for s, _ in raw] == [s for s, _ in httpx_] == [200, 422, 200]
     assert raw[0][1]["results"] == httpx_[0][1]["results"] and raw[1][1]["error"] == httpx_[1][1]["error"]
 
 
-def test_the_raw_client_keeps_its_schedule_in_an_open_loop(eager_server):
+def test_the_raw_client_keeps_its_schedule_in_an_open_loop(eager_mlp_server):
     pytest.importorskip("httptools")
     import random
 
@@ -251,7 +243,7 @@ def test_the_raw_client_keeps_its_schedule_in_an_open_loop(eager_server):
     offsets = poisson_arrivals(100.0, 1.0, random.Random(1))
 
     async def go():
-        send = HTTPTransport(eager_server.base_url, client="raw")
+        send = HTTPTransport(eager_mlp_server.base_url, client="raw")
         try:
             return await run_open_loop(send, [{"vectors": [[0.1] * 256]}] * len(offsets), offsets, 30.0)
         finally:
