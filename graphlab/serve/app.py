@@ -259,13 +259,8 @@ class GuardedApp:
                 encoding = value
         read = False
         try:
-            if timeout is not None and not timeout.isdigit():
-                raise BadRequestError(f"{REQUEST_TIMEOUT_HEADER} must be a positive whole number of milliseconds, "
-                                      f"got {timeout.decode('latin-1')[:40]!r}")
-            if length is not None and length.isdigit() and int(length) > self.max_body:
-                svc.count("refused_too_large")
-                raise RequestTooLargeError(f"the body is {int(length)} bytes; this service reads at most "
-                                           f"{self.max_body} (its largest valid request, with margin)")
+            _check_timeout_header(timeout)
+            self._check_declared_length(length)
             raw = await self._read_body(receive)
             read = True
             if raw is None:
@@ -276,7 +271,7 @@ class GuardedApp:
                     raise BadRequestError(f"Content-Encoding {encoding.decode('latin-1')[:20]} is not supported: "
                                           "send the body uncompressed")
                 head, tail = oip.split_body(raw, head_length)
-                obj = decode_body(head) if len(head) <= self.inline_body else await asyncio.to_thread(decode_body, head)
+                obj = await self._decode(head)
                 request = oip.parse_request(obj, tail)
                 if request.model_name not in (None, svc.model.name) or request.model_version not in (None, "", "1"):
                     said = f"{request.model_name or svc.model.name!r} version {request.model_version or '1'}"
@@ -290,17 +285,14 @@ class GuardedApp:
             try:
                 payload, binary_from = oip.response_body(svc.model.name, request.id, answer["oip_outputs"])
             except (ValueError, TypeError) as exc:
-                error = InferenceFailedError(f"the answer is not JSON ({exc})")
-                error.stage, error.request_id = "encoding the answer as JSON", answer.get("id")
-                raise error from None
+                raise _not_encodable(exc, answer, "") from None
             if binary_from is None:
                 await _answer(send, 200, payload)
             else:
                 await _answer(send, 200, payload, content_type=b"application/octet-stream",
                               headers=((_OIP_HEADER_LENGTH, str(binary_from).encode()),))
         except BodyTimeoutError as exc:
-            svc.count("refused_body_timeout")
-            self.metrics.timeouts["body"] += 1
+            self._count_body_timeout()
             await _answer(send, exc.status, oip.error_body(str(exc)), close=True)
         except ServeError as exc:
             if exc.status == 503 and self.draining and exc.request_id is not None:
@@ -323,28 +315,20 @@ class GuardedApp:
                 length = value
             elif name == _TIMEOUT_HEADER:
                 timeout = value
-        close = False
         try:
-            if timeout is not None and not timeout.isdigit():  # the service checks the number (>= 1, at most its own)
-                raise BadRequestError(f"{REQUEST_TIMEOUT_HEADER} must be a positive whole number of milliseconds, "
-                                      f"got {timeout.decode('latin-1')[:40]!r}")
+            _check_timeout_header(timeout)
             if not is_json_type(content_type):
                 svc.count("refused_media_type")
                 shown = content_type.decode("latin-1") if content_type else "none"
                 raise UnsupportedMediaTypeError(f"the body must be JSON (Content-Type: application/json), got "
                                                 f"Content-Type {shown}")
-            if length is not None and length.isdigit() and int(length) > self.max_body:
-                svc.count("refused_too_large")
-                close = True  # its body is not read: the connection cannot carry another request after it
-                raise RequestTooLargeError(f"the body is {int(length)} bytes; this service reads at most "
-                                           f"{self.max_body} (its largest valid request, with margin)")
+            self._check_declared_length(length)
             raw = await self._read_body(receive)
             if raw is None:
                 svc.count("client_gone_before_accept")
                 return  # the client left while uploading: there is no one to answer
             try:
-                # a large body is decoded on a thread: on the loop it would stall every other connection
-                body = decode_body(raw) if len(raw) <= self.inline_body else await asyncio.to_thread(decode_body, raw)
+                body = await self._decode(raw)
             except BadRequestError:
                 svc.count("refused_malformed")
                 raise
@@ -353,14 +337,10 @@ class GuardedApp:
             try:
                 payload = _dumps(answer)
             except (ValueError, TypeError) as exc:
-                error = InferenceFailedError(f"the answer is not JSON ({exc}): the model returned a value JSON "
-                                             "cannot carry")
-                error.stage, error.request_id = "encoding the answer as JSON", answer.get("id")
-                raise error from None
+                raise _not_encodable(exc, answer, ": the model returned a value JSON cannot carry") from None
             await _answer(send, 200, payload)
         except BodyTimeoutError as exc:
-            svc.count("refused_body_timeout")
-            self.metrics.timeouts["body"] += 1
+            self._count_body_timeout()
             await _answer(send, exc.status, error_body(exc), close=True)
         except ServeError as exc:
             if exc.status == 503 and self.draining and exc.request_id is not None:
@@ -372,8 +352,24 @@ class GuardedApp:
             # the connections already waiting (kernel accept queue, first come first served), instead of taking
             # the event loop's next turn from them (a 512-client flood on 2 cores: max 2 s -> 0.23 s; docs/serving.md,
             # "A flood on the H200")
-            await _answer(send, exc.status, error_body(exc), close=close or exc.status in (413, 503),
-                          retry=exc.status == 503)
+            # a 413's body is not (all) read: the connection cannot carry another request after it
+            await _answer(send, exc.status, error_body(exc), close=exc.status in (413, 503), retry=exc.status == 503)
+
+    def _check_declared_length(self, length: bytes | None) -> None:
+        """Refuse (413, counted) a body whose Content-Length is over max_body_bytes, before a byte of it is read."""
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            self.service.count("refused_too_large")
+            raise RequestTooLargeError(f"the body is {int(length)} bytes; this service reads at most "
+                                       f"{self.max_body} (its largest valid request, with margin)")
+
+    async def _decode(self, data: bytes) -> Any:
+        """The JSON of `data`: on the loop when small, on a thread when over inline_body_bytes (on the loop it would
+        stall every other connection)."""
+        return decode_body(data) if len(data) <= self.inline_body else await asyncio.to_thread(decode_body, data)
+
+    def _count_body_timeout(self) -> None:
+        self.service.count("refused_body_timeout")
+        self.metrics.timeouts["body"] += 1
 
     async def _read_body(self, receive: Any) -> bytes | None:
         """The whole body within body_timeout_ms (BodyTimeoutError), at most max_body_bytes (413); None if the
@@ -404,6 +400,20 @@ class GuardedApp:
         except (TimeoutError, asyncio.TimeoutError):
             raise BodyTimeoutError(f"the body did not arrive within {self.body_timeout_s:g} s (got {size[0]} "
                                    "bytes): send it at once") from None
+
+
+def _check_timeout_header(header: bytes | None) -> None:
+    """Refuse an X-Request-Timeout-Ms that is not digits (the service checks the number: >= 1, at most its own)."""
+    if header is not None and not header.isdigit():
+        raise BadRequestError(f"{REQUEST_TIMEOUT_HEADER} must be a positive whole number of milliseconds, "
+                              f"got {header.decode('latin-1')[:40]!r}")
+
+
+def _not_encodable(exc: Exception, answer: dict[str, Any], why: str) -> InferenceFailedError:
+    """The 500 of an answer that cannot be encoded as JSON (`why`: what to add after the exception)."""
+    error = InferenceFailedError(f"the answer is not JSON ({exc}){why}")
+    error.stage, error.request_id = "encoding the answer as JSON", answer.get("id")
+    return error
 
 
 def _timeout_ms(header: bytes | None) -> int | None:
