@@ -22,12 +22,12 @@ import torch
 from graphlab.cache.graph_cache import GraphCache
 from graphlab.capture.api import capture_graph
 from graphlab.capture.captured import CapturedGraph
+from graphlab.capture.module_recorder import record_modules
+from graphlab.capture.module_spans import ModuleSpan
 from graphlab.capture.options import CaptureOptions
 from graphlab.capture.tensors import flatten, grad_context, map_tensors
 from graphlab.errors import BadInputError, UnsupportedError
 from graphlab.graph.export import has_cuda_bindings
-from graphlab.profile.api import record_modules
-from graphlab.profile.modules import ModuleSpan
 
 Draw = tuple[tuple[Any, ...], dict[str, Any]]
 
